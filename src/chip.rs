@@ -1,0 +1,360 @@
+//! One accelerator: peak FLOP/s per data type and unit, memory, cache, overheads and price.
+//! `ChipFile` mirrors the YAML (unknown fields denied); `Chip` is the validated form the
+//! engine uses, in SI units.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::dtype::DType;
+use crate::source::Source;
+use crate::units::{parse_quantity, QuantityKind};
+use crate::Error;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChipFile {
+    name: Spanned<String>,
+    memory: MemoryFile,
+    matrix: IndexMap<String, Spanned<String>>,
+    #[serde(default)]
+    vector: IndexMap<String, Spanned<String>>,
+    cache: Option<CacheFile>,
+    compute_units: Option<Spanned<u64>>,
+    launch: Option<Spanned<String>>,
+    interconnect: Option<InterconnectFile>,
+    power: Option<Spanned<String>>,
+    price_per_hour: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryFile {
+    capacity: Spanned<String>,
+    marketed_capacity: Option<Spanned<String>>,
+    bandwidth: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacheFile {
+    size: Spanned<String>,
+    bandwidth: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InterconnectFile {
+    bandwidth: Spanned<String>,
+    domain: Option<Spanned<u64>>,
+}
+
+/// A unit's support for one data type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Support {
+    /// Dense peak, FLOP/s (OP/s for integer types).
+    Peak(f64),
+    /// The chip file says the unit lacks this type.
+    Unsupported,
+}
+
+/// Peaks of one unit (matrix or vector), per data type; a type absent from the file is `None`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PeakTable([Option<Support>; DType::ALL.len()]);
+
+impl PeakTable {
+    pub fn get(&self, dtype: DType) -> Option<Support> {
+        self.0[dtype as usize]
+    }
+
+    /// The data types with a peak, with that peak in FLOP/s, in [`DType::ALL`] order.
+    pub fn peaks(&self) -> impl Iterator<Item = (DType, f64)> + '_ {
+        DType::ALL.into_iter().filter_map(|d| match self.get(d) {
+            Some(Support::Peak(p)) => Some((d, p)),
+            _ => None,
+        })
+    }
+
+    fn listed(&self) -> String {
+        let names: Vec<&str> = self.peaks().map(|(d, _)| d.name()).collect();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+/// On-chip last-level cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cache {
+    pub size_bytes: f64,
+    pub bandwidth_bytes_per_s: Option<f64>,
+}
+
+/// Scale-up link of one chip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interconnect {
+    /// Per direction, per chip.
+    pub bandwidth_bytes_per_s: f64,
+    /// Chips in one scale-up domain (an 8-GPU NVLink node, a 72-GPU NVL72 rack).
+    pub domain: Option<u64>,
+}
+
+/// A validated accelerator: every number finite and positive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chip {
+    /// File stem (`h100-sxm`).
+    pub id: String,
+    /// Product name (`NVIDIA H100 SXM`).
+    pub name: String,
+    /// Usable HBM.
+    pub capacity_bytes: f64,
+    pub marketed_capacity_bytes: Option<f64>,
+    pub bandwidth_bytes_per_s: f64,
+    /// Tensor/matrix unit: GEMMs and attention.
+    pub matrix: PeakTable,
+    /// Vector unit: elementwise work.
+    pub vector: PeakTable,
+    pub cache: Option<Cache>,
+    pub compute_units: Option<u64>,
+    /// Fixed cost of one kernel launch.
+    pub launch_s: Option<f64>,
+    pub interconnect: Option<Interconnect>,
+    pub power_w: Option<f64>,
+    /// Indicative on-demand price.
+    pub price_usd_per_hour: Option<f64>,
+}
+
+impl Chip {
+    /// Parses and validates a chip file; every problem found is reported.
+    pub fn load(source: &Source) -> Result<Chip, Error> {
+        let file: ChipFile = source.parse().map_err(Error::Invalid)?;
+        let mut problems = Vec::new();
+        let mut quantity = |field: &str, value: &Spanned<String>, kind: QuantityKind| {
+            parse_quantity(&value.value, kind)
+                .map_err(|e| problems.push(source.problem(&Origin::of(field, value), e.to_string())))
+                .ok()
+        };
+        let capacity = quantity("memory.capacity", &file.memory.capacity, QuantityKind::Bytes);
+        let marketed = file
+            .memory
+            .marketed_capacity
+            .as_ref()
+            .map(|v| quantity("memory.marketed_capacity", v, QuantityKind::Bytes));
+        let bandwidth = quantity("memory.bandwidth", &file.memory.bandwidth, QuantityKind::Bandwidth);
+        let cache = file.cache.as_ref().map(|c| {
+            (
+                quantity("cache.size", &c.size, QuantityKind::Bytes),
+                c.bandwidth
+                    .as_ref()
+                    .map(|b| quantity("cache.bandwidth", b, QuantityKind::Bandwidth)),
+            )
+        });
+        let launch = file
+            .launch
+            .as_ref()
+            .map(|v| quantity("launch", v, QuantityKind::Time));
+        let link = file
+            .interconnect
+            .as_ref()
+            .map(|i| quantity("interconnect.bandwidth", &i.bandwidth, QuantityKind::Bandwidth));
+        let power = file
+            .power
+            .as_ref()
+            .map(|v| quantity("power", v, QuantityKind::Power));
+        let price = file
+            .price_per_hour
+            .as_ref()
+            .map(|v| quantity("price_per_hour", v, QuantityKind::Price));
+
+        let matrix = peak_table(source, "matrix", &file.matrix, &mut problems);
+        let vector = peak_table(source, "vector", &file.vector, &mut problems);
+        if matrix.peaks().next().is_none() && !file.matrix.is_empty() {
+            problems.push(source.problem(
+                &Origin::new("matrix", 0, 0),
+                "the matrix unit lists no data type with a peak",
+            ));
+        }
+        for (field, count) in [
+            ("compute_units", file.compute_units.as_ref()),
+            (
+                "interconnect.domain",
+                file.interconnect.as_ref().and_then(|i| i.domain.as_ref()),
+            ),
+        ] {
+            if let Some(count) = count.filter(|c| c.value == 0) {
+                problems.push(source.problem(
+                    &Origin::of(field, count),
+                    "must be a whole number greater than zero",
+                ));
+            }
+        }
+        if file.name.value.trim().is_empty() {
+            problems.push(source.problem(&Origin::of("name", &file.name), "must not be empty"));
+        }
+        let (Some(capacity_bytes), Some(bandwidth_bytes_per_s), true) =
+            (capacity, bandwidth, problems.is_empty())
+        else {
+            return Err(Error::Invalid(Diagnostics(problems)));
+        };
+        // A `None` inside an optional section was reported above, so `flatten` drops nothing.
+        Ok(Chip {
+            id: source.id.clone(),
+            name: file.name.value.trim().to_owned(),
+            capacity_bytes,
+            marketed_capacity_bytes: marketed.flatten(),
+            bandwidth_bytes_per_s,
+            matrix,
+            vector,
+            cache: cache.and_then(|(size, bw)| {
+                Some(Cache {
+                    size_bytes: size?,
+                    bandwidth_bytes_per_s: bw.flatten(),
+                })
+            }),
+            compute_units: file.compute_units.map(|c| c.value),
+            launch_s: launch.flatten(),
+            interconnect: link.flatten().map(|bw| Interconnect {
+                bandwidth_bytes_per_s: bw,
+                domain: file
+                    .interconnect
+                    .as_ref()
+                    .and_then(|i| i.domain.as_ref().map(|d| d.value)),
+            }),
+            power_w: power.flatten(),
+            price_usd_per_hour: price.flatten(),
+        })
+    }
+
+    /// Peak of the matrix unit in `dtype`, or why there is none.
+    pub fn matrix_peak(&self, dtype: DType) -> Result<f64, String> {
+        match self.matrix.get(dtype) {
+            Some(Support::Peak(p)) => Ok(p),
+            Some(Support::Unsupported) => Err(format!(
+                "`{}` ({}) has no {dtype} support in its matrix unit (the chip file marks it unsupported); it computes in: {}",
+                self.id,
+                self.name,
+                self.matrix.listed()
+            )),
+            None => Err(format!(
+                "`{}` ({}) lists no {dtype} peak for its matrix unit; it lists: {}",
+                self.id,
+                self.name,
+                self.matrix.listed()
+            )),
+        }
+    }
+
+    /// Peak of the vector unit for values of `dtype`, and the type it computes them in: the
+    /// type itself when listed, else the narrowest wider floating type the unit lists (vector
+    /// units convert fp8 or int4 values before they compute).
+    pub fn vector_peak(&self, dtype: DType) -> Result<(DType, f64), String> {
+        std::iter::once(dtype)
+            .chain([DType::Bf16, DType::Fp16, DType::Fp32])
+            .filter(|d| d.bytes() >= dtype.bytes())
+            .find_map(|d| match self.vector.get(d) {
+                Some(Support::Peak(p)) => Some((d, p)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                format!(
+                    "`{}` ({}) lists no vector-unit peak for {dtype} or a wider type; it lists: {}",
+                    self.id,
+                    self.name,
+                    self.vector.listed()
+                )
+            })
+    }
+
+    /// Intensity (FLOP per byte of HBM traffic) where the matrix unit's `dtype` roof meets the
+    /// memory slope.
+    pub fn ridge_flop_per_byte(&self, dtype: DType) -> Option<f64> {
+        match self.matrix.get(dtype) {
+            Some(Support::Peak(p)) => Some(p / self.bandwidth_bytes_per_s),
+            _ => None,
+        }
+    }
+}
+
+fn peak_table(
+    source: &Source,
+    unit: &str,
+    entries: &IndexMap<String, Spanned<String>>,
+    problems: &mut Vec<Diagnostic>,
+) -> PeakTable {
+    let mut table = PeakTable::default();
+    for (key, value) in entries {
+        let field = format!("{unit}.{key}");
+        let origin = Origin::of(&field, value);
+        let dtype = match key.parse::<DType>() {
+            Ok(d) => d,
+            Err(e) => {
+                problems.push(source.problem(&origin, e));
+                continue;
+            }
+        };
+        let support = if value.value.trim() == "unsupported" {
+            Support::Unsupported
+        } else {
+            match parse_quantity(&value.value, QuantityKind::Rate) {
+                Ok(p) => Support::Peak(p),
+                Err(e) => {
+                    problems.push(source.problem(
+                        &origin,
+                        format!("{e}, or `unsupported` when the unit lacks {dtype}"),
+                    ));
+                    continue;
+                }
+            }
+        };
+        table.0[dtype as usize] = Some(support);
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H100: &str = "name: NVIDIA H100 SXM
+memory: {capacity: 80 GB, bandwidth: 3.35 TB/s}
+matrix: {bf16: 989 TFLOPS, fp8: 1979 TFLOPS, fp4: unsupported}
+vector: {fp32: 67 TFLOPS, bf16: 134 TFLOPS}
+cache: {size: 50 MB}
+launch: 2.5 us
+";
+
+    fn load(text: &str) -> Result<Chip, Error> {
+        Chip::load(&Source::from_text("h100.yaml", text))
+    }
+
+    #[test]
+    fn loads_and_computes_ridge() {
+        let chip = load(H100).unwrap();
+        assert_eq!(chip.id, "h100");
+        assert_eq!(chip.capacity_bytes, 80e9);
+        assert_eq!(chip.ridge_flop_per_byte(DType::Bf16), Some(989e12 / 3.35e12));
+        assert_eq!(chip.matrix_peak(DType::Fp8), Ok(1979e12));
+        assert!(chip.matrix_peak(DType::Fp4).unwrap_err().contains("marks it unsupported"));
+        assert!(chip.matrix_peak(DType::Int8).unwrap_err().contains("lists no int8"));
+        assert_eq!(chip.vector_peak(DType::Fp8), Ok((DType::Bf16, 134e12)));
+        assert_eq!(chip.vector_peak(DType::Fp32), Ok((DType::Fp32, 67e12)));
+        assert_eq!(chip.launch_s, Some(2.5e-6));
+    }
+
+    #[test]
+    fn reports_every_bad_quantity() {
+        let text = H100
+            .replace("3.35 TB/s", "3.35 TB")
+            .replace("989 TFLOPS", "-989 TFLOPS")
+            .replace("fp4: unsupported", "fp5: 1 TFLOPS");
+        let Err(Error::Invalid(d)) = load(&text) else {
+            panic!("expected problems")
+        };
+        let fields: Vec<&str> = d.0.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["memory.bandwidth", "matrix.bf16", "matrix.fp5"]);
+        assert!(d.0.iter().all(|p| p.line == 2 || p.line == 3));
+    }
+}

@@ -1,0 +1,173 @@
+//! Problems found in an input file, each with the file, line, column and field it concerns and
+//! what was expected. Loading collects every problem it can before giving up, so `check` can
+//! report them all at once.
+
+use std::fmt;
+
+use serde_saphyr::Spanned;
+
+/// Where in a file a value came from: 1-based line and column (0 when unknown) and the field's
+/// path (`blocks[0].ops[2].gemm.n`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Origin {
+    pub line: u64,
+    pub column: u64,
+    pub field: String,
+}
+
+impl Origin {
+    pub fn new(field: impl Into<String>, line: u64, column: u64) -> Self {
+        Origin {
+            line,
+            column,
+            field: field.into(),
+        }
+    }
+
+    /// The origin of a spanned YAML value, named `field`.
+    pub fn of<T>(field: impl Into<String>, value: &Spanned<T>) -> Self {
+        Origin::new(
+            field,
+            value.referenced.line(),
+            value.referenced.column(),
+        )
+    }
+}
+
+/// One problem in one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file as the user named it (a path, or `hardware/h100-sxm.yaml (built-in)`).
+    pub file: String,
+    /// 1-based line; 0 when the problem has no single place in the file.
+    pub line: u64,
+    pub column: u64,
+    /// The field concerned (`memory.bandwidth`, `blocks[0].ops[3].gemm.m`); empty when unknown.
+    pub field: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+    /// The offending source line, when the file's text is at hand.
+    pub source_line: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn at(file: &str, source: Option<&str>, origin: &Origin, message: impl Into<String>) -> Self {
+        let source_line = source
+            .filter(|_| origin.line > 0)
+            .and_then(|text| text.lines().nth((origin.line - 1) as usize))
+            .map(str::to_owned);
+        Diagnostic {
+            file: file.to_owned(),
+            line: origin.line,
+            column: origin.column,
+            field: origin.field.clone(),
+            message: message.into(),
+            source_line,
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if self.column > 0 {
+                write!(f, ":{}", self.column)?;
+            }
+        }
+        f.write_str(": ")?;
+        if !self.field.is_empty() {
+            write!(f, "field `{}`: ", self.field)?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(line) = &self.source_line {
+            let width = self.line.to_string().len();
+            write!(f, "\n {:>width$} | {line}", self.line)?;
+            if self.column > 0 {
+                let pad: String = line
+                    .chars()
+                    .take((self.column - 1) as usize)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                write!(f, "\n {:>width$} | {pad}^", "")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every problem found in one or more files; never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// The closest of `candidates` to `name` by edit distance, if it is close enough to be a typo.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let old = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(old + 1);
+            prev = old;
+        }
+    }
+    row[b.len()]
+}
+
+/// ` (did you mean `x`?)` when a candidate is close to `name`, else nothing.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(name, candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_typos_only() {
+        assert_eq!(closest("capcity", ["capacity", "bandwidth"]), Some("capacity"));
+        assert_eq!(closest("flop_per_element", ["flops_per_element", "of"]), Some("flops_per_element"));
+        assert_eq!(closest("zzz", ["capacity", "bandwidth"]), None);
+    }
+
+    #[test]
+    fn displays_file_line_field_and_source() {
+        let d = Diagnostic::at(
+            "chip.yaml",
+            Some("name: x\nmemory: {bandwidth: 3 TB}\n"),
+            &Origin::new("memory.bandwidth", 2, 21),
+            "expected a bandwidth",
+        );
+        let text = d.to_string();
+        assert!(text.starts_with("chip.yaml:2:21: field `memory.bandwidth`: expected a bandwidth"));
+        assert!(text.contains("2 | memory: {bandwidth: 3 TB}"));
+    }
+}

@@ -1,0 +1,205 @@
+//! Data types, the roles tensors play (weight, activation, KV cache) and the choice of a data
+//! type per role that a scenario makes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// A numeric format a tensor is stored in or an op computes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    Fp32,
+    Tf32,
+    Bf16,
+    Fp16,
+    Fp8,
+    Fp6,
+    Int8,
+    Fp4,
+    Int4,
+}
+
+impl DType {
+    /// Every data type, in the order tables list them.
+    pub const ALL: [DType; 9] = [
+        DType::Fp32,
+        DType::Tf32,
+        DType::Bf16,
+        DType::Fp16,
+        DType::Fp8,
+        DType::Fp6,
+        DType::Int8,
+        DType::Fp4,
+        DType::Int4,
+    ];
+
+    /// Bytes one element occupies in memory (tf32 is stored as fp32; fp6 packs 4 values in 3 bytes).
+    pub fn bytes(self) -> f64 {
+        match self {
+            DType::Fp32 | DType::Tf32 => 4.0,
+            DType::Bf16 | DType::Fp16 => 2.0,
+            DType::Fp8 | DType::Int8 => 1.0,
+            DType::Fp6 => 0.75,
+            DType::Fp4 | DType::Int4 => 0.5,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Fp32 => "fp32",
+            DType::Tf32 => "tf32",
+            DType::Bf16 => "bf16",
+            DType::Fp16 => "fp16",
+            DType::Fp8 => "fp8",
+            DType::Fp6 => "fp6",
+            DType::Int8 => "int8",
+            DType::Fp4 => "fp4",
+            DType::Int4 => "int4",
+        }
+    }
+
+    /// The type two operands are computed in: the wider one. Two different types of the same
+    /// width (fp8 with int8, bf16 with fp16) meet in the next wider floating type, since neither
+    /// unit computes the other's format.
+    pub fn compute_with(self, other: DType) -> DType {
+        if self == other {
+            return self;
+        }
+        match self.bytes().total_cmp(&other.bytes()) {
+            std::cmp::Ordering::Greater => self,
+            std::cmp::Ordering::Less => other,
+            std::cmp::Ordering::Equal => match self.bytes() {
+                w if w >= 2.0 => DType::Fp32,
+                _ => DType::Bf16,
+            },
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for DType {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DType::ALL
+            .into_iter()
+            .find(|d| d.name() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown data type `{s}`; expected one of {}",
+                    DType::ALL.map(DType::name).join(", ")
+                )
+            })
+    }
+}
+
+/// The part a tensor plays in the step; each role gets its own data type per scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Weight,
+    Activation,
+    Kv,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Weight, Role::Activation, Role::Kv];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Weight => "weight",
+            Role::Activation => "activation",
+            Role::Kv => "kv",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.name() == s.trim())
+            .ok_or_else(|| format!("unknown role `{s}`; expected one of weight, activation, kv"))
+    }
+}
+
+/// The data type of each role in one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct RoleDTypes {
+    pub weight: DType,
+    pub activation: DType,
+    pub kv: DType,
+}
+
+impl Default for RoleDTypes {
+    fn default() -> Self {
+        RoleDTypes {
+            weight: DType::Bf16,
+            activation: DType::Bf16,
+            kv: DType::Bf16,
+        }
+    }
+}
+
+impl RoleDTypes {
+    pub fn get(&self, role: Role) -> DType {
+        match role {
+            Role::Weight => self.weight,
+            Role::Activation => self.activation,
+            Role::Kv => self.kv,
+        }
+    }
+
+    pub fn set(&mut self, role: Role, dtype: DType) {
+        match role {
+            Role::Weight => self.weight = dtype,
+            Role::Activation => self.activation = dtype,
+            Role::Kv => self.kv = dtype,
+        }
+    }
+}
+
+/// Parses `ROLE=DTYPE`, as `--dtype weight=fp8` writes it.
+pub fn parse_role_dtype(text: &str) -> Result<(Role, DType), String> {
+    let (role, dtype) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected ROLE=DTYPE (e.g. weight=fp8), found `{text}`"))?;
+    Ok((role.parse()?, dtype.parse()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widest_operand_wins() {
+        assert_eq!(DType::Fp8.compute_with(DType::Bf16), DType::Bf16);
+        assert_eq!(DType::Fp8.compute_with(DType::Fp8), DType::Fp8);
+        assert_eq!(DType::Int4.compute_with(DType::Bf16), DType::Bf16);
+        assert_eq!(DType::Fp8.compute_with(DType::Int8), DType::Bf16);
+        assert_eq!(DType::Bf16.compute_with(DType::Fp16), DType::Fp32);
+    }
+
+    #[test]
+    fn parses_role_and_dtype() {
+        assert_eq!(parse_role_dtype("weight=fp8"), Ok((Role::Weight, DType::Fp8)));
+        assert!(parse_role_dtype("weights=fp8").unwrap_err().contains("unknown role"));
+        assert!(parse_role_dtype("kv=fp9").unwrap_err().contains("unknown data type"));
+        assert!(parse_role_dtype("kv").is_err());
+    }
+}

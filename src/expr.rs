@@ -1,0 +1,443 @@
+//! Arithmetic expressions over a workload's params: `batch * tokens`,
+//! `(heads + 2 * kv_heads) * head_dim`, `max(1, ceil(context / 128))`.
+//!
+//! Grammar: numbers (`8192`, `1e-3`, `1_000`), param names, `+ - * /`, unary minus,
+//! parentheses and the functions `min(a, b, ...)`, `max(a, b, ...)`, `ceil(x)`, `floor(x)`.
+//! Names are resolved to param indices when the expression is compiled, so evaluation is a walk
+//! over a small tree with a slice of values and no lookups.
+
+use std::fmt;
+
+/// Deepest nesting of parentheses, calls and unary minus an expression may have.
+pub const MAX_DEPTH: usize = 64;
+/// Longest expression text accepted.
+pub const MAX_LEN: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Func {
+    Min,
+    Max,
+    Ceil,
+    Floor,
+}
+
+impl Func {
+    fn from_name(name: &str) -> Option<Func> {
+        Some(match name {
+            "min" => Func::Min,
+            "max" => Func::Max,
+            "ceil" => Func::Ceil,
+            "floor" => Func::Floor,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Num(f64),
+    Param(usize),
+    Neg(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    Call(Func, Vec<Node>),
+}
+
+/// A compiled expression; evaluate it with the values of the params it was compiled against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    node: Node,
+    text: String,
+}
+
+/// Why an expression did not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(pub String);
+
+/// Why an expression could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("division by zero in `{0}`")]
+    DivisionByZero(String),
+    #[error("`{0}` is not a finite number (overflow)")]
+    NotFinite(String),
+}
+
+impl Expr {
+    /// Compiles `text`; `resolve` maps a param name to its index, or says it is unknown.
+    pub fn parse(
+        text: &str,
+        resolve: &dyn Fn(&str) -> Result<usize, String>,
+    ) -> Result<Expr, ParseError> {
+        if text.len() > MAX_LEN {
+            return Err(ParseError(format!(
+                "expression is {} characters long; the limit is {MAX_LEN}",
+                text.len()
+            )));
+        }
+        let tokens = tokenize(text)?;
+        let mut parser = Parser {
+            tokens: &tokens,
+            pos: 0,
+            depth: 0,
+            resolve,
+        };
+        let node = parser.expr()?;
+        if let Some(tok) = parser.tokens.get(parser.pos) {
+            return Err(ParseError(format!(
+                "unexpected {} in `{text}`",
+                tok.describe()
+            )));
+        }
+        Ok(Expr {
+            node,
+            text: text.trim().to_owned(),
+        })
+    }
+
+    /// A constant expression.
+    pub fn constant(value: f64) -> Expr {
+        Expr {
+            node: Node::Num(value),
+            text: value.to_string(),
+        }
+    }
+
+    /// The text the expression was compiled from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Indices of the params the expression reads.
+    pub fn params(&self) -> Vec<usize> {
+        fn walk(node: &Node, out: &mut Vec<usize>) {
+            match node {
+                Node::Num(_) => {}
+                Node::Param(i) => out.push(*i),
+                Node::Neg(a) => walk(a, out),
+                Node::Bin(_, a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Node::Call(_, args) => args.iter().for_each(|a| walk(a, out)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.node, &mut out);
+        out
+    }
+
+    /// Evaluates the expression with `values[i]` for param `i`; the result is finite.
+    pub fn eval(&self, values: &[f64]) -> Result<f64, EvalError> {
+        let v = self.eval_node(&self.node, values)?;
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(EvalError::NotFinite(self.text.clone()))
+        }
+    }
+
+    fn eval_node(&self, node: &Node, values: &[f64]) -> Result<f64, EvalError> {
+        Ok(match node {
+            Node::Num(x) => *x,
+            Node::Param(i) => values[*i],
+            Node::Neg(a) => -self.eval_node(a, values)?,
+            Node::Bin(op, a, b) => {
+                let (a, b) = (self.eval_node(a, values)?, self.eval_node(b, values)?);
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div if b == 0.0 => {
+                        return Err(EvalError::DivisionByZero(self.text.clone()))
+                    }
+                    BinOp::Div => a / b,
+                }
+            }
+            Node::Call(func, args) => {
+                let mut vals = args.iter().map(|a| self.eval_node(a, values));
+                match func {
+                    Func::Ceil => vals.next().unwrap_or(Ok(f64::NAN))?.ceil(),
+                    Func::Floor => vals.next().unwrap_or(Ok(f64::NAN))?.floor(),
+                    Func::Min => vals.try_fold(f64::INFINITY, |acc, v| v.map(|v| acc.min(v)))?,
+                    Func::Max => {
+                        vals.try_fold(f64::NEG_INFINITY, |acc, v| v.map(|v| acc.max(v)))?
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Num(f64),
+    Ident(String),
+    Op(char),
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Num(x) => format!("number `{x}`"),
+            Token::Ident(s) => format!("name `{s}`"),
+            Token::Op(c) => format!("`{c}`"),
+        }
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || chars[i] == '.'
+                    || chars[i] == '_'
+                    || ((chars[i] == 'e' || chars[i] == 'E')
+                        && chars.get(i + 1).is_some_and(|n| {
+                            n.is_ascii_digit() || *n == '-' || *n == '+'
+                        }))
+                    || ((chars[i] == '-' || chars[i] == '+')
+                        && i > start
+                        && (chars[i - 1] == 'e' || chars[i - 1] == 'E')))
+            {
+                i += 1;
+            }
+            let literal: String = chars[start..i].iter().filter(|c| **c != '_').collect();
+            let value: f64 = literal
+                .parse()
+                .map_err(|_| ParseError(format!("`{literal}` is not a number")))?;
+            if !value.is_finite() {
+                return Err(ParseError(format!("`{literal}` is too large")));
+            }
+            tokens.push(Token::Num(value));
+        } else if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            tokens.push(Token::Ident(chars[start..i].iter().collect()));
+        } else if "+-*/(),".contains(c) {
+            tokens.push(Token::Op(c));
+            i += 1;
+        } else {
+            return Err(ParseError(format!(
+                "unexpected character `{c}` in `{}`; expressions use numbers, param names, + - * / ( ) and min, max, ceil, floor",
+                text.trim()
+            )));
+        }
+    }
+    if tokens.is_empty() {
+        return Err(ParseError("empty expression".into()));
+    }
+    Ok(tokens)
+}
+
+struct Parser<'a> {
+    tokens: &'a [Token],
+    pos: usize,
+    depth: usize,
+    resolve: &'a dyn Fn(&str) -> Result<usize, String>,
+}
+
+impl Parser<'_> {
+    fn peek_op(&self) -> Option<char> {
+        match self.tokens.get(self.pos) {
+            Some(Token::Op(c)) => Some(*c),
+            _ => None,
+        }
+    }
+
+    fn expect(&mut self, want: char) -> Result<(), ParseError> {
+        match self.tokens.get(self.pos) {
+            Some(Token::Op(c)) if *c == want => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(tok) => Err(ParseError(format!(
+                "expected `{want}`, found {}",
+                tok.describe()
+            ))),
+            None => Err(ParseError(format!(
+                "expected `{want}` but the expression ended"
+            ))),
+        }
+    }
+
+    fn nest(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            Err(ParseError(format!(
+                "expression nested more than {MAX_DEPTH} levels deep"
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn expr(&mut self) -> Result<Node, ParseError> {
+        let mut lhs = self.term()?;
+        while let Some(c @ ('+' | '-')) = self.peek_op() {
+            self.pos += 1;
+            let rhs = self.term()?;
+            let op = if c == '+' { BinOp::Add } else { BinOp::Sub };
+            lhs = Node::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn term(&mut self) -> Result<Node, ParseError> {
+        let mut lhs = self.unary()?;
+        while let Some(c @ ('*' | '/')) = self.peek_op() {
+            self.pos += 1;
+            let rhs = self.unary()?;
+            let op = if c == '*' { BinOp::Mul } else { BinOp::Div };
+            lhs = Node::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Node, ParseError> {
+        if self.peek_op() == Some('-') {
+            self.pos += 1;
+            self.nest()?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            return Ok(Node::Neg(Box::new(inner)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Node, ParseError> {
+        let token = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        match token {
+            Some(Token::Num(x)) => Ok(Node::Num(x)),
+            Some(Token::Op('(')) => {
+                self.nest()?;
+                let inner = self.expr()?;
+                self.expect(')')?;
+                self.depth -= 1;
+                Ok(inner)
+            }
+            Some(Token::Ident(name)) if self.peek_op() == Some('(') => {
+                let func = Func::from_name(&name).ok_or_else(|| {
+                    ParseError(format!(
+                        "unknown function `{name}`; expected min, max, ceil or floor"
+                    ))
+                })?;
+                self.pos += 1;
+                self.nest()?;
+                let mut args = vec![self.expr()?];
+                while self.peek_op() == Some(',') {
+                    self.pos += 1;
+                    args.push(self.expr()?);
+                }
+                self.expect(')')?;
+                self.depth -= 1;
+                let arity_ok = match func {
+                    Func::Ceil | Func::Floor => args.len() == 1,
+                    Func::Min | Func::Max => args.len() >= 2,
+                };
+                if !arity_ok {
+                    return Err(ParseError(format!(
+                        "`{name}` takes {}, found {}",
+                        if matches!(func, Func::Ceil | Func::Floor) {
+                            "one argument"
+                        } else {
+                            "two or more arguments"
+                        },
+                        args.len()
+                    )));
+                }
+                Ok(Node::Call(func, args))
+            }
+            Some(Token::Ident(name)) => (self.resolve)(&name).map(Node::Param).map_err(ParseError),
+            Some(tok) => Err(ParseError(format!(
+                "expected a number, a name or `(`, found {}",
+                tok.describe()
+            ))),
+            None => Err(ParseError("the expression ended too early".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(text: &str) -> Result<Expr, ParseError> {
+        let names = ["batch", "tokens", "heads", "kv_heads", "head_dim"];
+        Expr::parse(text, &|n| {
+            names
+                .iter()
+                .position(|x| *x == n)
+                .ok_or_else(|| format!("undefined param `{n}`"))
+        })
+    }
+
+    const VALUES: [f64; 5] = [32.0, 1.0, 64.0, 8.0, 128.0];
+
+    #[test]
+    fn evaluates_with_precedence() {
+        let e = compile("(heads + 2 * kv_heads) * head_dim").unwrap();
+        assert_eq!(e.eval(&VALUES), Ok(10240.0));
+        assert_eq!(compile("batch * tokens").unwrap().eval(&VALUES), Ok(32.0));
+        assert_eq!(compile("tokens * heads / kv_heads").unwrap().eval(&VALUES), Ok(8.0));
+        assert_eq!(compile("10 - 4 - 3").unwrap().eval(&VALUES), Ok(3.0));
+        assert_eq!(compile("-2 * -3").unwrap().eval(&VALUES), Ok(6.0));
+        assert_eq!(compile("1_000 * 1e3").unwrap().eval(&VALUES), Ok(1e6));
+        assert_eq!(compile("2.5e-1 * 4").unwrap().eval(&VALUES), Ok(1.0));
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(compile("min(batch, 8, 100)").unwrap().eval(&VALUES), Ok(8.0));
+        assert_eq!(compile("max(batch, heads)").unwrap().eval(&VALUES), Ok(64.0));
+        assert_eq!(compile("ceil(batch / 5)").unwrap().eval(&VALUES), Ok(7.0));
+        assert_eq!(compile("floor(batch / 5)").unwrap().eval(&VALUES), Ok(6.0));
+        assert!(compile("ceil(1, 2)").is_err());
+        assert!(compile("min(1)").is_err());
+        assert!(compile("sqrt(4)").unwrap_err().0.contains("unknown function"));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(compile("batch *").is_err());
+        assert!(compile("(batch").is_err());
+        assert!(compile("batch)").is_err());
+        assert!(compile("").is_err());
+        assert!(compile("batch % 2").unwrap_err().0.contains("unexpected character"));
+        assert_eq!(
+            compile("batchh").unwrap_err().0,
+            "undefined param `batchh`"
+        );
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(compile(&deep).unwrap_err().0.contains("nested"));
+        let e = compile("batch / (tokens - 1)").unwrap();
+        assert!(matches!(e.eval(&VALUES), Err(EvalError::DivisionByZero(_))));
+        let e = compile("1e300 * 1e300").unwrap();
+        assert!(matches!(e.eval(&VALUES), Err(EvalError::NotFinite(_))));
+    }
+}

@@ -1,0 +1,157 @@
+//! Tables for a terminal: human-scaled units, numbers right-aligned.
+
+use std::io::{self, Write};
+
+use comfy_table::{presets, CellAlignment, Table};
+
+use super::table_dtypes;
+use crate::chip::Chip;
+use crate::dtype::DType;
+use crate::price::StepReport;
+use crate::units::{human, three_significant};
+
+fn new_table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.set_header(header.to_vec());
+    table
+}
+
+fn align_right(table: &mut Table, from: usize) {
+    let columns = table.column_count();
+    for i in from..columns {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn percent(x: f64) -> String {
+    format!("{}%", three_significant(x * 100.0))
+}
+
+fn number(x: f64) -> String {
+    if x >= 1e4 {
+        human(x, "").trim_end().to_owned()
+    } else {
+        three_significant(x)
+    }
+}
+
+pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
+    let s = &report.summary;
+    writeln!(
+        out,
+        "{} on {} ({} mode, fusion `{}`)",
+        report.workload_name, report.chip_name, report.mode, report.fusion
+    )?;
+    let params: Vec<String> = report
+        .params
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if !params.is_empty() {
+        writeln!(out, "params: {}", params.join(" "))?;
+    }
+    writeln!(
+        out,
+        "dtypes: weight={} activation={} kv={}",
+        report.dtypes.weight, report.dtypes.activation, report.dtypes.kv
+    )?;
+
+    let mut summary = new_table(&["", ""]);
+    let mut row = |name: &str, value: String| {
+        summary.add_row(vec![name.to_owned(), value]);
+    };
+    row("step time", human(s.step_time_s, "s"));
+    if let (Some(n), Some(rate)) = (s.tokens_per_step, s.tokens_per_s) {
+        row("tokens per step", number(n));
+        row("tokens per second", number(rate));
+    }
+    row("FLOPs", human(s.flops, "FLOP"));
+    row("bytes moved", human(s.bytes, "B"));
+    row("intensity", format!("{} FLOP/B", three_significant(s.intensity_flop_per_byte)));
+    row("attained", human(s.attained_flop_per_s, "FLOPS"));
+    row("MFU", percent(s.mfu));
+    row("MBU", percent(s.mbu));
+    row(
+        "time compute / memory bound",
+        format!("{} / {}", percent(s.compute_bound_share), percent(s.memory_bound_share)),
+    );
+    row("kernels per step", s.kernels.to_string());
+    if s.weight_bytes > 0.0 || s.kv_bytes > 0.0 {
+        row("weights resident", human(s.weight_bytes, "B"));
+        row("KV cache resident", human(s.kv_bytes, "B"));
+    }
+    align_right(&mut summary, 1);
+    writeln!(out, "{summary}")?;
+
+    if per_op {
+        let mut ops = new_table(&[
+            "op", "block", "kind", "count", "FLOPs", "bytes", "FLOP/B", "dtype", "bound", "time",
+            "attainable", "share",
+        ]);
+        for p in &report.prices {
+            ops.add_row(vec![
+                p.name.clone(),
+                p.block.clone(),
+                p.kind.to_owned(),
+                format!("x{}", p.count),
+                human(p.flops, "FLOP"),
+                human(p.bytes, "B"),
+                three_significant(p.intensity_flop_per_byte),
+                p.compute_dtype.to_string(),
+                p.bound.name().to_owned(),
+                human(p.time_s, "s"),
+                human(p.attainable_flop_per_s, "FLOPS"),
+                percent(p.share),
+            ]);
+        }
+        align_right(&mut ops, 3);
+        writeln!(out, "{ops}")?;
+    }
+    Ok(())
+}
+
+pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
+    // The types planners compare; `--format csv` lists every type.
+    let dtypes: Vec<DType> = table_dtypes(chips)
+        .into_iter()
+        .filter(|d| matches!(d, DType::Bf16 | DType::Fp8 | DType::Fp4))
+        .collect();
+    let mut header = vec![
+        "chip".to_owned(),
+        "HBM".to_owned(),
+        "bandwidth".to_owned(),
+    ];
+    for d in &dtypes {
+        header.push(format!("{d} peak"));
+        header.push(format!("{d} ridge"));
+    }
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.set_header(header);
+    for chip in chips {
+        let mut row = vec![
+            chip.id.clone(),
+            human(chip.capacity_bytes, "B"),
+            human(chip.bandwidth_bytes_per_s, "B/s"),
+        ];
+        for d in &dtypes {
+            match chip.matrix.peaks().find(|(x, _)| x == d) {
+                Some((_, peak)) => {
+                    row.push(human(peak, "FLOPS"));
+                    row.push(format!("{:.0}", peak / chip.bandwidth_bytes_per_s));
+                }
+                None => row.extend(["-".to_owned(), "-".to_owned()]),
+            }
+        }
+        table.add_row(row);
+    }
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")?;
+    writeln!(
+        out,
+        "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n`--format csv` lists every data type"
+    )
+}

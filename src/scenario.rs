@@ -1,0 +1,119 @@
+//! One thing to price: a workload's param overrides, the data type of each role, a fusion
+//! plan and a pricing mode. Names are resolved against the workload once, so a sweep can
+//! build many scenarios cheaply.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::dtype::{DType, Role, RoleDTypes};
+use crate::workload::Workload;
+use crate::Error;
+
+/// How op times are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `max(FLOPs / peak, bytes / bandwidth)` with datasheet peaks: the ceiling.
+    #[default]
+    Roofline,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Roofline => "roofline",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A scenario resolved against one workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// `(param index, value)`; later entries win.
+    pub overrides: Vec<(usize, f64)>,
+    pub dtypes: RoleDTypes,
+    /// Index into [`Workload::fusion_plans`].
+    pub fusion: usize,
+    pub mode: Mode,
+}
+
+/// A scenario as a person names it: param and plan names, before they are checked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScenarioSpec {
+    pub sets: Vec<(String, f64)>,
+    pub dtypes: Vec<(Role, DType)>,
+    pub fusion: Option<String>,
+    pub mode: Mode,
+}
+
+impl Scenario {
+    /// The workload's defaults: its default dtypes and fusion plan, no overrides.
+    pub fn defaults(workload: &Workload) -> Scenario {
+        Scenario {
+            overrides: Vec::new(),
+            dtypes: workload.default_dtypes,
+            fusion: workload.default_fusion,
+            mode: Mode::Roofline,
+        }
+    }
+
+    /// Resolves `spec` against `workload`: unknown params or plans are errors naming the
+    /// known ones; a value must be finite.
+    pub fn resolve(workload: &Workload, spec: &ScenarioSpec) -> Result<Scenario, Error> {
+        let mut scenario = Scenario::defaults(workload);
+        for (name, value) in &spec.sets {
+            let index = workload.param_index(name)?;
+            if !value.is_finite() {
+                return Err(Error::Scenario(format!(
+                    "param `{name}` must be a finite number, found {value}"
+                )));
+            }
+            scenario.overrides.push((index, *value));
+        }
+        for (role, dtype) in &spec.dtypes {
+            scenario.dtypes.set(*role, *dtype);
+        }
+        if let Some(plan) = &spec.fusion {
+            scenario.fusion = workload.fusion_index(plan)?;
+        }
+        scenario.mode = spec.mode;
+        Ok(scenario)
+    }
+}
+
+/// Parses `NAME=VALUE` as `--set batch=32` writes it.
+pub fn parse_set(text: &str) -> Result<(String, f64), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE (e.g. batch=32), found `{text}`"))?;
+    let value: f64 = value
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number (in `{text}`)"))?;
+    if !value.is_finite() {
+        return Err(format!("`{text}`: the value must be a finite number"));
+    }
+    Ok((name.trim().to_owned(), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sets() {
+        assert_eq!(parse_set("batch=32"), Ok(("batch".into(), 32.0)));
+        assert_eq!(parse_set("tokens = 2_048"), Ok(("tokens".into(), 2048.0)));
+        assert!(parse_set("batch").is_err());
+        assert!(parse_set("batch=lots").is_err());
+        assert!(parse_set("batch=inf").is_err());
+    }
+}

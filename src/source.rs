@@ -1,0 +1,204 @@
+//! Where a chip or workload file comes from (a path, or a built-in compiled into the binary),
+//! its text, and the strict YAML parse every file goes through.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use crate::builtin;
+use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::Error;
+
+/// Largest input file read, in bytes (16 MiB): real chip and workload files are a few kB.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What a file describes; decides which built-ins a bare name is looked up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Chip,
+    Workload,
+}
+
+impl FileKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Chip => "chip",
+            FileKind::Workload => "workload",
+        }
+    }
+
+    fn builtins(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            FileKind::Chip => builtin::CHIPS,
+            FileKind::Workload => builtin::WORKLOADS,
+        }
+    }
+
+    fn folder(self) -> &'static str {
+        match self {
+            FileKind::Chip => "hardware",
+            FileKind::Workload => "workloads",
+        }
+    }
+}
+
+/// The text of one input file and the name it is reported under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The file as errors name it: the path given, or `hardware/h100-sxm.yaml (built-in)`.
+    pub name: String,
+    /// The id of the chip or workload: the file stem.
+    pub id: String,
+    pub text: String,
+}
+
+impl Source {
+    /// A file from memory, for tests and embedders.
+    pub fn from_text(name: &str, text: &str) -> Source {
+        Source {
+            name: name.to_owned(),
+            id: stem(name),
+            text: text.to_owned(),
+        }
+    }
+
+    /// Reads the file at `path`, refusing files over [`MAX_FILE_BYTES`] and text that is not UTF-8.
+    pub fn read(path: &Path) -> Result<Source, Error> {
+        let name = path.display().to_string();
+        let io = |source: std::io::Error| Error::Io {
+            path: name.clone(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(whole_file(
+                &name,
+                format!(
+                    "file is {} bytes; the limit is {MAX_FILE_BYTES} bytes",
+                    meta.len()
+                ),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            whole_file(
+                &name,
+                format!(
+                    "file is not UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })?;
+        Ok(Source {
+            id: stem(&name),
+            name,
+            text,
+        })
+    }
+
+    /// Resolves a name given on the command line: an existing file, else a built-in of `kind`.
+    pub fn resolve(spec: &str, kind: FileKind) -> Result<Source, Error> {
+        let path = Path::new(spec);
+        if path.is_file() {
+            return Source::read(path);
+        }
+        if let Some((_, text)) = kind.builtins().iter().find(|(id, _)| *id == spec) {
+            return Ok(Source {
+                name: format!("{}/{spec}.yaml (built-in)", kind.folder()),
+                id: spec.to_owned(),
+                text: (*text).to_owned(),
+            });
+        }
+        let known: Vec<&str> = kind.builtins().iter().map(|(id, _)| *id).collect();
+        if spec.contains(['/', '\\']) || spec.ends_with(".yaml") || spec.ends_with(".yml") {
+            return Err(Error::Io {
+                path: spec.to_owned(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        Err(Error::UnknownName {
+            kind: kind.name(),
+            name: spec.to_owned(),
+            suggestion: did_you_mean(spec, known.iter().copied()),
+            known: known.join(", "),
+        })
+    }
+
+    /// A problem at `origin` in this file.
+    pub fn problem(&self, origin: &Origin, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(&self.name, Some(&self.text), origin, message)
+    }
+
+    /// Parses the text as YAML into `T`: duplicate keys are errors, `n`/`y`/`on`/`off` stay
+    /// strings (a field named `n` must not read as a boolean), and unknown fields get the
+    /// closest valid name.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, Diagnostics> {
+        let options = serde_saphyr::options! { strict_booleans: true };
+        serde_saphyr::from_str_with_options(&self.text, options).map_err(|err| {
+            let location = err.location();
+            let raw = err.without_snippet().to_string();
+            let message = clean_message(&raw);
+            let field = unknown_name(&message).unwrap_or_default();
+            let mut message = message.to_owned();
+            if let Some((name, expected)) = message.split_once(", expected one of ") {
+                if let Some(unknown) = unknown_name(name) {
+                    let candidates: Vec<String> =
+                        expected.split(',').map(|s| s.trim().trim_matches('`').to_owned()).collect();
+                    message.push_str(&did_you_mean(&unknown, candidates.iter().map(String::as_str)));
+                }
+            }
+            let origin = location
+                .map(|l| Origin::new(field, l.line(), l.column()))
+                .unwrap_or_default();
+            Diagnostics(vec![self.problem(&origin, message)])
+        })
+    }
+}
+
+/// Drops the `error: line N column M: ` prefix the YAML parser puts before its message.
+fn clean_message(raw: &str) -> &str {
+    let first = raw.lines().next().unwrap_or(raw);
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match first.strip_prefix("line ") {
+        Some(rest) => rest.split_once(": ").map(|(_, m)| m).unwrap_or(first),
+        None => first,
+    }
+}
+
+/// The name in "unknown field `x`" or "unknown variant `x`".
+fn unknown_name(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))?;
+    rest.split('`').next().map(str::to_owned)
+}
+
+fn whole_file(name: &str, message: String) -> Error {
+    Error::Invalid(Diagnostics(vec![Diagnostic::at(
+        name,
+        None,
+        &Origin::default(),
+        message,
+    )]))
+}
+
+fn stem(name: &str) -> String {
+    Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_parser_prefix() {
+        assert_eq!(
+            clean_message("error: line 2 column 27: unknown field `capcity`, expected one of capacity, n\n --> x"),
+            "unknown field `capcity`, expected one of capacity, n"
+        );
+        assert_eq!(unknown_name("unknown variant `conv`, expected"), Some("conv".into()));
+    }
+}
