@@ -134,16 +134,26 @@ impl Chip {
         let mut problems = Vec::new();
         let mut quantity = |field: &str, value: &Spanned<String>, kind: QuantityKind| {
             parse_quantity(&value.value, kind)
-                .map_err(|e| problems.push(source.problem(&Origin::of(field, value), e.to_string())))
+                .map_err(|e| {
+                    problems.push(source.problem(&Origin::of(field, value), e.to_string()))
+                })
                 .ok()
         };
-        let capacity = quantity("memory.capacity", &file.memory.capacity, QuantityKind::Bytes);
+        let capacity = quantity(
+            "memory.capacity",
+            &file.memory.capacity,
+            QuantityKind::Bytes,
+        );
         let marketed = file
             .memory
             .marketed_capacity
             .as_ref()
             .map(|v| quantity("memory.marketed_capacity", v, QuantityKind::Bytes));
-        let bandwidth = quantity("memory.bandwidth", &file.memory.bandwidth, QuantityKind::Bandwidth);
+        let bandwidth = quantity(
+            "memory.bandwidth",
+            &file.memory.bandwidth,
+            QuantityKind::Bandwidth,
+        );
         let cache = file.cache.as_ref().map(|c| {
             (
                 quantity("cache.size", &c.size, QuantityKind::Bytes),
@@ -156,10 +166,13 @@ impl Chip {
             .launch
             .as_ref()
             .map(|v| quantity("launch", v, QuantityKind::Time));
-        let link = file
-            .interconnect
-            .as_ref()
-            .map(|i| quantity("interconnect.bandwidth", &i.bandwidth, QuantityKind::Bandwidth));
+        let link = file.interconnect.as_ref().map(|i| {
+            quantity(
+                "interconnect.bandwidth",
+                &i.bandwidth,
+                QuantityKind::Bandwidth,
+            )
+        });
         let power = file
             .power
             .as_ref()
@@ -335,10 +348,19 @@ launch: 2.5 us
         let chip = load(H100).unwrap();
         assert_eq!(chip.id, "h100");
         assert_eq!(chip.capacity_bytes, 80e9);
-        assert_eq!(chip.ridge_flop_per_byte(DType::Bf16), Some(989e12 / 3.35e12));
+        assert_eq!(
+            chip.ridge_flop_per_byte(DType::Bf16),
+            Some(989e12 / 3.35e12)
+        );
         assert_eq!(chip.matrix_peak(DType::Fp8), Ok(1979e12));
-        assert!(chip.matrix_peak(DType::Fp4).unwrap_err().contains("marks it unsupported"));
-        assert!(chip.matrix_peak(DType::Int8).unwrap_err().contains("lists no int8"));
+        assert!(chip
+            .matrix_peak(DType::Fp4)
+            .unwrap_err()
+            .contains("marks it unsupported"));
+        assert!(chip
+            .matrix_peak(DType::Int8)
+            .unwrap_err()
+            .contains("lists no int8"));
         assert_eq!(chip.vector_peak(DType::Fp8), Ok((DType::Bf16, 134e12)));
         assert_eq!(chip.vector_peak(DType::Fp32), Ok((DType::Fp32, 67e12)));
         assert_eq!(chip.launch_s, Some(2.5e-6));

@@ -26,11 +26,7 @@ impl Origin {
 
     /// The origin of a spanned YAML value, named `field`.
     pub fn of<T>(field: impl Into<String>, value: &Spanned<T>) -> Self {
-        Origin::new(
-            field,
-            value.referenced.line(),
-            value.referenced.column(),
-        )
+        Origin::new(field, value.referenced.line(), value.referenced.column())
     }
 }
 
@@ -51,7 +47,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn at(file: &str, source: Option<&str>, origin: &Origin, message: impl Into<String>) -> Self {
+    pub fn at(
+        file: &str,
+        source: Option<&str>,
+        origin: &Origin,
+        message: impl Into<String>,
+    ) -> Self {
         let source_line = source
             .filter(|_| origin.line > 0)
             .and_then(|text| text.lines().nth((origin.line - 1) as usize))
@@ -153,8 +154,14 @@ mod tests {
 
     #[test]
     fn suggests_typos_only() {
-        assert_eq!(closest("capcity", ["capacity", "bandwidth"]), Some("capacity"));
-        assert_eq!(closest("flop_per_element", ["flops_per_element", "of"]), Some("flops_per_element"));
+        assert_eq!(
+            closest("capcity", ["capacity", "bandwidth"]),
+            Some("capacity")
+        );
+        assert_eq!(
+            closest("flop_per_element", ["flops_per_element", "of"]),
+            Some("flops_per_element")
+        );
         assert_eq!(closest("zzz", ["capacity", "bandwidth"]), None);
     }
 

@@ -197,9 +197,16 @@ mod tests {
 
     #[test]
     fn parses_role_and_dtype() {
-        assert_eq!(parse_role_dtype("weight=fp8"), Ok((Role::Weight, DType::Fp8)));
-        assert!(parse_role_dtype("weights=fp8").unwrap_err().contains("unknown role"));
-        assert!(parse_role_dtype("kv=fp9").unwrap_err().contains("unknown data type"));
+        assert_eq!(
+            parse_role_dtype("weight=fp8"),
+            Ok((Role::Weight, DType::Fp8))
+        );
+        assert!(parse_role_dtype("weights=fp8")
+            .unwrap_err()
+            .contains("unknown role"));
+        assert!(parse_role_dtype("kv=fp9")
+            .unwrap_err()
+            .contains("unknown data type"));
         assert!(parse_role_dtype("kv").is_err());
     }
 }

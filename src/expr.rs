@@ -215,9 +215,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ParseError> {
                     || chars[i] == '.'
                     || chars[i] == '_'
                     || ((chars[i] == 'e' || chars[i] == 'E')
-                        && chars.get(i + 1).is_some_and(|n| {
-                            n.is_ascii_digit() || *n == '-' || *n == '+'
-                        }))
+                        && chars
+                            .get(i + 1)
+                            .is_some_and(|n| n.is_ascii_digit() || *n == '-' || *n == '+'))
                     || ((chars[i] == '-' || chars[i] == '+')
                         && i > start
                         && (chars[i - 1] == 'e' || chars[i - 1] == 'E')))
@@ -404,7 +404,10 @@ mod tests {
         let e = compile("(heads + 2 * kv_heads) * head_dim").unwrap();
         assert_eq!(e.eval(&VALUES), Ok(10240.0));
         assert_eq!(compile("batch * tokens").unwrap().eval(&VALUES), Ok(32.0));
-        assert_eq!(compile("tokens * heads / kv_heads").unwrap().eval(&VALUES), Ok(8.0));
+        assert_eq!(
+            compile("tokens * heads / kv_heads").unwrap().eval(&VALUES),
+            Ok(8.0)
+        );
         assert_eq!(compile("10 - 4 - 3").unwrap().eval(&VALUES), Ok(3.0));
         assert_eq!(compile("-2 * -3").unwrap().eval(&VALUES), Ok(6.0));
         assert_eq!(compile("1_000 * 1e3").unwrap().eval(&VALUES), Ok(1e6));
@@ -413,13 +416,22 @@ mod tests {
 
     #[test]
     fn functions() {
-        assert_eq!(compile("min(batch, 8, 100)").unwrap().eval(&VALUES), Ok(8.0));
-        assert_eq!(compile("max(batch, heads)").unwrap().eval(&VALUES), Ok(64.0));
+        assert_eq!(
+            compile("min(batch, 8, 100)").unwrap().eval(&VALUES),
+            Ok(8.0)
+        );
+        assert_eq!(
+            compile("max(batch, heads)").unwrap().eval(&VALUES),
+            Ok(64.0)
+        );
         assert_eq!(compile("ceil(batch / 5)").unwrap().eval(&VALUES), Ok(7.0));
         assert_eq!(compile("floor(batch / 5)").unwrap().eval(&VALUES), Ok(6.0));
         assert!(compile("ceil(1, 2)").is_err());
         assert!(compile("min(1)").is_err());
-        assert!(compile("sqrt(4)").unwrap_err().0.contains("unknown function"));
+        assert!(compile("sqrt(4)")
+            .unwrap_err()
+            .0
+            .contains("unknown function"));
     }
 
     #[test]
@@ -428,11 +440,11 @@ mod tests {
         assert!(compile("(batch").is_err());
         assert!(compile("batch)").is_err());
         assert!(compile("").is_err());
-        assert!(compile("batch % 2").unwrap_err().0.contains("unexpected character"));
-        assert_eq!(
-            compile("batchh").unwrap_err().0,
-            "undefined param `batchh`"
-        );
+        assert!(compile("batch % 2")
+            .unwrap_err()
+            .0
+            .contains("unexpected character"));
+        assert_eq!(compile("batchh").unwrap_err().0, "undefined param `batchh`");
         let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
         assert!(compile(&deep).unwrap_err().0.contains("nested"));
         let e = compile("batch / (tokens - 1)").unwrap();

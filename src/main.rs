@@ -11,7 +11,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use stepcost::dtype::parse_role_dtype;
 use stepcost::report::{self, Format};
 use stepcost::scenario::parse_set;
-use stepcost::{builtin, price, Chip, DType, FileKind, Mode, Role, Scenario, ScenarioSpec, Source, Workload};
+use stepcost::{
+    builtin, price, Chip, DType, FileKind, Mode, Role, Scenario, ScenarioSpec, Source, Workload,
+};
 
 #[derive(Parser)]
 #[command(
@@ -133,7 +135,9 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(_) => {
-            eprintln!("error: internal error (a bug in stepcost); please report it with the command line");
+            eprintln!(
+                "error: internal error (a bug in stepcost); please report it with the command line"
+            );
             ExitCode::from(2)
         }
     }
@@ -150,7 +154,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Chips { chips, output } => {
             let names: Vec<String> = if chips.is_empty() {
-                builtin::CHIPS.iter().map(|(id, _)| (*id).to_owned()).collect()
+                builtin::CHIPS
+                    .iter()
+                    .map(|(id, _)| (*id).to_owned())
+                    .collect()
             } else {
                 chips
             };
@@ -197,7 +204,11 @@ fn emit(bytes: &[u8], path: Option<&Path>) -> Result<()> {
     let name = path
         .file_name()
         .with_context(|| format!("`{}` is not a file name", path.display()))?;
-    let temp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let temp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
@@ -211,9 +222,15 @@ fn guess_kind(text: &str) -> Option<FileKind> {
         .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
         .filter_map(|l| l.split(':').next())
         .collect();
-    if keys.iter().any(|k| matches!(*k, "blocks" | "ops" | "params" | "tensors")) {
+    if keys
+        .iter()
+        .any(|k| matches!(*k, "blocks" | "ops" | "params" | "tensors"))
+    {
         Some(FileKind::Workload)
-    } else if keys.iter().any(|k| matches!(*k, "matrix" | "memory" | "vector")) {
+    } else if keys
+        .iter()
+        .any(|k| matches!(*k, "matrix" | "memory" | "vector"))
+    {
         Some(FileKind::Chip)
     } else {
         None
@@ -262,7 +279,11 @@ fn check_one(path: &Path, kind: Option<KindArg>) -> Result<String> {
             // Evaluating at the defaults finds what only values reveal: a division by zero,
             // a dimension that is not positive.
             let step = workload.evaluate(workload.param_values(&[])?)?;
-            let plans: Vec<&str> = workload.fusion_plans.iter().map(|p| p.name.as_str()).collect();
+            let plans: Vec<&str> = workload
+                .fusion_plans
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
             format!(
                 "workload `{}` ({} params, {} blocks, {} ops; fusion plans: {})",
                 workload.name,

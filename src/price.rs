@@ -103,6 +103,8 @@ pub struct StepSummary {
     pub weight_bytes: f64,
     /// KV cache resident in HBM.
     pub kv_bytes: f64,
+    /// Whether weights and KV cache fit the chip's usable memory (activations not counted).
+    pub fits: bool,
 }
 
 /// A priced scenario: what was priced, each kernel, and the totals.
@@ -112,6 +114,8 @@ pub struct StepReport {
     pub workload_name: String,
     pub chip: String,
     pub chip_name: String,
+    /// The chip's usable memory.
+    pub capacity_bytes: f64,
     pub mode: Mode,
     pub fusion: String,
     /// Every param with the value used, in the file's order.
@@ -136,9 +140,9 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
     let mut prices = Vec::new();
     let mut mfu_time_s = 0.0;
     let mut emitted = vec![false; plan.groups.len()];
-    for op in 0..workload.ops.len() {
+    for (op, group) in group_of.iter().enumerate() {
         let single = [op];
-        let members: &[usize] = match group_of[op] {
+        let members: &[usize] = match *group {
             Some(g) if emitted[g] => continue,
             Some(g) => {
                 emitted[g] = true;
@@ -166,6 +170,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         memory_bound_share: 0.0,
         weight_bytes: 0.0,
         kv_bytes: 0.0,
+        fits: false,
     };
     let mut compute_bound_s = 0.0;
     for p in &prices {
@@ -190,6 +195,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
     summary.memory_bound_share = 1.0 - summary.compute_bound_share;
     summary.tokens_per_s = step.tokens_per_step.map(|n| n / t);
     (summary.weight_bytes, summary.kv_bytes) = workload.resident_bytes(&step, &scenario.dtypes)?;
+    summary.fits = summary.weight_bytes + summary.kv_bytes <= chip.capacity_bytes;
     if !t.is_finite() || !summary.bytes.is_finite() || !summary.flops.is_finite() {
         return Err(Error::Scenario(format!(
             "the step's totals overflow (time {t} s, {} FLOPs, {} bytes): check the params",
@@ -202,6 +208,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         workload_name: workload.name.clone(),
         chip: chip.id.clone(),
         chip_name: chip.name.clone(),
+        capacity_bytes: chip.capacity_bytes,
         mode: scenario.mode,
         fusion: plan.name.clone(),
         params: workload

@@ -138,13 +138,18 @@ impl Source {
             let location = err.location();
             let raw = err.without_snippet().to_string();
             let message = clean_message(&raw);
-            let field = unknown_name(&message).unwrap_or_default();
+            let field = unknown_name(message).unwrap_or_default();
             let mut message = message.to_owned();
             if let Some((name, expected)) = message.split_once(", expected one of ") {
                 if let Some(unknown) = unknown_name(name) {
-                    let candidates: Vec<String> =
-                        expected.split(',').map(|s| s.trim().trim_matches('`').to_owned()).collect();
-                    message.push_str(&did_you_mean(&unknown, candidates.iter().map(String::as_str)));
+                    let candidates: Vec<String> = expected
+                        .split(',')
+                        .map(|s| s.trim().trim_matches('`').to_owned())
+                        .collect();
+                    message.push_str(&did_you_mean(
+                        &unknown,
+                        candidates.iter().map(String::as_str),
+                    ));
                 }
             }
             let origin = location
@@ -159,17 +164,24 @@ impl Source {
 fn clean_message(raw: &str) -> &str {
     let first = raw.lines().next().unwrap_or(raw);
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    match first.strip_prefix("line ") {
+    let message = match first.strip_prefix("line ") {
         Some(rest) => rest.split_once(": ").map(|(_, m)| m).unwrap_or(first),
         None => first,
-    }
+    };
+    // The location is reported separately, and the parser's advice on duplicate keys is for
+    // programmers, not for the file's author.
+    let message = message.split(" at line ").next().unwrap_or(message);
+    message
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(message)
 }
 
-/// The name in "unknown field `x`" or "unknown variant `x`".
+/// The name in "unknown field `x`", "unknown variant `x`" or "missing field `x`".
 fn unknown_name(message: &str) -> Option<String> {
-    let rest = message
-        .strip_prefix("unknown field `")
-        .or_else(|| message.strip_prefix("unknown variant `"))?;
+    let rest = ["unknown field `", "unknown variant `", "missing field `"]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix))?;
     rest.split('`').next().map(str::to_owned)
 }
 
@@ -199,6 +211,9 @@ mod tests {
             clean_message("error: line 2 column 27: unknown field `capcity`, expected one of capacity, n\n --> x"),
             "unknown field `capcity`, expected one of capacity, n"
         );
-        assert_eq!(unknown_name("unknown variant `conv`, expected"), Some("conv".into()));
+        assert_eq!(
+            unknown_name("unknown variant `conv`, expected"),
+            Some("conv".into())
+        );
     }
 }

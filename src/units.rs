@@ -76,7 +76,8 @@ fn binary_prefix(c: &str) -> Option<f64> {
     })
 }
 
-/// Multiplier of `unit` for `kind`, or `None` when the unit does not measure that kind.
+/// Multiplier of `unit` for `kind` (a negative number `-d` means "divide by d"), or `None`
+/// when the unit does not measure that kind.
 fn unit_factor(kind: QuantityKind, unit: &str) -> Option<f64> {
     let with_prefix = |base: &str, binary: bool| -> Option<f64> {
         let prefix = unit.strip_suffix(base)?;
@@ -88,11 +89,12 @@ fn unit_factor(kind: QuantityKind, unit: &str) -> Option<f64> {
             .find_map(|base| with_prefix(base, false)),
         QuantityKind::Bandwidth => with_prefix("B/s", true),
         QuantityKind::Bytes => with_prefix("B", true),
+        // Negative powers are divisors (see `parse_quantity`), so `2.5 us` is exactly 2.5e-6.
         QuantityKind::Time => match unit {
             "s" => Some(1.0),
-            "ms" => Some(1e-3),
-            "us" | "µs" | "μs" => Some(1e-6),
-            "ns" => Some(1e-9),
+            "ms" => Some(-1e3),
+            "us" | "µs" | "μs" => Some(-1e6),
+            "ns" => Some(-1e9),
             _ => None,
         },
         QuantityKind::Power => with_prefix("W", false),
@@ -118,12 +120,7 @@ pub fn parse_quantity(text: &str, kind: QuantityKind) -> Result<f64, QuantityErr
     }
     let number = number.replace(',', "");
     let unit = unit.trim();
-    let expected = || {
-        QuantityError(format!(
-            "expected {}, found `{trimmed}`",
-            kind.examples()
-        ))
-    };
+    let expected = || QuantityError(format!("expected {}, found `{trimmed}`", kind.examples()));
     if unit.is_empty() {
         return Err(QuantityError(format!(
             "`{trimmed}` has no unit; expected {}",
@@ -153,7 +150,11 @@ pub fn parse_quantity(text: &str, kind: QuantityKind) -> Result<f64, QuantityErr
             }));
         }
     };
-    let si = value * factor;
+    let si = if factor < 0.0 {
+        value / -factor
+    } else {
+        value * factor
+    };
     if !si.is_finite() || si <= 0.0 {
         return Err(QuantityError(format!(
             "`{trimmed}` must be a finite number greater than zero"
@@ -212,8 +213,14 @@ mod tests {
     #[test]
     fn parses_datasheet_figures() {
         assert_eq!(parse_quantity("989 TFLOPS", QuantityKind::Rate), Ok(989e12));
-        assert_eq!(parse_quantity("1,979 TOPS", QuantityKind::Rate), Ok(1979e12));
-        assert_eq!(parse_quantity("3.35 TB/s", QuantityKind::Bandwidth), Ok(3.35e12));
+        assert_eq!(
+            parse_quantity("1,979 TOPS", QuantityKind::Rate),
+            Ok(1979e12)
+        );
+        assert_eq!(
+            parse_quantity("3.35 TB/s", QuantityKind::Bandwidth),
+            Ok(3.35e12)
+        );
         assert_eq!(parse_quantity("80 GB", QuantityKind::Bytes), Ok(80e9));
         assert_eq!(
             parse_quantity("141 GiB", QuantityKind::Bytes),

@@ -302,15 +302,18 @@ impl Workload {
 
     /// Index of the param called `name`.
     pub fn param_index(&self, name: &str) -> Result<usize, Error> {
-        self.params.iter().position(|p| p.name == name).ok_or_else(|| {
-            let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
-            Error::Scenario(format!(
-                "workload `{}` has no param `{name}`{}; its params: {}",
-                self.id,
-                did_you_mean(name, names.iter().copied()),
-                names.join(", ")
-            ))
-        })
+        self.params
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                Error::Scenario(format!(
+                    "workload `{}` has no param `{name}`{}; its params: {}",
+                    self.id,
+                    did_you_mean(name, names.iter().copied()),
+                    names.join(", ")
+                ))
+            })
     }
 
     /// Index of the fusion plan called `name`.
@@ -344,7 +347,10 @@ impl Workload {
         } else {
             Err(self.problem(
                 &field.origin,
-                format!("`{}` is {v}; a dimension must be greater than zero", field.expr),
+                format!(
+                    "`{}` is {v}; a dimension must be greater than zero",
+                    field.expr
+                ),
             ))
         }
     }
@@ -472,7 +478,11 @@ impl Workload {
         }
         let work = match &op.kind {
             OpKind::Gemm { m, n, k, batch, .. } => {
-                let (m, n, k) = (self.dim(m, values)?, self.dim(n, values)?, self.dim(k, values)?);
+                let (m, n, k) = (
+                    self.dim(m, values)?,
+                    self.dim(n, values)?,
+                    self.dim(k, values)?,
+                );
                 let batch = match batch {
                     Some(b) => self.dim(b, values)?,
                     None => 1.0,
@@ -541,12 +551,12 @@ impl Workload {
                 }
             }
         };
-        for (value, what) in [(work.flops, "FLOPs"), (work.out_elements, "output elements")] {
+        for (value, what) in [
+            (work.flops, "FLOPs"),
+            (work.out_elements, "output elements"),
+        ] {
             if !value.is_finite() {
-                return Err(self.problem(
-                    &op.origin,
-                    format!("op `{}`: {what} overflow", op.name),
-                ));
+                return Err(self.problem(&op.origin, format!("op `{}`: {what} overflow", op.name)));
             }
         }
         Ok(work)
@@ -745,7 +755,10 @@ impl Builder<'_> {
         for (i, t) in tensors.iter().enumerate() {
             if names.insert(t.name.clone(), Ref::Tensor(i)).is_some() {
                 self.problem(
-                    t.shape.first().map(|f| f.origin.clone()).unwrap_or_default(),
+                    t.shape
+                        .first()
+                        .map(|f| f.origin.clone())
+                        .unwrap_or_default(),
                     format!("tensor `{}` is declared twice", t.name),
                 );
             }
@@ -761,7 +774,10 @@ impl Builder<'_> {
                         format!("`{}` is not a valid op name (letters, digits, `_`, `-`, `.`; starting with a letter)", name.value),
                     );
                 }
-                if names.insert(name.value.clone(), Ref::Op(op_index)).is_some() {
+                if names
+                    .insert(name.value.clone(), Ref::Op(op_index))
+                    .is_some()
+                {
                     self.problem(
                         Origin::of(&field, name),
                         format!(
@@ -857,7 +873,9 @@ impl Builder<'_> {
                             if !seen.insert(*i) {
                                 self.problem(
                                     origin.clone(),
-                                    format!("op `{op}` is in more than one group of plan `{plan_name}`"),
+                                    format!(
+                                        "op `{op}` is in more than one group of plan `{plan_name}`"
+                                    ),
                                 );
                             }
                             members.push(*i);
@@ -878,7 +896,10 @@ impl Builder<'_> {
                 if group.is_empty() {
                     self.problem(origin.clone(), "a fusion group needs at least one op");
                 }
-                if members.windows(2).any(|w| ops[w[0]].block != ops[w[1]].block) {
+                if members
+                    .windows(2)
+                    .any(|w| ops[w[0]].block != ops[w[1]].block)
+                {
                     self.problem(
                         origin.clone(),
                         format!(
@@ -1025,9 +1046,16 @@ impl Builder<'_> {
                                 .filter(|n| *n < ops.len())
                                 .map(|n| ops[n].name.as_str())
                                 .collect();
-                            let op = if to < ops.len() { to } else { groups[to - ops.len()][0] };
+                            let op = if to < ops.len() {
+                                to
+                            } else {
+                                groups[to - ops.len()][0]
+                            };
                             let message = if groups.is_empty() {
-                                format!("the ops form a cycle: {} reads its own output", cycle.join(" -> "))
+                                format!(
+                                    "the ops form a cycle: {} reads its own output",
+                                    cycle.join(" -> ")
+                                )
                             } else {
                                 "a fusion group would read its own output through an op outside it (the group cannot be one kernel)".to_string()
                             };
@@ -1086,7 +1114,10 @@ impl Builder<'_> {
                     ok = false;
                     self.problem(
                         Origin::of(field, value),
-                        format!("`{name}` is not one of this op's inputs ({})", list.join(", ")),
+                        format!(
+                            "`{name}` is not one of this op's inputs ({})",
+                            list.join(", ")
+                        ),
                     );
                 }
             }
@@ -1116,7 +1147,10 @@ impl Builder<'_> {
             .as_ref()
             .is_some_and(|i| i.iter().any(|x| x.source == Ref::Op(index)))
         {
-            self.problem(origin.clone(), format!("op `{}` reads its own output", name.value));
+            self.problem(
+                origin.clone(),
+                format!("op `{}` reads its own output", name.value),
+            );
         }
         let kind = match op {
             OpFile::Gemm(g) | OpFile::Gemv(g) => {
@@ -1125,7 +1159,10 @@ impl Builder<'_> {
                 if of_len > 2 {
                     self.problem(
                         Origin::of(format!("{prefix}.of"), &g.of),
-                        format!("a {} reads one input (its weight is implied) or two, found {of_len}", if gemv { "gemv" } else { "gemm" }),
+                        format!(
+                            "a {} reads one input (its weight is implied) or two, found {of_len}",
+                            if gemv { "gemv" } else { "gemm" }
+                        ),
                     );
                 }
                 let m = match (&g.m, gemv) {
@@ -1135,7 +1172,10 @@ impl Builder<'_> {
                         origin: origin.clone(),
                     }),
                     (None, false) => {
-                        self.problem(origin.clone(), "missing field `m` (rows of the left matrix)");
+                        self.problem(
+                            origin.clone(),
+                            "missing field `m` (rows of the left matrix)",
+                        );
                         None
                     }
                 };

@@ -1,1 +1,9 @@
+//! One integration test binary (one link on a 2-core machine), modules by feature.
 
+mod common;
+
+mod cli;
+mod errors;
+mod fusion;
+mod properties;
+mod seeds;

@@ -33,7 +33,11 @@ fn finish(out: &mut dyn Write, value: &Value) -> io::Result<()> {
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
     let mut value = object(&summary_record(report));
     if per_op {
-        let ops = report.prices.iter().map(|p| object(&price_record(p))).collect();
+        let ops = report
+            .prices
+            .iter()
+            .map(|p| object(&price_record(p)))
+            .collect();
         if let Value::Object(map) = &mut value {
             map.insert("ops".into(), Value::Array(ops));
         }

@@ -50,24 +50,37 @@ pub fn summary_record(report: &StepReport) -> Record {
         ("mode".into(), text(report.mode.name())),
         ("fusion".into(), text(&report.fusion)),
         ("weight_dtype".into(), text(report.dtypes.weight.name())),
-        ("activation_dtype".into(), text(report.dtypes.activation.name())),
+        (
+            "activation_dtype".into(),
+            text(report.dtypes.activation.name()),
+        ),
         ("kv_dtype".into(), text(report.dtypes.kv.name())),
     ];
     let tail: Record = vec![
         ("step_time_us".into(), Cell::Num(s.step_time_s * 1e6)),
         ("flops".into(), Cell::Num(s.flops)),
         ("bytes".into(), Cell::Num(s.bytes)),
-        ("intensity_flop_per_byte".into(), Cell::Num(s.intensity_flop_per_byte)),
-        ("attained_tflops".into(), Cell::Num(s.attained_flop_per_s / 1e12)),
+        (
+            "intensity_flop_per_byte".into(),
+            Cell::Num(s.intensity_flop_per_byte),
+        ),
+        (
+            "attained_tflops".into(),
+            Cell::Num(s.attained_flop_per_s / 1e12),
+        ),
         ("mfu".into(), Cell::Num(s.mfu)),
         ("mbu".into(), Cell::Num(s.mbu)),
         ("kernels".into(), Cell::Int(s.kernels)),
         ("tokens_per_step".into(), opt(s.tokens_per_step)),
         ("tokens_per_s".into(), opt(s.tokens_per_s)),
-        ("compute_bound_share".into(), Cell::Num(s.compute_bound_share)),
+        (
+            "compute_bound_share".into(),
+            Cell::Num(s.compute_bound_share),
+        ),
         ("memory_bound_share".into(), Cell::Num(s.memory_bound_share)),
         ("weight_bytes".into(), Cell::Num(s.weight_bytes)),
         ("kv_bytes".into(), Cell::Num(s.kv_bytes)),
+        ("fits".into(), text(if s.fits { "true" } else { "false" })),
     ];
     let taken = |name: &str| head.iter().chain(&tail).any(|(c, _)| c == name);
     let params: Record = report
@@ -94,14 +107,23 @@ pub fn price_record(p: &Price) -> Record {
         ("count".into(), Cell::Int(p.count)),
         ("flops".into(), Cell::Num(p.flops)),
         ("bytes".into(), Cell::Num(p.bytes)),
-        ("intensity_flop_per_byte".into(), Cell::Num(p.intensity_flop_per_byte)),
-        ("compute_dtype".into(), Cell::Text(p.compute_dtype.name().into())),
+        (
+            "intensity_flop_per_byte".into(),
+            Cell::Num(p.intensity_flop_per_byte),
+        ),
+        (
+            "compute_dtype".into(),
+            Cell::Text(p.compute_dtype.name().into()),
+        ),
         ("unit".into(), Cell::Text(p.unit.name().into())),
         ("bound".into(), Cell::Text(p.bound.name().into())),
         ("compute_time_us".into(), Cell::Num(p.compute_time_s * 1e6)),
         ("memory_time_us".into(), Cell::Num(p.memory_time_s * 1e6)),
         ("time_us".into(), Cell::Num(p.time_s * 1e6)),
-        ("attainable_tflops".into(), Cell::Num(p.attainable_flop_per_s / 1e12)),
+        (
+            "attainable_tflops".into(),
+            Cell::Num(p.attainable_flop_per_s / 1e12),
+        ),
         ("share".into(), Cell::Num(p.share)),
     ]
 }
@@ -118,7 +140,10 @@ pub fn chip_records(chips: &[Chip]) -> Vec<Record> {
                 ("name".into(), Cell::Text(chip.name.clone())),
                 ("dtype".into(), Cell::Text(dtype.name().into())),
                 ("peak_tflops".into(), Cell::Num(peak / 1e12)),
-                ("bandwidth_tb_s".into(), Cell::Num(chip.bandwidth_bytes_per_s / 1e12)),
+                (
+                    "bandwidth_tb_s".into(),
+                    Cell::Num(chip.bandwidth_bytes_per_s / 1e12),
+                ),
                 (
                     "ridge_flop_per_byte".into(),
                     Cell::Num(peak / chip.bandwidth_bytes_per_s),
@@ -146,9 +171,10 @@ pub fn write_run(
 ) -> io::Result<()> {
     match format {
         Format::Table => table::write_run(out, report, per_op),
-        Format::Csv if per_op => {
-            csv::write_records(out, &report.prices.iter().map(price_record).collect::<Vec<_>>())
-        }
+        Format::Csv if per_op => csv::write_records(
+            out,
+            &report.prices.iter().map(price_record).collect::<Vec<_>>(),
+        ),
         Format::Csv => csv::write_records(out, &[summary_record(report)]),
         Format::Json => json::write_run(out, report, per_op),
     }

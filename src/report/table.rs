@@ -12,8 +12,10 @@ use crate::units::{human, three_significant};
 
 fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
-    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
-    table.set_header(header.to_vec());
+    table.load_style(presets::UTF8_BORDERS_ONLY);
+    if !header.is_empty() {
+        table.set_header(header.to_vec());
+    }
     table
 }
 
@@ -33,6 +35,8 @@ fn percent(x: f64) -> String {
 fn number(x: f64) -> String {
     if x >= 1e4 {
         human(x, "").trim_end().to_owned()
+    } else if x.fract() == 0.0 {
+        format!("{x}")
     } else {
         three_significant(x)
     }
@@ -59,7 +63,7 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
         report.dtypes.weight, report.dtypes.activation, report.dtypes.kv
     )?;
 
-    let mut summary = new_table(&["", ""]);
+    let mut summary = new_table(&[]);
     let mut row = |name: &str, value: String| {
         summary.add_row(vec![name.to_owned(), value]);
     };
@@ -70,26 +74,52 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
     }
     row("FLOPs", human(s.flops, "FLOP"));
     row("bytes moved", human(s.bytes, "B"));
-    row("intensity", format!("{} FLOP/B", three_significant(s.intensity_flop_per_byte)));
+    row(
+        "intensity",
+        format!("{} FLOP/B", three_significant(s.intensity_flop_per_byte)),
+    );
     row("attained", human(s.attained_flop_per_s, "FLOPS"));
     row("MFU", percent(s.mfu));
     row("MBU", percent(s.mbu));
     row(
         "time compute / memory bound",
-        format!("{} / {}", percent(s.compute_bound_share), percent(s.memory_bound_share)),
+        format!(
+            "{} / {}",
+            percent(s.compute_bound_share),
+            percent(s.memory_bound_share)
+        ),
     );
     row("kernels per step", s.kernels.to_string());
     if s.weight_bytes > 0.0 || s.kv_bytes > 0.0 {
         row("weights resident", human(s.weight_bytes, "B"));
         row("KV cache resident", human(s.kv_bytes, "B"));
+        row(
+            "fits one chip",
+            format!(
+                "{} ({} of {})",
+                if s.fits { "yes" } else { "NO" },
+                human(s.weight_bytes + s.kv_bytes, "B"),
+                human(report.capacity_bytes, "B")
+            ),
+        );
     }
     align_right(&mut summary, 1);
     writeln!(out, "{summary}")?;
 
     if per_op {
         let mut ops = new_table(&[
-            "op", "block", "kind", "count", "FLOPs", "bytes", "FLOP/B", "dtype", "bound", "time",
-            "attainable", "share",
+            "op",
+            "block",
+            "kind",
+            "count",
+            "FLOPs",
+            "bytes",
+            "FLOP/B",
+            "dtype",
+            "bound",
+            "time",
+            "attainable",
+            "share",
         ]);
         for p in &report.prices {
             ops.add_row(vec![
@@ -119,17 +149,13 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         .into_iter()
         .filter(|d| matches!(d, DType::Bf16 | DType::Fp8 | DType::Fp4))
         .collect();
-    let mut header = vec![
-        "chip".to_owned(),
-        "HBM".to_owned(),
-        "bandwidth".to_owned(),
-    ];
+    let mut header = vec!["chip".to_owned(), "HBM".to_owned(), "bandwidth".to_owned()];
     for d in &dtypes {
         header.push(format!("{d} peak"));
         header.push(format!("{d} ridge"));
     }
     let mut table = Table::new();
-    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.load_style(presets::UTF8_BORDERS_ONLY);
     table.set_header(header);
     for chip in chips {
         let mut row = vec![

@@ -1,0 +1,66 @@
+//! Helpers shared by the integration tests.
+
+use assert_cmd::Command;
+use stepcost::{price, Chip, FileKind, Scenario, ScenarioSpec, Source, StepReport, Workload};
+
+/// The `stepcost` binary, with no inherited terminal.
+pub fn stepcost() -> Command {
+    Command::cargo_bin("stepcost").expect("the stepcost binary is built")
+}
+
+pub fn chip(name: &str) -> Chip {
+    Chip::load(&Source::resolve(name, FileKind::Chip).unwrap()).unwrap()
+}
+
+pub fn workload(name: &str) -> Workload {
+    Workload::load(&Source::resolve(name, FileKind::Workload).unwrap()).unwrap()
+}
+
+/// Prices a built-in workload on a built-in chip with `sets` and `spec`'s other choices.
+pub fn run(
+    workload_name: &str,
+    chip_name: &str,
+    sets: &[(&str, f64)],
+    spec: ScenarioSpec,
+) -> StepReport {
+    let w = workload(workload_name);
+    let spec = ScenarioSpec {
+        sets: sets.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect(),
+        ..spec
+    };
+    let scenario = Scenario::resolve(&w, &spec).unwrap();
+    price(&w, &chip(chip_name), &scenario).unwrap()
+}
+
+/// Parses CSV text into a header and rows.
+pub fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The value of `column` in `row`.
+pub fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
+    let i = header
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no column `{column}` in {header:?}"));
+    &row[i]
+}
+
+/// Asserts `actual` is within `rel` relative distance of `expected`.
+pub fn assert_close(actual: f64, expected: f64, rel: f64) {
+    assert!(
+        (actual - expected).abs() <= rel * expected.abs(),
+        "{actual} is not within {rel} of {expected}"
+    );
+}

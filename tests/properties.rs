@@ -1,0 +1,106 @@
+//! Properties of the roofline that hold for any chip and any shape.
+
+use proptest::prelude::*;
+use stepcost::{price, Chip, Scenario, Source, Workload};
+
+fn chip(peak_tflops: f64, bandwidth_tb_s: f64) -> Chip {
+    let text = format!(
+        "name: p\nmemory: {{capacity: 80 GB, bandwidth: {bandwidth_tb_s} TB/s}}\n\
+         matrix: {{bf16: {peak_tflops} TFLOPS, fp8: {} TFLOPS}}\nvector: {{bf16: {} TFLOPS}}\n",
+        2.0 * peak_tflops,
+        peak_tflops / 8.0
+    );
+    Chip::load(&Source::from_text("p.yaml", &text)).unwrap()
+}
+
+fn layer() -> Workload {
+    let text = "name: layer
+params: {batch: 1, tokens: 1, hidden: 1024, ffn: 4096, context: 128, heads: 8}
+tensors:
+  x: {role: activation, shape: [batch * tokens, hidden]}
+  kc: {role: kv, shape: [batch, heads, context, 64]}
+blocks:
+  - name: l
+    repeat: 3
+    ops:
+      - elementwise: {name: norm, of: [x], flops_per_element: 4}
+      - gemm: {name: up, of: [norm], m: batch * tokens, n: ffn, k: hidden}
+      - elementwise: {name: act, of: [up], flops_per_element: 5}
+      - gemm: {name: scores, of: [act, kc], batch: batch * heads, m: tokens, n: context, k: 64}
+      - elementwise: {name: soft, of: [scores], flops_per_element: 5}
+      - gemm: {name: down, of: [soft], m: batch * tokens, n: hidden, k: ffn / 4}
+fusion:
+  a: [[norm, up]]
+  b: [[up, act], [scores, soft]]
+  c: [[norm, up, act, scores, soft, down]]
+";
+    Workload::load(&Source::from_text("layer.yaml", text)).unwrap()
+}
+
+fn scenario(w: &Workload, batch: f64, tokens: f64, fusion: usize) -> Scenario {
+    Scenario {
+        overrides: vec![(0, batch), (1, tokens)],
+        fusion,
+        ..Scenario::defaults(w)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn mfu_and_mbu_stay_in_0_1(
+        batch in 1u32..512, tokens in 1u32..4096, fusion in 0usize..4,
+        peak in 10.0f64..5000.0, bw in 0.1f64..10.0,
+    ) {
+        let w = layer();
+        let r = price(&w, &chip(peak, bw), &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
+        prop_assert!(r.summary.mfu > 0.0 && r.summary.mfu <= 1.0 + 1e-12, "mfu {}", r.summary.mfu);
+        prop_assert!(r.summary.mbu > 0.0 && r.summary.mbu <= 1.0 + 1e-12, "mbu {}", r.summary.mbu);
+        prop_assert!(r.summary.step_time_s.is_finite() && r.summary.step_time_s > 0.0);
+    }
+
+    #[test]
+    fn fusion_never_adds_bytes_or_changes_flops(batch in 1u32..512, tokens in 1u32..4096) {
+        let w = layer();
+        let c = chip(989.0, 3.35);
+        let none = price(&w, &c, &scenario(&w, batch.into(), tokens.into(), 0)).unwrap();
+        for fusion in 1..w.fusion_plans.len() {
+            let fused = price(&w, &c, &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
+            prop_assert!(fused.summary.bytes <= none.summary.bytes);
+            prop_assert_eq!(fused.summary.flops, none.summary.flops);
+        }
+    }
+
+    #[test]
+    fn time_never_falls_when_work_rises_or_the_chip_slows(
+        batch in 1u32..256, tokens in 1u32..2048, more in 1u32..64,
+        peak in 10.0f64..5000.0, bw in 0.1f64..10.0, slower in 1.0f64..4.0,
+    ) {
+        let w = layer();
+        let c = chip(peak, bw);
+        let base = price(&w, &c, &scenario(&w, batch.into(), tokens.into(), 0)).unwrap();
+        let bigger = price(&w, &c, &scenario(&w, (batch + more).into(), tokens.into(), 0)).unwrap();
+        prop_assert!(bigger.summary.step_time_s >= base.summary.step_time_s);
+        let s = scenario(&w, batch.into(), tokens.into(), 0);
+        let low_peak = price(&w, &chip(peak / slower, bw), &s).unwrap();
+        let low_bw = price(&w, &chip(peak, bw / slower), &s).unwrap();
+        prop_assert!(low_peak.summary.step_time_s >= base.summary.step_time_s);
+        prop_assert!(low_bw.summary.step_time_s >= base.summary.step_time_s);
+    }
+
+    #[test]
+    fn each_kernel_sits_on_its_roofline(batch in 1u32..512, tokens in 1u32..4096, fusion in 0usize..4) {
+        let w = layer();
+        let (peak, bw): (f64, f64) = (989e12, 3.35e12);
+        let r = price(&w, &chip(989.0, 3.35), &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
+        for p in &r.prices {
+            // attainable = min(peak, I x BW) for a kernel on one unit and type
+            if p.unit == stepcost::price::Unit::Matrix {
+                let roof = peak.min(p.intensity_flop_per_byte * bw);
+                prop_assert!((p.attainable_flop_per_s - roof).abs() <= 1e-9 * roof, "{}", p.name);
+            }
+            prop_assert_eq!(p.time_s, p.compute_time_s.max(p.memory_time_s));
+        }
+    }
+}
