@@ -5,5 +5,6 @@ mod common;
 mod cli;
 mod errors;
 mod fusion;
+mod ops;
 mod properties;
 mod seeds;
