@@ -4,6 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use stepcost::price::price_step;
 use stepcost::{price, Chip, FileKind, Scenario, Source, Workload};
 
 fn load(c: &mut Criterion) {
@@ -22,8 +23,22 @@ fn pricing(c: &mut Criterion) {
     for name in ["gemm", "llama-3.1-70b"] {
         let workload = Workload::load(&Source::resolve(name, FileKind::Workload).unwrap()).unwrap();
         let scenario = Scenario::defaults(&workload);
-        c.bench_function(&format!("price {name} on h100-sxm"), |b| {
+        c.bench_function(&format!("price {name} on h100-sxm (report)"), |b| {
             b.iter(|| price(black_box(&workload), black_box(&chip), black_box(&scenario)).unwrap())
+        });
+        let mut ev = workload.new_evaluation();
+        let mut costs = Vec::new();
+        c.bench_function(&format!("price {name} on h100-sxm (reused buffers)"), |b| {
+            b.iter(|| {
+                price_step(
+                    black_box(&workload),
+                    black_box(&chip),
+                    black_box(&scenario),
+                    &mut ev,
+                    &mut costs,
+                )
+                .unwrap()
+            })
         });
     }
 }

@@ -50,10 +50,28 @@ enum Node {
     Call(Func, Vec<Node>),
 }
 
+/// One step of a compiled expression, run on a small stack.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Instr {
+    Const(f64),
+    Param(usize),
+    Neg,
+    Bin(BinOp),
+    Ceil,
+    Floor,
+    /// Fold the top `n` values with min or max.
+    Min(usize),
+    Max(usize),
+}
+
+/// Deepest stack a compiled expression may need.
+const MAX_STACK: usize = 64;
+
 /// A compiled expression; evaluate it with the values of the params it was compiled against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
-    node: Node,
+    program: Vec<Instr>,
+    params: Vec<usize>,
     text: String,
 }
 
@@ -97,8 +115,22 @@ impl Expr {
                 tok.describe()
             )));
         }
+        let mut program = Vec::new();
+        let mut params = Vec::new();
+        let mut depth = 0;
+        let mut max_depth = 0;
+        compile(&node, &mut program, &mut params, &mut depth, &mut max_depth);
+        if max_depth > MAX_STACK {
+            return Err(ParseError(format!(
+                "expression `{}` is too complex (it needs a stack of {max_depth}; the limit is {MAX_STACK})",
+                text.trim()
+            )));
+        }
+        params.sort_unstable();
+        params.dedup();
         Ok(Expr {
-            node,
+            program,
+            params,
             text: text.trim().to_owned(),
         })
     }
@@ -106,7 +138,8 @@ impl Expr {
     /// A constant expression.
     pub fn constant(value: f64) -> Expr {
         Expr {
-            node: Node::Num(value),
+            program: vec![Instr::Const(value)],
+            params: Vec::new(),
             text: value.to_string(),
         }
     }
@@ -116,65 +149,104 @@ impl Expr {
         &self.text
     }
 
-    /// Indices of the params the expression reads.
-    pub fn params(&self) -> Vec<usize> {
-        fn walk(node: &Node, out: &mut Vec<usize>) {
-            match node {
-                Node::Num(_) => {}
-                Node::Param(i) => out.push(*i),
-                Node::Neg(a) => walk(a, out),
-                Node::Bin(_, a, b) => {
-                    walk(a, out);
-                    walk(b, out);
-                }
-                Node::Call(_, args) => args.iter().for_each(|a| walk(a, out)),
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.node, &mut out);
-        out
+    /// Indices of the params the expression reads, sorted, without repeats.
+    pub fn params(&self) -> &[usize] {
+        &self.params
     }
 
     /// Evaluates the expression with `values[i]` for param `i`; the result is finite.
     pub fn eval(&self, values: &[f64]) -> Result<f64, EvalError> {
-        let v = self.eval_node(&self.node, values)?;
+        let mut stack = [0.0f64; MAX_STACK];
+        let mut top = 0; // number of values on the stack
+        for instr in &self.program {
+            match *instr {
+                Instr::Const(x) => {
+                    stack[top] = x;
+                    top += 1;
+                }
+                Instr::Param(i) => {
+                    stack[top] = values[i];
+                    top += 1;
+                }
+                Instr::Neg => stack[top - 1] = -stack[top - 1],
+                Instr::Ceil => stack[top - 1] = stack[top - 1].ceil(),
+                Instr::Floor => stack[top - 1] = stack[top - 1].floor(),
+                Instr::Bin(op) => {
+                    let (a, b) = (stack[top - 2], stack[top - 1]);
+                    top -= 1;
+                    stack[top - 1] = match op {
+                        BinOp::Add => a + b,
+                        BinOp::Sub => a - b,
+                        BinOp::Mul => a * b,
+                        BinOp::Div if b == 0.0 => {
+                            return Err(EvalError::DivisionByZero(self.text.clone()))
+                        }
+                        BinOp::Div => a / b,
+                    };
+                }
+                Instr::Min(n) | Instr::Max(n) => {
+                    let args = &stack[top - n..top];
+                    let v = if matches!(instr, Instr::Min(_)) {
+                        args.iter().copied().fold(f64::INFINITY, f64::min)
+                    } else {
+                        args.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                    };
+                    top -= n - 1;
+                    stack[top - 1] = v;
+                }
+            }
+        }
+        let v = stack[0];
         if v.is_finite() {
             Ok(v)
         } else {
             Err(EvalError::NotFinite(self.text.clone()))
         }
     }
+}
 
-    fn eval_node(&self, node: &Node, values: &[f64]) -> Result<f64, EvalError> {
-        Ok(match node {
-            Node::Num(x) => *x,
-            Node::Param(i) => values[*i],
-            Node::Neg(a) => -self.eval_node(a, values)?,
-            Node::Bin(op, a, b) => {
-                let (a, b) = (self.eval_node(a, values)?, self.eval_node(b, values)?);
-                match op {
-                    BinOp::Add => a + b,
-                    BinOp::Sub => a - b,
-                    BinOp::Mul => a * b,
-                    BinOp::Div if b == 0.0 => {
-                        return Err(EvalError::DivisionByZero(self.text.clone()))
-                    }
-                    BinOp::Div => a / b,
-                }
+/// Emits `node` in postfix order, tracking the stack depth it needs.
+fn compile(
+    node: &Node,
+    out: &mut Vec<Instr>,
+    params: &mut Vec<usize>,
+    depth: &mut usize,
+    max_depth: &mut usize,
+) {
+    match node {
+        Node::Num(x) => {
+            out.push(Instr::Const(*x));
+            *depth += 1;
+        }
+        Node::Param(i) => {
+            params.push(*i);
+            out.push(Instr::Param(*i));
+            *depth += 1;
+        }
+        Node::Neg(a) => {
+            compile(a, out, params, depth, max_depth);
+            out.push(Instr::Neg);
+        }
+        Node::Bin(op, a, b) => {
+            compile(a, out, params, depth, max_depth);
+            compile(b, out, params, depth, max_depth);
+            out.push(Instr::Bin(*op));
+            *depth -= 1;
+        }
+        Node::Call(func, args) => {
+            for a in args {
+                compile(a, out, params, depth, max_depth);
             }
-            Node::Call(func, args) => {
-                let mut vals = args.iter().map(|a| self.eval_node(a, values));
-                match func {
-                    Func::Ceil => vals.next().unwrap_or(Ok(f64::NAN))?.ceil(),
-                    Func::Floor => vals.next().unwrap_or(Ok(f64::NAN))?.floor(),
-                    Func::Min => vals.try_fold(f64::INFINITY, |acc, v| v.map(|v| acc.min(v)))?,
-                    Func::Max => {
-                        vals.try_fold(f64::NEG_INFINITY, |acc, v| v.map(|v| acc.max(v)))?
-                    }
-                }
-            }
-        })
+            out.push(match func {
+                Func::Ceil => Instr::Ceil,
+                Func::Floor => Instr::Floor,
+                Func::Min => Instr::Min(args.len()),
+                Func::Max => Instr::Max(args.len()),
+            });
+            *depth -= args.len() - 1;
+        }
     }
+    *max_depth = (*max_depth).max(*depth);
 }
 
 impl fmt::Display for Expr {

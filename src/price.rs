@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::chip::Chip;
 use crate::dtype::{DType, RoleDTypes};
 use crate::scenario::{Mode, Scenario};
-use crate::workload::{EvaluatedStep, OpKind, OpWork, Ref, Workload};
+use crate::workload::{Evaluation, Kernel, Workload};
 use crate::Error;
 
 /// Which limit sets a kernel's time.
@@ -125,84 +125,48 @@ pub struct StepReport {
     pub summary: StepSummary,
 }
 
-/// Prices `scenario` of `workload` on `chip`.
+/// One kernel's numbers for one scenario, before names are attached.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelCost {
+    pub count: u64,
+    pub flops: f64,
+    pub bytes: f64,
+    pub compute_dtype: DType,
+    pub unit: Unit,
+    pub compute_time_s: f64,
+    pub memory_time_s: f64,
+    pub time_s: f64,
+    pub bound: Bound,
+}
+
+/// Prices `scenario` of `workload` on `chip`: every kernel with its name, and the totals.
 pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<StepReport, Error> {
-    let values = workload.param_values(&scenario.overrides)?;
-    let step = workload.evaluate(values)?;
+    let mut ev = workload.new_evaluation();
+    let mut costs = Vec::new();
+    let summary = price_step(workload, chip, scenario, &mut ev, &mut costs)?;
     let plan = &workload.fusion_plans[scenario.fusion];
-
-    let mut group_of = vec![None; workload.ops.len()];
-    for (g, members) in plan.groups.iter().enumerate() {
-        for &m in members {
-            group_of[m] = Some(g);
-        }
-    }
-    let mut prices = Vec::new();
-    let mut mfu_time_s = 0.0;
-    let mut emitted = vec![false; plan.groups.len()];
-    for (op, group) in group_of.iter().enumerate() {
-        let single = [op];
-        let members: &[usize] = match *group {
-            Some(g) if emitted[g] => continue,
-            Some(g) => {
-                emitted[g] = true;
-                &plan.groups[g]
-            }
-            None => &single,
-        };
-        let (price, mfu_s) = price_kernel(workload, chip, &step, &scenario.dtypes, members)?;
-        mfu_time_s += mfu_s * price.count as f64;
-        prices.push(price);
-    }
-
-    let mut summary = StepSummary {
-        step_time_s: 0.0,
-        flops: 0.0,
-        bytes: 0.0,
-        intensity_flop_per_byte: 0.0,
-        attained_flop_per_s: 0.0,
-        mfu: 0.0,
-        mbu: 0.0,
-        kernels: 0,
-        tokens_per_step: step.tokens_per_step,
-        tokens_per_s: None,
-        compute_bound_share: 0.0,
-        memory_bound_share: 0.0,
-        weight_bytes: 0.0,
-        kv_bytes: 0.0,
-        fits: false,
-    };
-    let mut compute_bound_s = 0.0;
-    for p in &prices {
-        let n = p.count as f64;
-        summary.step_time_s += p.time_s * n;
-        summary.flops += p.flops * n;
-        summary.bytes += p.bytes * n;
-        summary.kernels += p.count;
-        if p.bound == Bound::Compute {
-            compute_bound_s += p.time_s * n;
-        }
-    }
-    let t = summary.step_time_s;
-    for p in &mut prices {
-        p.share = p.time_s * p.count as f64 / t;
-    }
-    summary.intensity_flop_per_byte = summary.flops / summary.bytes;
-    summary.attained_flop_per_s = summary.flops / t;
-    summary.mfu = mfu_time_s / t;
-    summary.mbu = summary.bytes / (t * chip.bandwidth_bytes_per_s);
-    summary.compute_bound_share = compute_bound_s / t;
-    summary.memory_bound_share = 1.0 - summary.compute_bound_share;
-    summary.tokens_per_s = step.tokens_per_step.map(|n| n / t);
-    (summary.weight_bytes, summary.kv_bytes) = workload.resident_bytes(&step, &scenario.dtypes)?;
-    summary.fits = summary.weight_bytes + summary.kv_bytes <= chip.capacity_bytes;
-    if !t.is_finite() || !summary.bytes.is_finite() || !summary.flops.is_finite() {
-        return Err(Error::Scenario(format!(
-            "the step's totals overflow (time {t} s, {} FLOPs, {} bytes): check the params",
-            summary.flops, summary.bytes
-        )));
-    }
-
+    let prices = plan
+        .kernels
+        .iter()
+        .zip(&costs)
+        .map(|(kernel, cost)| Price {
+            name: kernel.name.clone(),
+            block: workload.blocks[kernel.block].name.clone(),
+            kind: kernel.kind,
+            count: cost.count,
+            flops: cost.flops,
+            bytes: cost.bytes,
+            intensity_flop_per_byte: cost.flops / cost.bytes,
+            compute_dtype: cost.compute_dtype,
+            unit: cost.unit,
+            compute_time_s: cost.compute_time_s,
+            memory_time_s: cost.memory_time_s,
+            time_s: cost.time_s,
+            bound: cost.bound,
+            attainable_flop_per_s: cost.flops / cost.time_s,
+            share: cost.time_s * cost.count as f64 / summary.step_time_s,
+        })
+        .collect();
     Ok(StepReport {
         workload: workload.id.clone(),
         workload_name: workload.name.clone(),
@@ -215,7 +179,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             .params
             .iter()
             .map(|p| p.name.clone())
-            .zip(step.params.iter().copied())
+            .zip(ev.params.iter().copied())
             .collect(),
         dtypes: scenario.dtypes,
         prices,
@@ -223,119 +187,137 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
     })
 }
 
-/// The type `work` computes in: the widest of its operands (and, for vector work, its output).
-fn compute_dtype(work: &OpWork, dtypes: &RoleDTypes) -> DType {
-    let mut types = work.reads.iter().map(|r| dtypes.get(r.role));
-    let first = types.next().unwrap_or(dtypes.activation);
-    let dtype = types.fold(first, DType::compute_with);
-    if work.matrix_unit {
-        dtype
-    } else {
-        dtype.compute_with(dtypes.get(work.out_role))
+/// Prices `scenario` into reusable buffers: `ev` (from [`Workload::new_evaluation`]) is left
+/// holding the scenario's numbers and `costs` one entry per kernel of the scenario's fusion
+/// plan. Allocates nothing once the buffers have grown to size; a sweep calls this per scenario.
+pub fn price_step(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    ev: &mut Evaluation,
+    costs: &mut Vec<KernelCost>,
+) -> Result<StepSummary, Error> {
+    workload.evaluate(&scenario.overrides, ev)?;
+    let plan = &workload.fusion_plans[scenario.fusion];
+    costs.clear();
+    let mut step_time_s = 0.0;
+    let mut flops = 0.0;
+    let mut bytes = 0.0;
+    let mut kernels = 0;
+    let mut compute_bound_s = 0.0;
+    let mut mfu_time_s = 0.0;
+    for kernel in &plan.kernels {
+        let (cost, mfu_s) = price_kernel(workload, chip, ev, &scenario.dtypes, kernel)?;
+        let n = cost.count as f64;
+        step_time_s += cost.time_s * n;
+        flops += cost.flops * n;
+        bytes += cost.bytes * n;
+        kernels += cost.count;
+        mfu_time_s += mfu_s * n;
+        if cost.bound == Bound::Compute {
+            compute_bound_s += cost.time_s * n;
+        }
+        costs.push(cost);
     }
+    if !(step_time_s.is_finite() && flops.is_finite() && bytes.is_finite()) {
+        return Err(Error::Scenario(format!(
+            "the step's totals overflow ({step_time_s} s, {flops} FLOPs, {bytes} bytes): check the params"
+        )));
+    }
+    let t = step_time_s;
+    let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, &scenario.dtypes);
+    Ok(StepSummary {
+        step_time_s: t,
+        flops,
+        bytes,
+        intensity_flop_per_byte: flops / bytes,
+        attained_flop_per_s: flops / t,
+        mfu: mfu_time_s / t,
+        mbu: bytes / (t * chip.bandwidth_bytes_per_s),
+        kernels,
+        tokens_per_step: ev.tokens_per_step,
+        tokens_per_s: ev.tokens_per_step.map(|n| n / t),
+        compute_bound_share: compute_bound_s / t,
+        memory_bound_share: 1.0 - compute_bound_s / t,
+        weight_bytes,
+        kv_bytes,
+        fits: weight_bytes + kv_bytes <= chip.capacity_bytes,
+    })
 }
 
-/// Prices one kernel made of `members` (op indices, one block); also returns the seconds its
-/// FLOPs would take at the MFU reference peaks.
+/// Prices one kernel; also returns the seconds its FLOPs would take at the MFU reference
+/// peaks.
 fn price_kernel(
     workload: &Workload,
     chip: &Chip,
-    step: &EvaluatedStep,
+    ev: &Evaluation,
     dtypes: &RoleDTypes,
-    members: &[usize],
-) -> Result<(Price, f64), Error> {
+    kernel: &Kernel,
+) -> Result<(KernelCost, f64), Error> {
     let mut flops = 0.0;
     let mut compute_time_s = 0.0;
     let mut mfu_time_s = 0.0;
-    let mut units = (false, false);
+    let (mut matrix, mut vector) = (false, false);
     let mut main: Option<(f64, DType)> = None;
-    let mut reads: Vec<(Ref, f64, f64)> = Vec::new(); // source, elements, bytes per element
-    let mut write_bytes = 0.0;
-    for &i in members {
-        let work = &step.ops[i];
+    for &i in &kernel.members {
         let op = &workload.ops[i];
-        let dtype = compute_dtype(work, dtypes);
-        if work.flops > 0.0 {
+        let op_flops = ev.flops[i];
+        let dtype = op.compute_dtype(dtypes);
+        let on_matrix = op.kind.matrix_unit();
+        if op_flops > 0.0 {
             let unsupported = |reason: String| {
                 Error::Scenario(format!(
                     "op `{}` computes in {dtype}, but chip {reason}",
                     op.name
                 ))
             };
-            let peak = if work.matrix_unit {
+            let peak = if on_matrix {
                 chip.matrix_peak(dtype).map_err(unsupported)?
             } else {
                 chip.vector_peak(dtype).map_err(unsupported)?.1
             };
             let reference = chip.matrix_peak(dtype).unwrap_or(0.0).max(peak);
-            compute_time_s += work.flops / peak;
-            mfu_time_s += work.flops / reference;
+            compute_time_s += op_flops / peak;
+            mfu_time_s += op_flops / reference;
         }
-        flops += work.flops;
-        if main.is_none_or(|(f, _)| work.flops > f) {
-            main = Some((work.flops, dtype));
+        flops += op_flops;
+        if main.is_none_or(|(f, _)| op_flops > f) {
+            main = Some((op_flops, dtype));
         }
-        if work.matrix_unit {
-            units.0 = true;
-        } else {
-            units.1 = true;
-        }
-        for read in &work.reads {
-            if matches!(read.source, Ref::Op(j) if members.contains(&j)) {
-                continue; // made and used inside the kernel: never touches HBM
-            }
-            match reads.iter_mut().find(|(s, _, _)| *s == read.source) {
-                Some(entry) => entry.1 = entry.1.max(read.elements),
-                None => reads.push((read.source, read.elements, dtypes.get(read.role).bytes())),
-            }
-        }
-        let consumers = &workload.consumers[i];
-        if consumers.is_empty() || consumers.iter().any(|c| !members.contains(c)) {
-            write_bytes += work.out_elements * dtypes.get(work.out_role).bytes();
-        }
+        matrix |= on_matrix;
+        vector |= !on_matrix;
     }
-    let bytes = reads.iter().map(|(_, e, b)| e * b).sum::<f64>() + write_bytes;
+    let mut bytes = 0.0;
+    for read in &kernel.reads {
+        let elements = read
+            .slots
+            .iter()
+            .fold(0.0f64, |acc, &s| acc.max(ev.reads[s]));
+        bytes += elements * dtypes.get(read.role).bytes();
+    }
+    for &i in &kernel.writes {
+        bytes += ev.out_elements[i] * dtypes.get(workload.ops[i].out_role).bytes();
+    }
     let memory_time_s = bytes / chip.bandwidth_bytes_per_s;
     let (time_s, bound) = if compute_time_s > memory_time_s {
         (compute_time_s, Bound::Compute)
     } else {
         (memory_time_s, Bound::Memory)
     };
-    let first = &workload.ops[members[0]];
-    let name = members
-        .iter()
-        .map(|&i| workload.ops[i].name.as_str())
-        .collect::<Vec<_>>()
-        .join("+");
-    let kind = if members.len() > 1 {
-        "fused"
-    } else {
-        first.kind.name()
-    };
-    let unit = match units {
-        (true, true) => Unit::Mixed,
-        (true, false) => Unit::Matrix,
-        _ => Unit::Vector,
-    };
-    debug_assert!(!matches!(first.kind, OpKind::Gemm { .. }) || units.0);
-    Ok((
-        Price {
-            name,
-            block: workload.blocks[first.block].name.clone(),
-            kind,
-            count: step.repeats[first.block],
-            flops,
-            bytes,
-            intensity_flop_per_byte: flops / bytes,
-            compute_dtype: main.map_or(dtypes.activation, |(_, d)| d),
-            unit,
-            compute_time_s,
-            memory_time_s,
-            time_s,
-            bound,
-            attainable_flop_per_s: flops / time_s,
-            share: 0.0,
+    let cost = KernelCost {
+        count: ev.repeats[kernel.block],
+        flops,
+        bytes,
+        compute_dtype: main.map_or(dtypes.activation, |(_, d)| d),
+        unit: match (matrix, vector) {
+            (true, true) => Unit::Mixed,
+            (true, false) => Unit::Matrix,
+            _ => Unit::Vector,
         },
-        mfu_time_s,
-    ))
+        compute_time_s,
+        memory_time_s,
+        time_s,
+        bound,
+    };
+    Ok((cost, mfu_time_s))
 }

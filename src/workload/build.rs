@@ -1,0 +1,829 @@
+//! Validation: a parsed workload file becomes a [`Workload`], or every problem found is
+//! reported with its line and field.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_saphyr::Spanned;
+
+use super::file::{BlockFile, OpFile, TensorFile, WorkloadFile};
+use super::{
+    Block, Field, FusionPlan, Input, Kernel, KernelRead, Op, OpKind, Param, ReadSize, Ref, Tensor,
+    Workload,
+};
+use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::dtype::{DType, Role, RoleDTypes};
+use crate::expr::Expr;
+use crate::source::Source;
+use crate::Error;
+
+pub(super) fn build(source: &Source) -> Result<Workload, Error> {
+    let file: WorkloadFile = source.parse().map_err(Error::Invalid)?;
+    Builder {
+        source,
+        problems: Vec::new(),
+        params: file.params.keys().cloned().collect(),
+        exprs: Vec::new(),
+        expr_origins: Vec::new(),
+        interned: HashMap::new(),
+    }
+    .build(file)
+}
+
+struct Builder<'a> {
+    source: &'a Source,
+    problems: Vec<Diagnostic>,
+    /// Param names, in file order.
+    params: Vec<String>,
+    exprs: Vec<Expr>,
+    expr_origins: Vec<Origin>,
+    /// Expression text without spaces -> index into `exprs`.
+    interned: HashMap<String, usize>,
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+const NAME_RULE: &str = "letters, digits, `_`, `-` and `.`, starting with a letter or `_`";
+
+fn op_name(op: &OpFile) -> &Spanned<String> {
+    match op {
+        OpFile::Gemm(g) | OpFile::Gemv(g) => &g.name,
+        OpFile::KvRead(r) => &r.name,
+        OpFile::Elementwise(e) => &e.name,
+    }
+}
+
+fn op_kind(op: &OpFile) -> &'static str {
+    match op {
+        OpFile::Gemm(_) => "gemm",
+        OpFile::Gemv(_) => "gemv",
+        OpFile::KvRead(_) => "kv_read",
+        OpFile::Elementwise(_) => "elementwise",
+    }
+}
+
+impl Builder<'_> {
+    fn problem(&mut self, origin: Origin, message: impl Into<String>) {
+        self.problems.push(self.source.problem(&origin, message));
+    }
+
+    fn compile(&self, text: &str) -> Result<Expr, String> {
+        let params = &self.params;
+        let resolve = |name: &str| -> Result<usize, String> {
+            params.iter().position(|p| p == name).ok_or_else(|| {
+                format!(
+                    "undefined param `{name}`{}; params are declared under `params:`",
+                    did_you_mean(name, params.iter().map(String::as_str))
+                )
+            })
+        };
+        Expr::parse(text, &resolve).map_err(|e| e.to_string())
+    }
+
+    /// Compiles an expression once per distinct text; `None` after recording a problem.
+    fn expr(&mut self, field: &str, value: &Spanned<String>) -> Option<Field> {
+        self.expr_text(&value.value, Origin::of(field, value))
+    }
+
+    fn expr_text(&mut self, text: &str, origin: Origin) -> Option<Field> {
+        let key: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        if let Some(&id) = self.interned.get(&key) {
+            return Some(Field { id, origin });
+        }
+        match self.compile(text) {
+            Ok(expr) => {
+                let id = self.exprs.len();
+                self.exprs.push(expr);
+                self.expr_origins.push(origin.clone());
+                self.interned.insert(key, id);
+                Some(Field { id, origin })
+            }
+            Err(message) => {
+                self.problem(origin, message);
+                None
+            }
+        }
+    }
+
+    /// `Some(None)` when absent, `None` after recording a problem.
+    fn opt_expr(&mut self, field: &str, value: &Option<Spanned<String>>) -> Option<Option<Field>> {
+        match value {
+            None => Some(None),
+            Some(v) => self.expr(field, v).map(Some),
+        }
+    }
+
+    fn role(&mut self, field: &str, value: &Spanned<String>) -> Option<Role> {
+        value
+            .value
+            .parse()
+            .map_err(|e: String| self.problem(Origin::of(field, value), e))
+            .ok()
+    }
+
+    fn tensors(
+        &mut self,
+        prefix: &str,
+        files: &IndexMap<String, TensorFile>,
+        block: Option<usize>,
+        out: &mut Vec<Tensor>,
+    ) {
+        for (name, file) in files {
+            let field = format!("{prefix}tensors.{name}");
+            if !valid_name(name) {
+                self.problem(
+                    Origin::of(format!("{field}.role"), &file.role),
+                    format!("`{name}` is not a valid name ({NAME_RULE})"),
+                );
+            }
+            let role = self.role(&format!("{field}.role"), &file.role);
+            if file.shape.value.is_empty() {
+                self.problem(
+                    Origin::of(format!("{field}.shape"), &file.shape),
+                    "a shape needs at least one dimension",
+                );
+            }
+            let shape: Option<Vec<Field>> = file
+                .shape
+                .value
+                .iter()
+                .enumerate()
+                .map(|(i, d)| self.expr(&format!("{field}.shape[{i}]"), d))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .collect();
+            if let (Some(role), Some(shape)) = (role, shape) {
+                out.push(Tensor {
+                    name: name.clone(),
+                    role,
+                    shape,
+                    block,
+                });
+            }
+        }
+    }
+
+    fn build(mut self, file: WorkloadFile) -> Result<Workload, Error> {
+        let params = self.params_of(&file);
+        let eval_order = if params.len() == self.params.len() {
+            self.param_order(&params)
+        } else {
+            Vec::new()
+        };
+
+        let mut default_dtypes = RoleDTypes::default();
+        for (role, value) in &file.dtypes {
+            match (role.parse::<Role>(), value.value.parse::<DType>()) {
+                (Ok(r), Ok(d)) => default_dtypes.set(r, d),
+                (Err(e), _) | (_, Err(e)) => {
+                    self.problem(Origin::of(format!("dtypes.{role}"), value), e)
+                }
+            }
+        }
+        let tokens_per_step = self
+            .opt_expr("tokens_per_step", &file.tokens_per_step)
+            .flatten();
+        let sequences = self.opt_expr("sequences", &file.sequences).flatten();
+
+        let mut tensors = Vec::new();
+        self.tensors("", &file.tensors, None, &mut tensors);
+        for (b, block) in file.blocks.iter().enumerate() {
+            self.tensors(
+                &format!("blocks[{b}]."),
+                &block.tensors,
+                Some(b),
+                &mut tensors,
+            );
+        }
+        let (names, out_roles) = self.names(&tensors, &file.blocks);
+
+        let mut blocks = Vec::new();
+        let mut ops = Vec::new();
+        let mut slots = 0;
+        let mut block_names = HashSet::new();
+        for (b, block) in file.blocks.iter().enumerate() {
+            if !block_names.insert(block.name.value.clone()) {
+                self.problem(
+                    Origin::of(format!("blocks[{b}].name"), &block.name),
+                    format!("block `{}` is declared twice", block.name.value),
+                );
+            }
+            if block.ops.is_empty() {
+                self.problem(
+                    Origin::of(format!("blocks[{b}].ops"), &block.name),
+                    format!("block `{}` has no ops", block.name.value),
+                );
+            }
+            let repeat = self
+                .opt_expr(&format!("blocks[{b}].repeat"), &block.repeat)
+                .flatten();
+            let first = ops.len();
+            for (o, op) in block.ops.iter().enumerate() {
+                let prefix = format!("blocks[{b}].ops[{o}].{}", op_kind(op));
+                let index = first + o;
+                let inputs = self.inputs(&prefix, op, index, &names, &tensors, &out_roles);
+                let kind = self.kind(&prefix, op);
+                if let (Some(inputs), Some(kind)) = (inputs, kind) {
+                    let start = slots;
+                    slots += inputs.len();
+                    ops.push(Op {
+                        name: op_name(op).value.clone(),
+                        block: b,
+                        kind,
+                        inputs,
+                        out_role: out_roles[index],
+                        slots: start..slots,
+                        origin: Origin::of(format!("{prefix}.name"), op_name(op)),
+                    });
+                } else {
+                    // Keep indices aligned with `names`; the problem is already recorded.
+                    ops.push(Op {
+                        name: op_name(op).value.clone(),
+                        block: b,
+                        kind: OpKind::KvRead {
+                            flops: None,
+                            out: None,
+                        },
+                        inputs: Vec::new(),
+                        out_role: out_roles[index],
+                        slots: slots..slots,
+                        origin: Origin::default(),
+                    });
+                }
+            }
+            blocks.push(Block {
+                name: block.name.value.clone(),
+                repeat,
+                ops: first..ops.len(),
+            });
+        }
+        if file.blocks.is_empty() {
+            self.problem(
+                Origin::of("name", &file.name),
+                "a workload needs at least one block with ops under `blocks:`",
+            );
+        }
+        self.check_acyclic(&ops, &[]);
+
+        let consumers = consumers(&ops);
+        let mut fusion_plans = vec![FusionPlan {
+            name: "none".into(),
+            groups: Vec::new(),
+            kernels: kernels(&ops, &[], &consumers),
+        }];
+        for (plan_name, groups) in &file.fusion {
+            if let Some(groups) = self.fusion_plan(plan_name, groups, &names, &ops) {
+                fusion_plans.push(FusionPlan {
+                    name: plan_name.clone(),
+                    kernels: kernels(&ops, &groups, &consumers),
+                    groups,
+                });
+            }
+        }
+        let default_fusion = match &file.default_fusion {
+            None => 0,
+            Some(name) => match fusion_plans.iter().position(|p| p.name == name.value) {
+                Some(i) => i,
+                None => {
+                    let plans: Vec<&str> = fusion_plans.iter().map(|p| p.name.as_str()).collect();
+                    let message = format!(
+                        "no fusion plan `{}`{}; plans: {}",
+                        name.value,
+                        did_you_mean(&name.value, plans.iter().copied()),
+                        plans.join(", ")
+                    );
+                    self.problem(Origin::of("default_fusion", name), message);
+                    0
+                }
+            },
+        };
+        if file.name.value.trim().is_empty() {
+            self.problem(Origin::of("name", &file.name), "must not be empty");
+        }
+
+        if !self.problems.is_empty() {
+            return Err(Error::Invalid(Diagnostics(self.problems)));
+        }
+        Ok(Workload {
+            id: self.source.id.clone(),
+            name: file.name.value.trim().to_owned(),
+            file: self.source.name.clone(),
+            text: Arc::from(self.source.text.as_str()),
+            params,
+            eval_order,
+            exprs: self.exprs,
+            expr_origins: self.expr_origins,
+            default_dtypes,
+            tokens_per_step,
+            sequences,
+            tensors,
+            blocks,
+            ops,
+            slot_count: slots,
+            fusion_plans,
+            default_fusion,
+        })
+    }
+
+    fn params_of(&mut self, file: &WorkloadFile) -> Vec<Param> {
+        let mut params = Vec::new();
+        for (name, value) in &file.params {
+            let origin = Origin::of(format!("params.{name}"), value);
+            if !valid_name(name) || name.contains(['-', '.']) {
+                self.problem(
+                    origin.clone(),
+                    format!("`{name}` is not a valid param name (letters, digits and `_`, starting with a letter or `_`)"),
+                );
+            }
+            match self.compile(&value.value) {
+                Ok(default) => params.push(Param {
+                    name: name.clone(),
+                    default,
+                    origin,
+                }),
+                Err(message) => self.problem(origin, message),
+            }
+        }
+        params
+    }
+
+    /// Every name an op may read (tensors, then ops; names are unique across both), and the
+    /// role of each op's output.
+    fn names(
+        &mut self,
+        tensors: &[Tensor],
+        blocks: &[BlockFile],
+    ) -> (HashMap<String, Ref>, Vec<Role>) {
+        let mut names: HashMap<String, Ref> = HashMap::new();
+        for (i, t) in tensors.iter().enumerate() {
+            if names.insert(t.name.clone(), Ref::Tensor(i)).is_some() {
+                let origin = t
+                    .shape
+                    .first()
+                    .map(|f| f.origin.clone())
+                    .unwrap_or_default();
+                self.problem(origin, format!("tensor `{}` is declared twice", t.name));
+            }
+        }
+        let mut out_roles = Vec::new();
+        for (b, block) in blocks.iter().enumerate() {
+            for (o, op) in block.ops.iter().enumerate() {
+                let name = op_name(op);
+                let field = format!("blocks[{b}].ops[{o}].{}", op_kind(op));
+                if !valid_name(&name.value) {
+                    self.problem(
+                        Origin::of(format!("{field}.name"), name),
+                        format!("`{}` is not a valid op name ({NAME_RULE})", name.value),
+                    );
+                }
+                if names
+                    .insert(name.value.clone(), Ref::Op(out_roles.len()))
+                    .is_some()
+                {
+                    self.problem(
+                        Origin::of(format!("{field}.name"), name),
+                        format!(
+                            "`{}` is already the name of a tensor or op; names must be unique",
+                            name.value
+                        ),
+                    );
+                }
+                let role = match op {
+                    OpFile::Elementwise(e) => match &e.out_role {
+                        Some(r) => self.role(&format!("{field}.out_role"), r),
+                        None => None,
+                    },
+                    _ => None,
+                };
+                out_roles.push(role.unwrap_or(Role::Activation));
+            }
+        }
+        (names, out_roles)
+    }
+
+    fn inputs(
+        &mut self,
+        prefix: &str,
+        op: &OpFile,
+        index: usize,
+        names: &HashMap<String, Ref>,
+        tensors: &[Tensor],
+        out_roles: &[Role],
+    ) -> Option<Vec<Input>> {
+        let no_reads = IndexMap::new();
+        let (of, reads) = match op {
+            OpFile::Gemm(g) | OpFile::Gemv(g) => (&g.of, &no_reads),
+            OpFile::KvRead(r) => (&r.of, &r.reads),
+            OpFile::Elementwise(e) => (&e.of, &e.reads),
+        };
+        let origin = Origin::of(format!("{prefix}.of"), of);
+        let list = of.value.list();
+        if list.is_empty() {
+            self.problem(origin, "an op needs at least one input");
+            return None;
+        }
+        let mut inputs = Vec::new();
+        let mut ok = true;
+        for name in &list {
+            let source = match names.get(*name) {
+                Some(&Ref::Op(j)) if j == index => {
+                    self.problem(origin.clone(), format!("op `{name}` reads its own output"));
+                    ok = false;
+                    continue;
+                }
+                Some(source) => *source,
+                None => {
+                    ok = false;
+                    let message = format!(
+                        "unknown tensor or op `{name}`{}",
+                        did_you_mean(name, names.keys().map(String::as_str))
+                    );
+                    self.problem(origin.clone(), message);
+                    continue;
+                }
+            };
+            let role = match source {
+                Ref::Tensor(t) => tensors[t].role,
+                Ref::Op(j) => out_roles[j],
+                Ref::OwnWeight(_) => Role::Weight,
+            };
+            inputs.push(Input {
+                source,
+                size: ReadSize::Whole,
+                role,
+            });
+        }
+        for (name, value) in reads {
+            let field = format!("{prefix}.reads.{name}");
+            match list.iter().position(|n| n == name) {
+                Some(i) if ok => {
+                    let size = self.expr(&field, value).map(ReadSize::Explicit);
+                    ok &= size.is_some();
+                    inputs[i].size = size.unwrap_or(ReadSize::Whole);
+                }
+                Some(_) => {}
+                None => {
+                    ok = false;
+                    let message = format!(
+                        "`{name}` is not one of this op's inputs ({})",
+                        list.join(", ")
+                    );
+                    self.problem(Origin::of(field, value), message);
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        match op {
+            OpFile::Gemm(_) | OpFile::Gemv(_) => {
+                if inputs.len() > 2 {
+                    let message = format!(
+                        "a {} reads one input (its weight is implied) or two, found {}",
+                        op_kind(op),
+                        inputs.len()
+                    );
+                    self.problem(origin, message);
+                    return None;
+                }
+                inputs[0].size = ReadSize::GemmLeft;
+                if inputs.len() == 1 {
+                    inputs.push(Input {
+                        source: Ref::OwnWeight(index),
+                        size: ReadSize::GemmRight,
+                        role: Role::Weight,
+                    });
+                }
+                inputs[1].size = ReadSize::GemmRight;
+            }
+            OpFile::Elementwise(e) if e.elements.is_none() => {
+                if let (Ref::Op(j), ReadSize::Whole) = (inputs[0].source, &inputs[0].size) {
+                    if j > index {
+                        let message = format!(
+                            "the first input `{}` is an op defined later, so `elements` cannot default to its size; write `elements:`",
+                            list[0]
+                        );
+                        self.problem(origin, message);
+                        return None;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Some(inputs)
+    }
+
+    fn kind(&mut self, prefix: &str, op: &OpFile) -> Option<OpKind> {
+        Some(match op {
+            OpFile::Gemm(g) | OpFile::Gemv(g) => {
+                let gemv = matches!(op, OpFile::Gemv(_));
+                let m = match (&g.m, gemv) {
+                    (Some(m), _) => self.expr(&format!("{prefix}.m"), m),
+                    (None, true) => self.expr_text("1", Origin::of(format!("{prefix}.m"), &g.name)),
+                    (None, false) => {
+                        self.problem(
+                            Origin::of(format!("{prefix}.name"), &g.name),
+                            "missing field `m` (rows of the left matrix)",
+                        );
+                        None
+                    }
+                };
+                let n = self.expr(&format!("{prefix}.n"), &g.n);
+                let k = self.expr(&format!("{prefix}.k"), &g.k);
+                let batch = self.opt_expr(&format!("{prefix}.batch"), &g.batch);
+                OpKind::Gemm {
+                    m: m?,
+                    n: n?,
+                    k: k?,
+                    batch: batch?,
+                    gemv,
+                }
+            }
+            OpFile::KvRead(r) => {
+                let flops = self.opt_expr(&format!("{prefix}.flops"), &r.flops);
+                let out = self.opt_expr(&format!("{prefix}.out"), &r.out);
+                OpKind::KvRead {
+                    flops: flops?,
+                    out: out?,
+                }
+            }
+            OpFile::Elementwise(e) => {
+                let elements = self.opt_expr(&format!("{prefix}.elements"), &e.elements);
+                let per_element =
+                    self.expr(&format!("{prefix}.flops_per_element"), &e.flops_per_element);
+                let out = self.opt_expr(&format!("{prefix}.out"), &e.out);
+                OpKind::Elementwise {
+                    elements: elements?,
+                    flops_per_element: per_element?,
+                    out: out?,
+                }
+            }
+        })
+    }
+
+    fn fusion_plan(
+        &mut self,
+        plan_name: &str,
+        groups: &Spanned<Vec<Vec<String>>>,
+        names: &HashMap<String, Ref>,
+        ops: &[Op],
+    ) -> Option<Vec<Vec<usize>>> {
+        let origin = Origin::of(format!("fusion.{plan_name}"), groups);
+        let before = self.problems.len();
+        if !valid_name(plan_name) {
+            self.problem(
+                origin.clone(),
+                format!("`{plan_name}` is not a valid plan name ({NAME_RULE})"),
+            );
+        }
+        let mut plan = Vec::new();
+        let mut seen = HashSet::new();
+        for group in &groups.value {
+            let mut members = Vec::new();
+            for op in group {
+                match names.get(op.as_str()) {
+                    Some(Ref::Op(i)) => {
+                        if !seen.insert(*i) {
+                            self.problem(
+                                origin.clone(),
+                                format!(
+                                    "op `{op}` is in more than one group of plan `{plan_name}`"
+                                ),
+                            );
+                        }
+                        members.push(*i);
+                    }
+                    Some(_) => self.problem(
+                        origin.clone(),
+                        format!("`{op}` is a tensor, not an op; fusion groups list ops"),
+                    ),
+                    None => {
+                        let message = format!(
+                            "fusion plan `{plan_name}` names unknown op `{op}`{}",
+                            did_you_mean(op, ops.iter().map(|o| o.name.as_str()))
+                        );
+                        self.problem(origin.clone(), message);
+                    }
+                }
+            }
+            if group.is_empty() {
+                self.problem(origin.clone(), "a fusion group needs at least one op");
+            }
+            if members
+                .windows(2)
+                .any(|w| ops[w[0]].block != ops[w[1]].block)
+            {
+                self.problem(
+                    origin.clone(),
+                    format!("a group of plan `{plan_name}` spans blocks; ops fused into one kernel must repeat together"),
+                );
+            }
+            members.sort_unstable();
+            members.dedup();
+            plan.push(members);
+        }
+        if plan_name == "none" {
+            if !plan.is_empty() {
+                self.problem(origin, "plan `none` means no fusion and must be empty");
+            }
+            return None;
+        }
+        if self.problems.len() > before {
+            return None;
+        }
+        self.check_acyclic(ops, &plan);
+        Some(plan)
+    }
+
+    /// Orders params so each follows those its default reads; reports a cycle.
+    fn param_order(&mut self, params: &[Param]) -> Vec<usize> {
+        let deps: Vec<&[usize]> = params.iter().map(|p| p.default.params()).collect();
+        match topological_order(&deps) {
+            Ok(order) => order,
+            Err(cycle) => {
+                let names: Vec<&str> = cycle.iter().map(|&i| params[i].name.as_str()).collect();
+                let p = &params[cycle[0]];
+                self.problem(
+                    p.origin.clone(),
+                    format!(
+                        "params depend on each other in a cycle: {}",
+                        names.join(" -> ")
+                    ),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Reports a cycle among ops, with each group of `groups` taken as one node.
+    fn check_acyclic(&mut self, ops: &[Op], groups: &[Vec<usize>]) {
+        let mut node_of: Vec<usize> = (0..ops.len()).collect();
+        for (g, members) in groups.iter().enumerate() {
+            for &m in members {
+                node_of[m] = ops.len() + g;
+            }
+        }
+        // deps[n]: the nodes whose output node n reads.
+        let mut deps = vec![Vec::new(); ops.len() + groups.len()];
+        for (i, op) in ops.iter().enumerate() {
+            for input in &op.inputs {
+                if let Ref::Op(j) = input.source {
+                    if node_of[j] != node_of[i] {
+                        deps[node_of[i]].push(node_of[j]);
+                    }
+                }
+            }
+        }
+        let deps: Vec<&[usize]> = deps.iter().map(Vec::as_slice).collect();
+        if let Err(cycle) = topological_order(&deps) {
+            let op = |n: usize| {
+                if n < ops.len() {
+                    n
+                } else {
+                    groups[n - ops.len()][0]
+                }
+            };
+            let names: Vec<&str> = cycle.iter().map(|&n| ops[op(n)].name.as_str()).collect();
+            let message = if groups.is_empty() {
+                format!("the ops read each other in a cycle: {}", names.join(" -> "))
+            } else {
+                format!(
+                    "a fusion group would read its own output through an op outside it ({}), so it cannot be one kernel",
+                    names.join(" -> ")
+                )
+            };
+            self.problem(ops[op(cycle[0])].origin.clone(), message);
+        }
+    }
+}
+
+/// Orders nodes so each follows its dependencies, or returns a cycle (nodes in order).
+fn topological_order(deps: &[&[usize]]) -> Result<Vec<usize>, Vec<usize>> {
+    let mut order = Vec::with_capacity(deps.len());
+    let mut state = vec![0u8; deps.len()]; // 0 new, 1 on the path, 2 done
+    for start in 0..deps.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut path = vec![(start, 0usize)];
+        state[start] = 1;
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            if let Some(&dep) = deps[node].get(*next) {
+                *next += 1;
+                match state[dep] {
+                    0 => {
+                        state[dep] = 1;
+                        path.push((dep, 0));
+                    }
+                    1 => {
+                        let from = path.iter().position(|(n, _)| *n == dep).unwrap_or(0);
+                        return Err(path[from..].iter().map(|(n, _)| *n).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                state[node] = 2;
+                order.push(node);
+                path.pop();
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// For each op, the ops that read its output.
+fn consumers(ops: &[Op]) -> Vec<Vec<usize>> {
+    let mut consumers = vec![Vec::new(); ops.len()];
+    for (i, op) in ops.iter().enumerate() {
+        for input in &op.inputs {
+            if let Ref::Op(j) = input.source {
+                if !consumers[j].contains(&i) {
+                    consumers[j].push(i);
+                }
+            }
+        }
+    }
+    consumers
+}
+
+/// Cuts the ops into kernels: each group one kernel, every other op alone.
+fn kernels(ops: &[Op], groups: &[Vec<usize>], consumers: &[Vec<usize>]) -> Vec<Kernel> {
+    let mut group_of = vec![None; ops.len()];
+    for (g, members) in groups.iter().enumerate() {
+        for &m in members {
+            group_of[m] = Some(g);
+        }
+    }
+    let mut emitted = vec![false; groups.len()];
+    let mut kernels = Vec::new();
+    for (op, group) in group_of.iter().enumerate() {
+        let members = match *group {
+            Some(g) if emitted[g] => continue,
+            Some(g) => {
+                emitted[g] = true;
+                groups[g].clone()
+            }
+            None => vec![op],
+        };
+        let mut reads: Vec<(Ref, KernelRead)> = Vec::new();
+        let mut writes = Vec::new();
+        for &i in &members {
+            for (input, slot) in ops[i].inputs.iter().zip(ops[i].slots.clone()) {
+                if matches!(input.source, Ref::Op(j) if members.contains(&j)) {
+                    continue; // made and used inside the kernel: never touches HBM
+                }
+                match reads.iter_mut().find(|(s, _)| *s == input.source) {
+                    Some((_, read)) => read.slots.push(slot),
+                    None => reads.push((
+                        input.source,
+                        KernelRead {
+                            role: input.role,
+                            slots: vec![slot],
+                        },
+                    )),
+                }
+            }
+            if consumers[i].is_empty() || consumers[i].iter().any(|c| !members.contains(c)) {
+                writes.push(i);
+            }
+        }
+        let name = members
+            .iter()
+            .map(|&i| ops[i].name.as_str())
+            .collect::<Vec<_>>()
+            .join("+");
+        kernels.push(Kernel {
+            name,
+            kind: if members.len() > 1 {
+                "fused"
+            } else {
+                ops[members[0]].kind.name()
+            },
+            block: ops[members[0]].block,
+            reads: reads.into_iter().map(|(_, read)| read).collect(),
+            writes,
+            members,
+        });
+    }
+    kernels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::topological_order;
+
+    #[test]
+    fn orders_dependencies_first_and_finds_cycles() {
+        let deps: [&[usize]; 3] = [&[1], &[2], &[]];
+        assert_eq!(topological_order(&deps), Ok(vec![2, 1, 0]));
+        let cyclic: [&[usize]; 3] = [&[1], &[2], &[0]];
+        assert_eq!(topological_order(&cyclic), Err(vec![0, 1, 2]));
+    }
+}

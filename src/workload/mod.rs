@@ -1,0 +1,491 @@
+//! One model step as a graph: params with defaults, tensors that live in HBM, ops grouped in
+//! blocks that repeat, and named fusion plans. The file is parsed in `file`, validated in
+//! `build`; what comes out is a [`Workload`] whose expressions are compiled and shared, whose
+//! names are resolved, which has no cycle, and whose fusion plans are already cut into kernels.
+//!
+//! Evaluating a workload for one set of param values fills an [`Evaluation`]: flat arrays of
+//! numbers that are reused from one scenario to the next, so a sweep allocates nothing per
+//! scenario.
+
+mod build;
+mod file;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::dtype::{DType, Role, RoleDTypes};
+use crate::expr::Expr;
+use crate::source::Source;
+use crate::Error;
+
+/// A use of a shared expression, and the place in the file it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Index into [`Workload::exprs`].
+    pub id: usize,
+    pub origin: Origin,
+}
+
+/// A named number the file's expressions use; `--set` overrides its default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    /// A number, or an expression over other params.
+    pub default: Expr,
+    pub origin: Origin,
+}
+
+/// A tensor that lives in HBM before the step starts (weights, KV cache, inputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    pub name: String,
+    pub role: Role,
+    pub shape: Vec<Field>,
+    /// The block it belongs to (one copy per repeat), or `None` for the whole step.
+    pub block: Option<usize>,
+}
+
+/// A run of ops executed `repeat` times (the layers of a model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub name: String,
+    pub repeat: Option<Field>,
+    /// Indices into [`Workload::ops`].
+    pub ops: Range<usize>,
+}
+
+/// What an op reads: a declared tensor, another op's output, or a GEMM's own weight matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ref {
+    Tensor(usize),
+    Op(usize),
+    /// The `[k x n]` weight (per batch entry) of the GEMM with this op index, implied when the
+    /// GEMM names only one input.
+    OwnWeight(usize),
+}
+
+/// How many elements an op reads of one input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadSize {
+    /// The whole input: a tensor's shape, or the producing op's output.
+    Whole,
+    /// As many as the expression says (`reads: {name: elements}`).
+    Explicit(Field),
+    /// A GEMM's left matrix: `batch x m x k`.
+    GemmLeft,
+    /// A GEMM's right matrix: `batch x k x n`.
+    GemmRight,
+}
+
+/// One input of an op.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub source: Ref,
+    pub size: ReadSize,
+    /// The role of what is read, which decides its data type.
+    pub role: Role,
+}
+
+/// The kind of work an op does, with its dimensions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpKind {
+    /// `batch` independent `[m x k] x [k x n]` products. `gemv` is the same with `m` small.
+    Gemm {
+        m: Field,
+        n: Field,
+        k: Field,
+        batch: Option<Field>,
+        gemv: bool,
+    },
+    /// A read of stored tensors (the KV cache) with `flops` of matrix-unit work, writing `out`
+    /// elements.
+    KvRead {
+        flops: Option<Field>,
+        out: Option<Field>,
+    },
+    /// `elements x flops_per_element` of vector work, writing `out` elements.
+    Elementwise {
+        elements: Option<Field>,
+        flops_per_element: Field,
+        out: Option<Field>,
+    },
+}
+
+impl OpKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Gemm { gemv: false, .. } => "gemm",
+            OpKind::Gemm { gemv: true, .. } => "gemv",
+            OpKind::KvRead { .. } => "kv_read",
+            OpKind::Elementwise { .. } => "elementwise",
+        }
+    }
+
+    /// Whether the op's FLOPs run on the matrix unit (else the vector unit).
+    pub fn matrix_unit(&self) -> bool {
+        !matches!(self, OpKind::Elementwise { .. })
+    }
+}
+
+/// One kernel's worth of work; its output is a tensor named after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    pub name: String,
+    pub block: usize,
+    pub kind: OpKind,
+    pub inputs: Vec<Input>,
+    /// The role of the output.
+    pub out_role: Role,
+    /// Indices of this op's inputs in [`Evaluation::reads`].
+    pub slots: Range<usize>,
+    pub origin: Origin,
+}
+
+impl Op {
+    /// The roles whose types decide the op's compute type: its inputs', and for vector work
+    /// its output's too.
+    pub fn operand_roles(&self) -> impl Iterator<Item = Role> + '_ {
+        let out = (!self.kind.matrix_unit()).then_some(self.out_role);
+        self.inputs.iter().map(|i| i.role).chain(out)
+    }
+
+    /// The type the op computes in under `dtypes`: the widest of its operands.
+    pub fn compute_dtype(&self, dtypes: &RoleDTypes) -> DType {
+        let mut roles = self.operand_roles().map(|r| dtypes.get(r));
+        let first = roles.next().unwrap_or(dtypes.activation);
+        roles.fold(first, DType::compute_with)
+    }
+}
+
+/// One launch: a single op, or a fused group of ops from one block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// The op's name, or the fused ops' names joined by `+`.
+    pub name: String,
+    /// `gemm`, `gemv`, `kv_read`, `elementwise`, or `fused`.
+    pub kind: &'static str,
+    pub block: usize,
+    /// Op indices, in file order.
+    pub members: Vec<usize>,
+    /// What crosses the boundary inward, one entry per source read (a source read by several
+    /// members is read once, at the largest size any member reads).
+    pub reads: Vec<KernelRead>,
+    /// Members whose output is written to HBM: read outside the kernel, or by nobody.
+    pub writes: Vec<usize>,
+}
+
+/// One source a kernel reads from HBM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelRead {
+    pub role: Role,
+    /// Read slots of the members that read this source.
+    pub slots: Vec<usize>,
+}
+
+/// A named way to group ops into kernels; ops in no group run alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusionPlan {
+    pub name: String,
+    /// Groups of op indices; each group is one kernel.
+    pub groups: Vec<Vec<usize>>,
+    /// Every kernel of the step under this plan, in the order of their first op.
+    pub kernels: Vec<Kernel>,
+}
+
+/// A validated workload.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// File stem (`llama-3.1-70b`).
+    pub id: String,
+    pub name: String,
+    /// The file as errors name it.
+    pub file: String,
+    text: Arc<str>,
+    pub params: Vec<Param>,
+    /// Params in an order where each comes after those its default reads.
+    eval_order: Vec<usize>,
+    /// Every distinct expression of the file other than param defaults, evaluated once per
+    /// scenario however many fields use it.
+    pub exprs: Vec<Expr>,
+    /// Where each expression is first used, for errors.
+    expr_origins: Vec<Origin>,
+    pub default_dtypes: RoleDTypes,
+    pub tokens_per_step: Option<Field>,
+    /// Sequences in the step (each gets `tokens_per_step / sequences` tokens).
+    pub sequences: Option<Field>,
+    pub tensors: Vec<Tensor>,
+    pub blocks: Vec<Block>,
+    pub ops: Vec<Op>,
+    /// Read slots in all.
+    slot_count: usize,
+    /// The plans, `none` (no fusion) first.
+    pub fusion_plans: Vec<FusionPlan>,
+    pub default_fusion: usize,
+}
+
+/// The numbers of one scenario, in flat arrays indexed like the workload's params,
+/// expressions, blocks, ops and read slots. Reuse one per thread across scenarios.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evaluation {
+    pub params: Vec<f64>,
+    pub exprs: Vec<f64>,
+    /// Elements of each declared tensor.
+    pub tensors: Vec<f64>,
+    pub repeats: Vec<u64>,
+    pub flops: Vec<f64>,
+    pub out_elements: Vec<f64>,
+    /// Elements each op reads of each input.
+    pub reads: Vec<f64>,
+    pub tokens_per_step: Option<f64>,
+    pub sequences: Option<f64>,
+}
+
+/// Largest repeat count accepted for a block.
+pub const MAX_REPEAT: f64 = 1e9;
+
+impl Workload {
+    /// Parses and validates a workload file; every problem found is reported.
+    pub fn load(source: &Source) -> Result<Workload, Error> {
+        build::build(source)
+    }
+
+    fn problem(&self, origin: &Origin, message: impl Into<String>) -> Error {
+        Error::Invalid(Diagnostics(vec![Diagnostic::at(
+            &self.file,
+            Some(&self.text),
+            origin,
+            message,
+        )]))
+    }
+
+    /// Index of the param called `name`.
+    pub fn param_index(&self, name: &str) -> Result<usize, Error> {
+        self.params
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                Error::Scenario(format!(
+                    "workload `{}` has no param `{name}`{}; its params: {}",
+                    self.id,
+                    did_you_mean(name, names.iter().copied()),
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// Index of the fusion plan called `name`.
+    pub fn fusion_index(&self, name: &str) -> Result<usize, Error> {
+        self.fusion_plans
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.fusion_plans.iter().map(|p| p.name.as_str()).collect();
+                Error::Scenario(format!(
+                    "workload `{}` has no fusion plan `{name}`{}; its plans: {}",
+                    self.id,
+                    did_you_mean(name, names.iter().copied()),
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// An evaluation sized for this workload, to be filled by [`Workload::evaluate`].
+    pub fn new_evaluation(&self) -> Evaluation {
+        Evaluation {
+            params: vec![0.0; self.params.len()],
+            exprs: vec![0.0; self.exprs.len()],
+            tensors: vec![0.0; self.tensors.len()],
+            repeats: vec![1; self.blocks.len()],
+            flops: vec![0.0; self.ops.len()],
+            out_elements: vec![0.0; self.ops.len()],
+            reads: vec![0.0; self.slot_count],
+            tokens_per_step: None,
+            sequences: None,
+        }
+    }
+
+    /// Evaluates the step for the param values `overrides` sets (later entries win) and the
+    /// defaults of the rest, into `ev` (from [`Workload::new_evaluation`]).
+    pub fn evaluate(&self, overrides: &[(usize, f64)], ev: &mut Evaluation) -> Result<(), Error> {
+        for &i in &self.eval_order {
+            ev.params[i] = match overrides.iter().rev().find(|(j, _)| *j == i) {
+                Some(&(_, v)) => v,
+                None => {
+                    let p = &self.params[i];
+                    p.default
+                        .eval(&ev.params)
+                        .map_err(|e| self.problem(&p.origin, e.to_string()))?
+                }
+            };
+        }
+        for (k, expr) in self.exprs.iter().enumerate() {
+            ev.exprs[k] = expr
+                .eval(&ev.params)
+                .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
+        }
+        for (t, tensor) in self.tensors.iter().enumerate() {
+            let mut elements = 1.0;
+            for d in &tensor.shape {
+                elements *= self.dim(d, ev)?;
+            }
+            ev.tensors[t] = elements;
+        }
+        for (b, block) in self.blocks.iter().enumerate() {
+            ev.repeats[b] = match &block.repeat {
+                None => 1,
+                Some(field) => {
+                    let r = ev.exprs[field.id];
+                    if !(r >= 1.0 && r.fract() == 0.0 && r <= MAX_REPEAT) {
+                        return Err(self.problem(
+                            &field.origin,
+                            format!(
+                                "`{}` is {r}; a repeat count must be a whole number from 1 to {MAX_REPEAT:e}",
+                                self.exprs[field.id]
+                            ),
+                        ));
+                    }
+                    r as u64
+                }
+            };
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            self.evaluate_op(i, op, ev)?;
+        }
+        // Reads of whole op outputs, now that every output is known (an op may read an op
+        // defined after it).
+        for op in &self.ops {
+            for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
+                if let (Ref::Op(j), ReadSize::Whole) = (input.source, &input.size) {
+                    ev.reads[slot] = ev.out_elements[j];
+                }
+            }
+        }
+        ev.tokens_per_step = match &self.tokens_per_step {
+            Some(f) => Some(self.dim(f, ev)?),
+            None => None,
+        };
+        ev.sequences = match &self.sequences {
+            Some(f) => Some(self.dim(f, ev)?),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// A dimension's value, which must be > 0.
+    fn dim(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
+        let v = ev.exprs[field.id];
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.problem(
+                &field.origin,
+                format!(
+                    "`{}` is {v}; a dimension must be greater than zero",
+                    self.exprs[field.id]
+                ),
+            ))
+        }
+    }
+
+    /// An amount of work (FLOPs, elements written), which must be >= 0.
+    fn amount(&self, field: &Option<Field>, ev: &Evaluation) -> Result<f64, Error> {
+        let Some(field) = field else { return Ok(0.0) };
+        let v = ev.exprs[field.id];
+        if v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.problem(
+                &field.origin,
+                format!("`{}` is {v}; it must not be negative", self.exprs[field.id]),
+            ))
+        }
+    }
+
+    fn evaluate_op(&self, index: usize, op: &Op, ev: &mut Evaluation) -> Result<(), Error> {
+        let (mut left, mut right) = (0.0, 0.0);
+        let (flops, out) = match &op.kind {
+            OpKind::Gemm { m, n, k, batch, .. } => {
+                let (m, n, k) = (self.dim(m, ev)?, self.dim(n, ev)?, self.dim(k, ev)?);
+                let batch = match batch {
+                    Some(b) => self.dim(b, ev)?,
+                    None => 1.0,
+                };
+                // Each matrix once: A is [m x k], B is [k x n], C is [m x n], per batch entry.
+                (left, right) = (batch * m * k, batch * k * n);
+                (2.0 * batch * m * n * k, batch * m * n)
+            }
+            OpKind::KvRead { flops, out } => (self.amount(flops, ev)?, self.amount(out, ev)?),
+            OpKind::Elementwise {
+                elements,
+                flops_per_element,
+                out,
+            } => {
+                let n = match elements {
+                    Some(e) => self.dim(e, ev)?,
+                    // `build` made sure the first input is a tensor or an earlier op.
+                    None => match op.inputs[0].source {
+                        Ref::Tensor(t) => ev.tensors[t],
+                        Ref::Op(j) => ev.out_elements[j],
+                        Ref::OwnWeight(_) => 0.0,
+                    },
+                };
+                let out = match out {
+                    Some(_) => self.amount(out, ev)?,
+                    None => n,
+                };
+                let per_element = ev.exprs[flops_per_element.id];
+                if per_element < 0.0 {
+                    return Err(self.problem(
+                        &flops_per_element.origin,
+                        format!("`{per_element}` FLOPs per element must not be negative"),
+                    ));
+                }
+                (n * per_element, out)
+            }
+        };
+        if !flops.is_finite() || !out.is_finite() {
+            return Err(self.problem(
+                &op.origin,
+                format!("op `{}`: its FLOPs or output size overflow", op.name),
+            ));
+        }
+        ev.flops[index] = flops;
+        ev.out_elements[index] = out;
+        for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
+            ev.reads[slot] = match (&input.size, input.source) {
+                (ReadSize::GemmLeft, _) => left,
+                (ReadSize::GemmRight, _) => right,
+                (ReadSize::Explicit(field), _) => self.dim(field, ev)?,
+                (ReadSize::Whole, Ref::Tensor(t)) => ev.tensors[t],
+                (ReadSize::Whole, _) => f64::NAN, // an op's output: settled after all ops
+            };
+        }
+        Ok(())
+    }
+
+    /// Bytes of weights and KV cache resident in HBM under `dtypes`: declared tensors and
+    /// implied GEMM weights, each block's counted once per repeat.
+    pub fn resident_bytes(&self, ev: &Evaluation, dtypes: &RoleDTypes) -> (f64, f64) {
+        let mut weight = 0.0;
+        let mut kv = 0.0;
+        let count = |block: Option<usize>| block.map_or(1.0, |b| ev.repeats[b] as f64);
+        for (t, tensor) in self.tensors.iter().enumerate() {
+            let bytes = ev.tensors[t] * dtypes.get(tensor.role).bytes() * count(tensor.block);
+            match tensor.role {
+                Role::Weight => weight += bytes,
+                Role::Kv => kv += bytes,
+                Role::Activation => {}
+            }
+        }
+        for op in &self.ops {
+            for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
+                if matches!(input.source, Ref::OwnWeight(_)) {
+                    weight += ev.reads[slot] * dtypes.weight.bytes() * count(Some(op.block));
+                }
+            }
+        }
+        (weight, kv)
+    }
+}
