@@ -59,19 +59,9 @@ pub struct Price {
     pub block: String,
     /// `gemm`, `gemv`, `kv_read`, `elementwise`, or `fused`.
     pub kind: &'static str,
-    /// Executions per step (the block's repeat count).
-    pub count: u64,
-    pub flops: f64,
-    /// Bytes moved between HBM and the chip.
-    pub bytes: f64,
+    #[serde(flatten)]
+    pub cost: KernelCost,
     pub intensity_flop_per_byte: f64,
-    /// The type the kernel's largest share of FLOPs is computed in.
-    pub compute_dtype: DType,
-    pub unit: Unit,
-    pub compute_time_s: f64,
-    pub memory_time_s: f64,
-    pub time_s: f64,
-    pub bound: Bound,
     /// FLOPs over time: the kernel's ceiling on this chip.
     pub attainable_flop_per_s: f64,
     /// Share of the step time, all executions counted.
@@ -96,6 +86,14 @@ pub struct StepSummary {
     pub kernels: u64,
     pub tokens_per_step: Option<f64>,
     pub tokens_per_s: Option<f64>,
+    /// Time per generated token of one sequence: the step time divided by the tokens each
+    /// sequence gets in the step (the step time, in decode). Needs the workload's `sequences`.
+    pub ms_per_token: Option<f64>,
+    /// Chips the step runs on (1 until steps are split across chips).
+    pub chips: u64,
+    pub tokens_per_s_per_chip: Option<f64>,
+    /// Cost of a million tokens at the chip's indicative price.
+    pub usd_per_million_tokens: Option<f64>,
     /// Share of the step time spent in compute-bound kernels.
     pub compute_bound_share: f64,
     pub memory_bound_share: f64,
@@ -120,17 +118,25 @@ pub struct StepReport {
     pub fusion: String,
     /// Every param with the value used, in the file's order.
     pub params: Vec<(String, f64)>,
+    /// The same values alone, for rows.
+    pub param_values: Vec<f64>,
+    /// Column names of the params in rows (see [`crate::report::row::param_columns`]).
+    pub param_columns: Vec<String>,
+
     pub dtypes: RoleDTypes,
     pub prices: Vec<Price>,
     pub summary: StepSummary,
 }
 
-/// One kernel's numbers for one scenario, before names are attached.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One kernel's numbers for one scenario, for one execution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct KernelCost {
+    /// Executions per step (the block's repeat count).
     pub count: u64,
     pub flops: f64,
+    /// Bytes moved between HBM and the chip.
     pub bytes: f64,
+    /// The type the kernel's largest share of FLOPs is computed in.
     pub compute_dtype: DType,
     pub unit: Unit,
     pub compute_time_s: f64,
@@ -153,16 +159,8 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             name: kernel.name.clone(),
             block: workload.blocks[kernel.block].name.clone(),
             kind: kernel.kind,
-            count: cost.count,
-            flops: cost.flops,
-            bytes: cost.bytes,
+            cost: *cost,
             intensity_flop_per_byte: cost.flops / cost.bytes,
-            compute_dtype: cost.compute_dtype,
-            unit: cost.unit,
-            compute_time_s: cost.compute_time_s,
-            memory_time_s: cost.memory_time_s,
-            time_s: cost.time_s,
-            bound: cost.bound,
             attainable_flop_per_s: cost.flops / cost.time_s,
             share: cost.time_s * cost.count as f64 / summary.step_time_s,
         })
@@ -181,6 +179,8 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             .map(|p| p.name.clone())
             .zip(ev.params.iter().copied())
             .collect(),
+        param_values: ev.params.clone(),
+        param_columns: crate::report::row::param_columns(workload),
         dtypes: scenario.dtypes,
         prices,
         summary,
@@ -226,6 +226,8 @@ pub fn price_step(
     }
     let t = step_time_s;
     let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, &scenario.dtypes);
+    let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
+    let chips = 1;
     Ok(StepSummary {
         step_time_s: t,
         flops,
@@ -236,7 +238,16 @@ pub fn price_step(
         mbu: bytes / (t * chip.bandwidth_bytes_per_s),
         kernels,
         tokens_per_step: ev.tokens_per_step,
-        tokens_per_s: ev.tokens_per_step.map(|n| n / t),
+        tokens_per_s,
+        ms_per_token: ev
+            .tokens_per_step
+            .zip(ev.sequences)
+            .map(|(tokens, sequences)| t * 1e3 * sequences / tokens),
+        chips,
+        tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
+        usd_per_million_tokens: tokens_per_s
+            .zip(chip.price_usd_per_hour)
+            .map(|(rate, usd_per_hour)| usd_per_hour * chips as f64 / 3600.0 / rate * 1e6),
         compute_bound_share: compute_bound_s / t,
         memory_bound_share: 1.0 - compute_bound_s / t,
         weight_bytes,

@@ -52,26 +52,26 @@ fn each_kind_counts_as_documented() {
                                       // gather: reads only the rows it needs, writes them; no FLOPs
     let gather = &r.prices[0];
     assert_eq!(
-        (gather.flops, gather.bytes),
+        (gather.cost.flops, gather.cost.bytes),
         (0.0, 2.0 * 2.0 * batch * hidden)
     );
     // kv_read: inputs whole (the gathered rows and both caches), `out` elements written
     let attend = &r.prices[1];
-    assert_eq!(attend.flops, 4.0 * batch * heads * ctx * d);
+    assert_eq!(attend.cost.flops, 4.0 * batch * heads * ctx * d);
     assert_eq!(
-        attend.bytes,
+        attend.cost.bytes,
         2.0 * (batch * hidden + 2.0 * kv + batch * hidden)
     );
-    assert_eq!(attend.bound, Bound::Memory);
+    assert_eq!(attend.cost.bound, Bound::Memory);
     // gemm with two inputs: each matrix once, per batch entry
     let mix = &r.prices[2];
     let (b, m, n, k) = (batch * heads, 1.0, ctx, d);
-    assert_eq!(mix.flops, 2.0 * b * m * n * k);
-    assert_eq!(mix.bytes, 2.0 * b * (m * k + k * n + m * n));
-    assert!(r.prices.iter().all(|p| p.count == 3));
+    assert_eq!(mix.cost.flops, 2.0 * b * m * n * k);
+    assert_eq!(mix.cost.bytes, 2.0 * b * (m * k + k * n + m * n));
+    assert!(r.prices.iter().all(|p| p.cost.count == 3));
     assert_eq!(
         r.summary.step_time_s,
-        3.0 * r.prices.iter().map(|p| p.time_s).sum::<f64>()
+        3.0 * r.prices.iter().map(|p| p.cost.time_s).sum::<f64>()
     );
     // resident: the table, and both caches in each of 3 layers
     assert_eq!(r.summary.weight_bytes, 2.0 * 1000.0 * hidden);
@@ -83,14 +83,14 @@ fn each_kind_counts_as_documented() {
 fn role_types_set_bytes_and_the_compute_type() {
     let r = priced(&[(Role::Kv, DType::Fp8), (Role::Activation, DType::Fp8)]);
     let mix = &r.prices[2];
-    assert_eq!(mix.compute_dtype, DType::Fp8);
+    assert_eq!(mix.cost.compute_dtype, DType::Fp8);
     let (b, n, k) = (8.0, 1000.0, 64.0);
-    assert_eq!(mix.bytes, b * (k + k * n + n));
-    assert_eq!(mix.compute_time_s, 2.0 * b * n * k / 2000e12);
+    assert_eq!(mix.cost.bytes, b * (k + k * n + n));
+    assert_eq!(mix.cost.compute_time_s, 2.0 * b * n * k / 2000e12);
     let r = priced(&[(Role::Kv, DType::Int4)]);
-    assert_eq!(r.prices[2].compute_dtype, DType::Bf16);
+    assert_eq!(r.prices[2].cost.compute_dtype, DType::Bf16);
     assert_eq!(
-        r.prices[2].bytes,
+        r.prices[2].cost.bytes,
         8.0 * (2.0 * 64.0 + 0.5 * 64.0 * 1000.0 + 2.0 * 1000.0)
     );
 }

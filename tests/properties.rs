@@ -96,11 +96,11 @@ proptest! {
         let r = price(&w, &chip(989.0, 3.35), &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
         for p in &r.prices {
             // attainable = min(peak, I x BW) for a kernel on one unit and type
-            if p.unit == stepcost::price::Unit::Matrix {
+            if p.cost.unit == stepcost::price::Unit::Matrix {
                 let roof = peak.min(p.intensity_flop_per_byte * bw);
                 prop_assert!((p.attainable_flop_per_s - roof).abs() <= 1e-9 * roof, "{}", p.name);
             }
-            prop_assert_eq!(p.time_s, p.compute_time_s.max(p.memory_time_s));
+            prop_assert_eq!(p.cost.time_s, p.cost.compute_time_s.max(p.cost.memory_time_s));
         }
     }
 }

@@ -53,7 +53,7 @@ fn elementwise_add_one_on_h100() {
     assert_eq!((s.attained_flop_per_s / 1e10).round() / 100.0, 0.84);
     assert_close(s.attained_flop_per_s, 0.25 * 3.35e12, 1e-12);
     assert_eq!((s.mfu * 1e4).round() / 100.0, 0.08);
-    assert_eq!(report.prices[0].bound, Bound::Memory);
+    assert_eq!(report.prices[0].cost.bound, Bound::Memory);
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn gemv_decode_linear_layer() {
     assert_eq!(s.intensity_flop_per_byte.round(), 1.0);
     assert_eq!((s.step_time_s * 1e6).round(), 40.0);
     assert_eq!((s.attained_flop_per_s / 1e10).round() / 100.0, 3.35);
-    assert_eq!(report.prices[0].bound, Bound::Memory);
+    assert_eq!(report.prices[0].cost.bound, Bound::Memory);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn gemm_8192_cubed() {
     assert_eq!(s.intensity_flop_per_byte.round(), 2731.0);
     assert_eq!((s.step_time_s * 1e5).round() / 100.0, 1.11); // ms
     assert_close(s.step_time_s, 2.0 * d.powi(3) / 989e12, 1e-12);
-    assert_eq!(report.prices[0].bound, Bound::Compute);
+    assert_eq!(report.prices[0].cost.bound, Bound::Compute);
     // "compute-bound with 9x margin": intensity x bandwidth over peak
     assert_eq!((2731.0 * 3.35 / 989.0_f64).floor(), 9.0);
 }
@@ -114,13 +114,13 @@ fn llama_70b_decode_batch_32_projections_sit_near_intensity_32() {
             1e-12,
         );
         assert!((p.attainable_flop_per_s / 1e12 - 107.0).abs() < 1.0);
-        assert_eq!(p.bound, Bound::Memory);
+        assert_eq!(p.cost.bound, Bound::Memory);
     }
     // qkv by hand: M = 32, K = 8192, N = (64 + 16) x 128 = 10240
     let qkv = report.prices.iter().find(|p| p.name == "qkv").unwrap();
     let (m, k, n) = (32.0, 8192.0, 10240.0);
-    assert_eq!(qkv.flops, 2.0 * m * n * k);
-    assert_eq!(qkv.bytes, 2.0 * (m * k + k * n + m * n));
+    assert_eq!(qkv.cost.flops, 2.0 * m * n * k);
+    assert_eq!(qkv.cost.bytes, 2.0 * (m * k + k * n + m * n));
 }
 
 #[test]
@@ -139,9 +139,9 @@ fn llama_70b_decode_fp8_weights_or_batch_64_double_the_intensity() {
     }
     // fp8 weights with bf16 activations compute at the bf16 peak
     let qkv = with_fp8.prices.iter().find(|p| p.name == "qkv").unwrap();
-    assert_eq!(qkv.compute_dtype, DType::Bf16);
+    assert_eq!(qkv.cost.compute_dtype, DType::Bf16);
     let (m, k, n) = (32.0, 8192.0, 10240.0);
-    assert_eq!(qkv.bytes, 2.0 * m * k + k * n + 2.0 * m * n);
+    assert_eq!(qkv.cost.bytes, 2.0 * m * k + k * n + 2.0 * m * n);
 }
 
 #[test]
@@ -165,8 +165,8 @@ fn llama_70b_decode_counts_the_kv_cache() {
     // plus q in and the mixed values out, each batch x heads x head_dim x 2 B.
     let kv = 2.0 * batch * (context + 1.0) * 8.0 * 128.0 * 2.0;
     let q_and_out = 2.0 * batch * 64.0 * 128.0 * 2.0;
-    assert_eq!(attention.bytes, kv + q_and_out);
-    assert_eq!(attention.count, 80);
+    assert_eq!(attention.cost.bytes, kv + q_and_out);
+    assert_eq!(attention.cost.count, 80);
     assert_eq!(report.summary.kv_bytes, 80.0 * kv);
     // the weights: 70.55 B parameters in bf16 (models.md's count from the shapes)
     assert_eq!(
@@ -188,7 +188,7 @@ fn llama_70b_decode_at_batch_1_is_memory_bound_everywhere() {
             },
         );
         assert!(
-            report.prices.iter().all(|p| p.bound == Bound::Memory),
+            report.prices.iter().all(|p| p.cost.bound == Bound::Memory),
             "{fusion}"
         );
         assert!(
