@@ -19,10 +19,12 @@ pub mod chip;
 pub mod diagnostic;
 pub mod dtype;
 pub mod expr;
+pub mod output;
 pub mod price;
 pub mod report;
 pub mod scenario;
 pub mod source;
+pub mod sweep;
 pub mod units;
 pub mod workload;
 

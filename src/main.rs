@@ -1,16 +1,21 @@
 //! The `stepcost` command: parses arguments, calls the library, prints. Exit status 0 on
 //! success (a closed pipe counts as success), 1 for bad input, 2 for an internal error.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use stepcost::dtype::parse_role_dtype;
+use stepcost::output::{write_atomically, AtomicFile};
 use stepcost::report::{self, Format};
 use stepcost::scenario::parse_set;
+use stepcost::sweep;
 use stepcost::{
     builtin, price, Chip, DType, FileKind, Mode, Role, Scenario, ScenarioSpec, Source, Workload,
 };
@@ -40,6 +45,12 @@ enum Command {
     },
     /// Price one scenario: the step's totals, and with --per-op every kernel
     Run(RunArgs),
+    /// Price the cartesian product of chips, param values, data types and fusion plans,
+    /// streamed to CSV or JSON Lines in product order
+    #[command(after_long_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
+    /// One scenario on several chips side by side, with speeds relative to the first chip
+    Compare(CompareArgs),
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check
@@ -86,6 +97,117 @@ struct RunArgs {
     per_op: bool,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+const SWEEP_HELP: &str = "\
+Axes (the sweep is their cartesian product):
+  --set NAME=LIST     values of a param; LIST is comma-separated numbers and ranges:
+                        1,2,4            a list
+                        1..=256          1, 2, ..., 256 (inclusive; `1..256` excludes 256)
+                        1..=256:x2       1, 2, 4, ..., 256 (geometric)
+                        128..=4096:+128  128, 256, ..., 4096 (arithmetic)
+                        1,8..=64:x2,100  lists and ranges mixed
+  --dtype ROLE=LIST   data types of a role, e.g. weight=bf16,fp8,int4
+  --fusion LIST|all   fusion plans of the workload
+  --chip LIST|all     chips (built-in names or files), `all` for every built-in chip
+
+Rows come in product order: chip, then params in the order given, then data types, then
+fusion plan. Columns: workload, chip, mode, fusion, weight_dtype, activation_dtype, kv_dtype,
+one per param, then the totals of `stepcost run --format csv` and `error` (filled when a
+scenario cannot be priced, e.g. a data type the chip lacks). With --per-op, one row per kernel.
+
+Examples:
+  stepcost sweep llama-3.1-70b --chip h100-sxm,h200 --set batch=1..=256:x2 \\
+      --dtype weight=bf16,fp8 --fusion none,flash --out sweep.csv
+  stepcost sweep llama-3.1-70b --chip all --set batch=1..=1024 --set context=1024,8192 \\
+      --skip-invalid --format json --out sweep.jsonl";
+
+#[derive(Args)]
+struct SweepArgs {
+    /// Workload: built-in name or YAML file
+    workload: String,
+    /// Chips, comma-separated (built-in names or YAML files), or `all`
+    #[arg(long, value_delimiter = ',', required = true)]
+    chip: Vec<String>,
+    /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
+    #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
+    sets: Vec<(String, Vec<f64>)>,
+    /// Data types of a role: ROLE=LIST, e.g. weight=bf16,fp8 (repeatable)
+    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
+    dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plans, comma-separated, or `all` (default: the workload's default plan)
+    #[arg(long, value_delimiter = ',')]
+    fusion: Vec<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    mode: ModeArg,
+    /// One row per kernel per scenario (long format) instead of one per scenario
+    #[arg(long)]
+    per_op: bool,
+    /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
+    format: StreamFormat,
+    /// Write to FILE instead of stdout (written whole, or not at all)
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Refuse grids larger than this many scenarios
+    #[arg(long, default_value_t = sweep::DEFAULT_MAX_SCENARIOS)]
+    max_scenarios: u64,
+    /// No progress bar (it is shown only when stderr is a terminal anyway)
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// Workload: built-in name or YAML file
+    workload: String,
+    /// Chips, comma-separated (built-in names or YAML files), or `all`; the first is the
+    /// reference for relative speeds
+    #[arg(long, value_delimiter = ',', required = true)]
+    chip: Vec<String>,
+    /// Override a param, e.g. --set batch=32 (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, f64)>,
+    /// Data type of a role, e.g. --dtype weight=fp8 (repeatable)
+    #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
+    dtypes: Vec<(Role, DType)>,
+    /// Fusion plan of the workload
+    #[arg(long)]
+    fusion: Option<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    mode: ModeArg,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StreamFormat {
+    Csv,
+    /// JSON Lines: one object per line
+    Json,
+}
+
+fn parse_axis(text: &str) -> Result<(String, Vec<f64>), String> {
+    let (name, list) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=LIST (e.g. batch=1..=64:x2), found `{text}`"))?;
+    Ok((name.trim().to_owned(), sweep::parse_values(list)?))
+}
+
+fn parse_dtype_axis(text: &str) -> Result<(Role, Vec<DType>), String> {
+    let (role, list) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected ROLE=LIST (e.g. weight=bf16,fp8), found `{text}`"))?;
+    let types = list
+        .split(',')
+        .map(|d| d.parse::<DType>())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((role.parse()?, types))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -184,36 +306,169 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::write_run(&mut buffer, &report, args.per_op, args.output.format.into())?;
             emit(&buffer, args.output.out.as_deref())?;
         }
+        Command::Sweep(args) => return sweep_command(args),
+        Command::Compare(args) => {
+            let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+            let spec = ScenarioSpec {
+                sets: args.sets,
+                dtypes: args.dtypes,
+                fusion: args.fusion,
+                mode: args.mode.into(),
+            };
+            let scenario = Scenario::resolve(&workload, &spec)?;
+            let reports = load_chips(&args.chip)?
+                .iter()
+                .map(|chip| price(&workload, chip, &scenario))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut buffer = Vec::new();
+            report::write_compare(&mut buffer, &reports, args.output.format.into())?;
+            emit(&buffer, args.output.out.as_deref())?;
+        }
         Command::Check { files, kind } => return check(&files, kind),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `bytes` to stdout, or whole to `path` through a temporary file renamed into place.
-fn emit(bytes: &[u8], path: Option<&Path>) -> Result<()> {
-    let Some(path) = path else {
-        let mut stdout = io::stdout().lock();
-        stdout.write_all(bytes)?;
-        stdout.flush()?;
-        return Ok(());
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("`{}` is not a file name", path.display()))?;
-    let temp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+/// Loads the chips named on the command line; `all` is every built-in chip.
+fn load_chips(names: &[String]) -> Result<Vec<Chip>> {
+    let mut chips = Vec::new();
+    for name in names {
+        if name == "all" {
+            for (id, _) in builtin::CHIPS {
+                chips.push(Chip::load(&Source::resolve(id, FileKind::Chip)?)?);
+            }
+        } else {
+            chips.push(Chip::load(&Source::resolve(name, FileKind::Chip)?)?);
+        }
     }
-    result.with_context(|| format!("cannot write `{}`", path.display()))
+    Ok(chips)
+}
+
+fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
+    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let chips = load_chips(&args.chip)?;
+    let mut params = Vec::new();
+    for (name, values) in args.sets {
+        let index = workload.param_index(&name)?;
+        if params.iter().any(|(i, _)| *i == index) {
+            anyhow::bail!("param `{name}` is set twice; give all its values in one --set");
+        }
+        params.push((index, values));
+    }
+    let mut dtypes: Vec<(Role, Vec<DType>)> = Vec::new();
+    for (role, types) in args.dtypes {
+        if dtypes.iter().any(|(r, _)| *r == role) {
+            anyhow::bail!("role `{role}` is set twice; give all its types in one --dtype");
+        }
+        dtypes.push((role, types));
+    }
+    let fusions = match args.fusion.as_slice() {
+        [] => vec![workload.default_fusion],
+        [all] if all == "all" => (0..workload.fusion_plans.len()).collect(),
+        names => names
+            .iter()
+            .map(|n| workload.fusion_index(n))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let grid = sweep::Grid {
+        workload: &workload,
+        chips,
+        params,
+        dtypes,
+        fusions,
+        mode: args.mode.into(),
+    };
+    let total = match grid.len() {
+        Some(n) if n <= args.max_scenarios => n,
+        size => anyhow::bail!(
+            "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
+            size.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+            args.max_scenarios
+        ),
+    };
+
+    let bar = if args.quiet || !io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:40} {human_pos}/{human_len} scenarios  {per_sec}  ETA {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    // A second Ctrl-C ends at once; the final file is still never half-written.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    let options = sweep::SweepOptions {
+        per_op: args.per_op,
+        json: args.format == StreamFormat::Json,
+        skip_invalid: args.skip_invalid,
+    };
+    let progress = |n: u64| bar.inc(n);
+    let (stats, file) = match &args.out {
+        Some(path) => {
+            let mut file = AtomicFile::create(path)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            let stats = sweep::run(&grid, options, file.writer(), &progress, &cancel)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            (stats, Some(file))
+        }
+        None => {
+            let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout());
+            (
+                sweep::run(&grid, options, stdout, &progress, &cancel)?,
+                None,
+            )
+        }
+    };
+    bar.finish_and_clear();
+    if stats.cancelled {
+        eprintln!(
+            "interrupted: {} of {total} scenarios priced ({} rows){}",
+            stats.scenarios,
+            stats.rows,
+            match &args.out {
+                Some(path) => format!("; `{}` was not written", path.display()),
+                None => String::new(),
+            }
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if let (Some(file), Some(path)) = (file, &args.out) {
+        file.commit()
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        if !args.quiet && io::stderr().is_terminal() {
+            eprintln!(
+                "{} scenarios, {} rows ({} could not be priced) written to `{}`",
+                stats.scenarios,
+                stats.rows,
+                stats.errors,
+                path.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to stdout, or whole to `path` (through a temporary file renamed into place).
+fn emit(bytes: &[u8], path: Option<&Path>) -> Result<()> {
+    match path {
+        None => {
+            let mut stdout = io::stdout().lock();
+            stdout.write_all(bytes)?;
+            stdout.flush()?;
+            Ok(())
+        }
+        Some(path) => write_atomically(path, bytes)
+            .with_context(|| format!("cannot write `{}`", path.display())),
+    }
 }
 
 fn guess_kind(text: &str) -> Option<FileKind> {

@@ -8,3 +8,4 @@ mod fusion;
 mod ops;
 mod properties;
 mod seeds;
+mod sweep;

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use crate::chip::Chip;
 use crate::dtype::DType;
 use crate::price::StepReport;
-use row::{ChipRow, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow};
+use row::{ChipRow, CompareRow, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,6 +75,35 @@ pub fn write_run(
                     map.insert("ops".into(), serde_json::Value::Array(ops));
                 }
             }
+            serde_json::to_writer_pretty(&mut *out, &value)?;
+            writeln!(out)
+        }
+    }
+}
+
+/// Writes one scenario priced on several chips, with each chip's speed relative to the
+/// first's.
+pub fn write_compare(
+    out: &mut dyn Write,
+    reports: &[StepReport],
+    format: Format,
+) -> io::Result<()> {
+    let first = reports.first().map(|r| r.summary.step_time_s);
+    let rows: Vec<CompareRow> = reports
+        .iter()
+        .map(|r| CompareRow {
+            summary: SummaryRow {
+                label: label(r, &r.param_columns),
+                outcome: Ok(&r.summary),
+            },
+            relative_speed: first.map(|t| t / r.summary.step_time_s),
+        })
+        .collect();
+    match format {
+        Format::Table => table::write_compare(out, reports),
+        Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Json => {
+            let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         }

@@ -46,9 +46,12 @@ pub fn param_columns(workload: &Workload) -> Vec<String> {
     };
     let mut fixed: Vec<String> = Vec::new();
     let mut collect = |name: &str, _: Value<'_>| fixed.push(name.to_owned());
-    SummaryRow {
-        label,
-        outcome: Err(""),
+    CompareRow {
+        summary: SummaryRow {
+            label,
+            outcome: Err(""),
+        },
+        relative_speed: None,
     }
     .visit(&mut collect);
     KernelRow {
@@ -146,6 +149,20 @@ pub struct KernelName<'a> {
     pub name: &'a str,
     pub block: &'a str,
     pub kind: &'a str,
+}
+
+/// A scenario on one of several chips, with its speed relative to the first chip's.
+pub struct CompareRow<'a> {
+    pub summary: SummaryRow<'a>,
+    /// First chip's step time over this chip's: above 1 is faster than the first chip.
+    pub relative_speed: Option<f64>,
+}
+
+impl Row for CompareRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        self.summary.visit(f);
+        f("relative_speed", self.relative_speed.into());
+    }
 }
 
 /// One kernel of a scenario (long format: the scenario's columns repeated on every kernel),

@@ -181,3 +181,56 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n`--format csv` lists every data type"
     )
 }
+
+pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<()> {
+    let Some(first) = reports.first() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "{} ({} mode, fusion `{}`)",
+        first.workload_name, first.mode, first.fusion
+    )?;
+    let params: Vec<String> = first
+        .params
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if !params.is_empty() {
+        writeln!(out, "params: {}", params.join(" "))?;
+    }
+    writeln!(
+        out,
+        "dtypes: weight={} activation={} kv={}",
+        first.dtypes.weight, first.dtypes.activation, first.dtypes.kv
+    )?;
+    let mut table = new_table(&[
+        "chip",
+        "step time",
+        "tokens/s",
+        "MFU",
+        "MBU",
+        "compute-bound",
+        "$/M tokens",
+        "fits",
+        "speed vs first",
+    ]);
+    let t0 = first.summary.step_time_s;
+    for r in reports {
+        let s = &r.summary;
+        table.add_row(vec![
+            r.chip.clone(),
+            human(s.step_time_s, "s"),
+            s.tokens_per_s.map_or("-".into(), number),
+            percent(s.mfu),
+            percent(s.mbu),
+            percent(s.compute_bound_share),
+            s.usd_per_million_tokens
+                .map_or("-".into(), |usd| format!("{usd:.3}")),
+            if s.fits { "yes" } else { "no" }.to_owned(),
+            format!("{:.2}x", t0 / s.step_time_s),
+        ]);
+    }
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")
+}

@@ -1,0 +1,459 @@
+//! Sweeps: the cartesian product of chips, param values, data types and fusion plans, priced
+//! in parallel and streamed out in order.
+//!
+//! Scenario `i` of a grid is decoded from `i` in mixed radix (chip most significant, then the
+//! params in the order given, then the data types, then the fusion plan), so any worker can
+//! price any scenario without the grid ever being materialised. Scenarios are priced in
+//! chunks, each chunk split into tasks that run on rayon's pool and write their rows into
+//! their own buffers; the buffers are handed, in order, to a writer thread while the next
+//! chunk is priced. Memory stays at a few chunks whatever the size of the grid, and the bytes
+//! out do not depend on the number of threads.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+
+use crate::chip::Chip;
+use crate::dtype::{DType, Role};
+use crate::price::{price_step, KernelCost, StepSummary};
+use crate::report::row::{
+    self, param_columns, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
+};
+use crate::scenario::{Mode, Scenario};
+use crate::workload::{Evaluation, Workload};
+
+/// Most values one axis may list.
+pub const MAX_AXIS_VALUES: usize = 10_000_000;
+
+/// Default cap on the number of scenarios of a sweep.
+pub const DEFAULT_MAX_SCENARIOS: u64 = 100_000_000;
+
+/// Parses an axis: comma-separated numbers and ranges. A range is `a..=b` (inclusive) or
+/// `a..b` (exclusive), stepping by 1, or by `:+s` (arithmetic, `128..=4096:+128`) or `:xf`
+/// (geometric, `1..=256:x2`).
+pub fn parse_values(text: &str) -> Result<Vec<f64>, String> {
+    let mut values = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!("empty value in `{text}`"));
+        }
+        match item.split_once("..") {
+            None => values.push(number(item)?),
+            Some((start, rest)) => range(item, start, rest, &mut values)?,
+        }
+        if values.len() > MAX_AXIS_VALUES {
+            return Err(format!("`{text}` lists more than {MAX_AXIS_VALUES} values"));
+        }
+    }
+    Ok(values)
+}
+
+fn number(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("`{text}` is not a finite number"))
+    }
+}
+
+fn range(item: &str, start: &str, rest: &str, values: &mut Vec<f64>) -> Result<(), String> {
+    let (inclusive, rest) = match rest.strip_prefix('=') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let (end, step) = match rest.split_once(':') {
+        Some((end, step)) => (end, Some(step.trim())),
+        None => (rest, None),
+    };
+    let (start, end) = (number(start)?, number(end)?);
+    if end < start {
+        return Err(format!("`{item}`: the range ends before it starts"));
+    }
+    // Steps are taken from the start (start + i x step, start x factor^i), not accumulated,
+    // so long ranges do not drift; the end is compared with a relative tolerance.
+    let past = |v: f64| {
+        let slack = 1e-9 * end.abs().max(1.0);
+        if inclusive {
+            v > end + slack
+        } else {
+            v >= end - slack
+        }
+    };
+    let bad_step = || format!("`{item}`: a step is `:+N` (add N > 0) or `:xF` (multiply by F > 1)");
+    let next: Box<dyn Fn(usize) -> f64> = match step {
+        None => Box::new(move |i| start + i as f64),
+        Some(s) if s.starts_with('+') => {
+            let step = number(&s[1..]).map_err(|_| bad_step())?;
+            if step <= 0.0 {
+                return Err(bad_step());
+            }
+            Box::new(move |i| start + i as f64 * step)
+        }
+        Some(s) if s.starts_with(['x', '*']) => {
+            let factor = number(&s[1..]).map_err(|_| bad_step())?;
+            if factor <= 1.0 || start <= 0.0 {
+                return Err(format!(
+                    "{}; a geometric range needs a start above 0",
+                    bad_step()
+                ));
+            }
+            Box::new(move |i| start * factor.powi(i as i32))
+        }
+        Some(_) => return Err(bad_step()),
+    };
+    for i in 0.. {
+        let v = next(i);
+        if past(v) {
+            break;
+        }
+        values.push(v);
+        if values.len() > MAX_AXIS_VALUES {
+            return Err(format!("`{item}` lists more than {MAX_AXIS_VALUES} values"));
+        }
+    }
+    Ok(())
+}
+
+/// The axes of a sweep; every scenario of their product is priced.
+#[derive(Debug, Clone)]
+pub struct Grid<'a> {
+    pub workload: &'a Workload,
+    pub chips: Vec<Chip>,
+    /// `(param index, values)`, in the order given.
+    pub params: Vec<(usize, Vec<f64>)>,
+    /// `(role, types)`, in the order given.
+    pub dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plan indices.
+    pub fusions: Vec<usize>,
+    pub mode: Mode,
+}
+
+impl Grid<'_> {
+    /// Sizes of the axes, most significant first: chips, params, dtypes, fusion plans.
+    fn radices(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.chips.len())
+            .chain(self.params.iter().map(|(_, v)| v.len()))
+            .chain(self.dtypes.iter().map(|(_, v)| v.len()))
+            .chain(std::iter::once(self.fusions.len()))
+    }
+
+    /// Scenarios in the grid, or `None` if the count does not fit in 64 bits.
+    pub fn len(&self) -> Option<u64> {
+        self.radices()
+            .try_fold(1u64, |acc, n| acc.checked_mul(n as u64))
+    }
+
+    /// Whether the grid has no scenario (an empty axis).
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// Sets `scenario` to scenario `index` of the grid and returns its chip's index.
+    pub fn scenario(&self, mut index: u64, scenario: &mut Scenario) -> usize {
+        let mut digit = |n: usize| {
+            let d = (index % n as u64) as usize;
+            index /= n as u64;
+            d
+        };
+        scenario.fusion = self.fusions[digit(self.fusions.len())];
+        for (role, types) in self.dtypes.iter().rev() {
+            scenario.dtypes.set(*role, types[digit(types.len())]);
+        }
+        scenario.overrides.clear();
+        for (param, values) in self.params.iter().rev() {
+            scenario
+                .overrides
+                .push((*param, values[digit(values.len())]));
+        }
+        scenario.mode = self.mode;
+        digit(self.chips.len())
+    }
+}
+
+/// How a sweep writes its rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepOptions {
+    /// One row per kernel per scenario instead of one per scenario.
+    pub per_op: bool,
+    /// JSON Lines instead of CSV.
+    pub json: bool,
+    /// Leave out scenarios that cannot be priced instead of writing an `error` row.
+    pub skip_invalid: bool,
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepStats {
+    /// Scenarios priced (all of the grid unless cancelled).
+    pub scenarios: u64,
+    /// Rows written (header excluded).
+    pub rows: u64,
+    /// Scenarios that could not be priced.
+    pub errors: u64,
+    /// Whether `cancel` stopped the sweep before the end.
+    pub cancelled: bool,
+}
+
+/// Per-task buffers, reused across the scenarios of a task.
+struct Worker {
+    scenario: Scenario,
+    ev: Evaluation,
+    costs: Vec<KernelCost>,
+}
+
+/// Rows of scenarios targeted per chunk (a chunk's buffers are in memory at once).
+const ROWS_PER_CHUNK: u64 = 32_768;
+
+/// Prices every scenario of `grid` and writes the rows to `out`, in grid order. `progress` is
+/// called after each chunk with the scenarios it priced; setting `cancel` stops the sweep
+/// after the chunk in flight. Only writing can fail: a scenario that cannot be priced is an
+/// `error` row (or no row, with `skip_invalid`).
+pub fn run<W: Write + Send>(
+    grid: &Grid,
+    options: SweepOptions,
+    out: W,
+    progress: &(dyn Fn(u64) + Sync),
+    cancel: &AtomicBool,
+) -> io::Result<SweepStats> {
+    let workload = grid.workload;
+    let total = grid.len().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the grid has more than 2^64 scenarios",
+        )
+    })?;
+    let columns = param_columns(workload);
+    let rows_per_scenario = if options.per_op {
+        let most = workload.fusion_plans.iter().map(|p| p.kernels.len()).max();
+        most.unwrap_or(1).max(1) as u64
+    } else {
+        1
+    };
+    let per_chunk = (ROWS_PER_CHUNK / rows_per_scenario).max(1);
+    let tasks_per_chunk = (rayon::current_num_threads() as u64 * 4).max(1);
+    let per_task = per_chunk.div_ceil(tasks_per_chunk).max(1);
+
+    let mut stats = SweepStats::default();
+    std::thread::scope(|scope| -> io::Result<SweepStats> {
+        let (sender, receiver) = mpsc::sync_channel::<Vec<Vec<u8>>>(2);
+        let writer = scope.spawn(move || -> io::Result<()> {
+            let mut out = out;
+            for buffers in receiver {
+                for buffer in buffers {
+                    out.write_all(&buffer)?;
+                }
+            }
+            out.flush()
+        });
+
+        let mut header = Vec::new();
+        if !options.json {
+            write_header(grid, &columns, options, &mut header);
+        }
+        let mut pending = vec![header];
+        let mut start = 0;
+        while start < total {
+            if cancel.load(Ordering::Relaxed) {
+                stats.cancelled = true;
+                break;
+            }
+            let end = total.min(start + per_chunk);
+            let tasks: Vec<(Vec<u8>, u64, u64)> = (0..(end - start).div_ceil(per_task))
+                .into_par_iter()
+                .map_init(
+                    || Worker {
+                        scenario: Scenario::defaults(workload),
+                        ev: workload.new_evaluation(),
+                        costs: Vec::new(),
+                    },
+                    |worker, task| {
+                        let from = start + task * per_task;
+                        let to = end.min(from + per_task);
+                        let mut buffer = Vec::with_capacity((to - from) as usize * 320);
+                        let (mut rows, mut errors) = (0, 0);
+                        for index in from..to {
+                            let (r, e) =
+                                write_scenario(grid, &columns, options, index, worker, &mut buffer);
+                            rows += r;
+                            errors += e;
+                        }
+                        (buffer, rows, errors)
+                    },
+                )
+                .collect();
+            for (buffer, rows, errors) in tasks {
+                stats.rows += rows;
+                stats.errors += errors;
+                pending.push(buffer);
+            }
+            stats.scenarios += end - start;
+            if sender.send(std::mem::take(&mut pending)).is_err() {
+                break; // the writer failed; its error is returned below
+            }
+            progress(end - start);
+            start = end;
+        }
+        if !pending.is_empty() {
+            let _ = sender.send(pending);
+        }
+        drop(sender);
+        match writer.join() {
+            Ok(result) => result.map(|()| stats),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+fn label<'a>(
+    grid: &'a Grid,
+    columns: &'a [String],
+    chip: &'a Chip,
+    scenario: &Scenario,
+    params: &'a [f64],
+) -> ScenarioLabel<'a> {
+    ScenarioLabel {
+        workload: &grid.workload.id,
+        chip: &chip.id,
+        mode: scenario.mode,
+        fusion: &grid.workload.fusion_plans[scenario.fusion].name,
+        dtypes: scenario.dtypes,
+        param_columns: columns,
+        params,
+    }
+}
+
+fn write_header(grid: &Grid, columns: &[String], options: SweepOptions, out: &mut Vec<u8>) {
+    let scenario = Scenario::defaults(grid.workload);
+    // Any values will do: the header only takes the column names.
+    let values = vec![0.0; columns.len()];
+    let label = label(grid, columns, &grid.chips[0], &scenario, &values);
+    if options.per_op {
+        let row = KernelRow {
+            label,
+            kernel: None,
+            cost: None,
+            step_time_s: 0.0,
+            error: "",
+        };
+        row::csv_header(out, &row);
+    } else {
+        row::csv_header(
+            out,
+            &SummaryRow {
+                label,
+                outcome: Err(""),
+            },
+        );
+    }
+}
+
+/// Prices scenario `index` and appends its rows; returns (rows written, errors).
+fn write_scenario(
+    grid: &Grid,
+    columns: &[String],
+    options: SweepOptions,
+    index: u64,
+    worker: &mut Worker,
+    out: &mut Vec<u8>,
+) -> (u64, u64) {
+    let chip = &grid.chips[grid.scenario(index, &mut worker.scenario)];
+    let result = price_step(
+        grid.workload,
+        chip,
+        &worker.scenario,
+        &mut worker.ev,
+        &mut worker.costs,
+    );
+    let message;
+    let outcome: Result<&StepSummary, &str> = match &result {
+        Ok(summary) => Ok(summary),
+        Err(_) if options.skip_invalid => return (0, 1),
+        Err(err) => {
+            message = err.to_string();
+            Err(message.lines().next().unwrap_or(""))
+        }
+    };
+    let label = label(grid, columns, chip, &worker.scenario, &worker.ev.params);
+    let line = |out: &mut Vec<u8>, row: &dyn Row| {
+        if options.json {
+            row::json_line(out, row);
+        } else {
+            row::csv_line(out, row);
+        }
+    };
+    let errors = u64::from(outcome.is_err());
+    match outcome {
+        Ok(summary) if options.per_op => {
+            let workload = grid.workload;
+            let plan = &workload.fusion_plans[worker.scenario.fusion];
+            for (kernel, cost) in plan.kernels.iter().zip(&worker.costs) {
+                let row = KernelRow {
+                    label,
+                    kernel: Some(KernelName {
+                        name: &kernel.name,
+                        block: &workload.blocks[kernel.block].name,
+                        kind: kernel.kind,
+                    }),
+                    cost: Some(cost),
+                    step_time_s: summary.step_time_s,
+                    error: "",
+                };
+                line(out, &row);
+            }
+            (plan.kernels.len() as u64, 0)
+        }
+        Err(error) if options.per_op => {
+            let row = KernelRow {
+                label,
+                kernel: None,
+                cost: None,
+                step_time_s: 0.0,
+                error,
+            };
+            line(out, &row);
+            (1, errors)
+        }
+        outcome => {
+            line(out, &SummaryRow { label, outcome });
+            (1, errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists_and_ranges() {
+        assert_eq!(parse_values("1,2,4"), Ok(vec![1.0, 2.0, 4.0]));
+        assert_eq!(parse_values("1..=256:x2").unwrap().len(), 9);
+        assert_eq!(parse_values("1..=256:x2").unwrap()[8], 256.0);
+        assert_eq!(parse_values("1..=4"), Ok(vec![1.0, 2.0, 3.0, 4.0]));
+        assert_eq!(parse_values("1..4"), Ok(vec![1.0, 2.0, 3.0]));
+        let arithmetic = parse_values("128..=4096:+128").unwrap();
+        assert_eq!(arithmetic.len(), 32);
+        assert_eq!(arithmetic[31], 4096.0);
+        assert_eq!(parse_values("0.1..=0.3:+0.1").unwrap().len(), 3);
+        assert_eq!(
+            parse_values("1, 8..=32:x2, 100"),
+            Ok(vec![1.0, 8.0, 16.0, 32.0, 100.0])
+        );
+    }
+
+    #[test]
+    fn rejects_bad_axes() {
+        for bad in [
+            "", "1,,2", "a", "4..=1", "1..=8:x1", "1..=8:+0", "0..=8:x2", "1..=8:/2", "1..=1e9",
+        ] {
+            assert!(parse_values(bad).is_err(), "{bad}");
+        }
+    }
+}
