@@ -1,11 +1,22 @@
-//! Throughput of the pure engine on in-memory inputs: parsing and validating files, and
-//! pricing one scenario.
+//! Throughput of the engine on in-memory inputs (parsing, one op, one model step, a
+//! million-scenario sweep into `io::sink()`), and of the binary end to end.
 
 use std::hint::black_box;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use stepcost::price::price_step;
+use stepcost::sweep::{self, Grid, SweepOptions};
 use stepcost::{price, Chip, FileKind, Scenario, Source, Workload};
+
+fn chip(name: &str) -> Chip {
+    Chip::load(&Source::resolve(name, FileKind::Chip).unwrap()).unwrap()
+}
+
+fn workload(name: &str) -> Workload {
+    Workload::load(&Source::resolve(name, FileKind::Workload).unwrap()).unwrap()
+}
 
 fn load(c: &mut Criterion) {
     let chip = Source::resolve("h100-sxm", FileKind::Chip).unwrap();
@@ -19,9 +30,10 @@ fn load(c: &mut Criterion) {
 }
 
 fn pricing(c: &mut Criterion) {
-    let chip = Chip::load(&Source::resolve("h100-sxm", FileKind::Chip).unwrap()).unwrap();
+    let chip = chip("h100-sxm");
+    // `gemm` is one op: pricing one op; `llama-3.1-70b` is one model step.
     for name in ["gemm", "llama-3.1-70b"] {
-        let workload = Workload::load(&Source::resolve(name, FileKind::Workload).unwrap()).unwrap();
+        let workload = workload(name);
         let scenario = Scenario::defaults(&workload);
         c.bench_function(&format!("price {name} on h100-sxm (report)"), |b| {
             b.iter(|| price(black_box(&workload), black_box(&chip), black_box(&scenario)).unwrap())
@@ -43,5 +55,82 @@ fn pricing(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, load, pricing);
+/// batch 1..=1024 x context 128..=128000:+128: 1,024,000 scenarios.
+const BATCHES: &str = "1..=1024";
+const CONTEXTS: &str = "128..=128000:+128";
+
+fn million(c: &mut Criterion) {
+    let workload = workload("llama-3.1-70b");
+    let grid = Grid {
+        workload: &workload,
+        chips: vec![chip("h100-sxm")],
+        params: vec![
+            (
+                workload.param_index("batch").unwrap(),
+                sweep::parse_values(BATCHES).unwrap(),
+            ),
+            (
+                workload.param_index("context").unwrap(),
+                sweep::parse_values(CONTEXTS).unwrap(),
+            ),
+        ],
+        dtypes: Vec::new(),
+        fusions: vec![workload.default_fusion],
+        mode: stepcost::Mode::Roofline,
+    };
+    assert_eq!(grid.len(), Some(1_024_000));
+    let mut group = c.benchmark_group("sweep 1,024,000 llama-3.1-70b scenarios");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.bench_function("engine to CSV in io::sink()", |b| {
+        b.iter(|| {
+            let cancel = AtomicBool::new(false);
+            sweep::run(
+                &grid,
+                SweepOptions::default(),
+                std::io::sink(),
+                &|_| {},
+                &cancel,
+            )
+            .unwrap()
+        })
+    });
+    let dir = std::env::temp_dir().join(format!("stepcost-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sweep.csv");
+    group.bench_function("binary to a CSV file", |b| {
+        b.iter(|| {
+            let status = std::process::Command::new(env!("CARGO_BIN_EXE_stepcost"))
+                .args(["sweep", "llama-3.1-70b", "--chip", "h100-sxm", "--quiet"])
+                .args([
+                    "--set",
+                    &format!("batch={BATCHES}"),
+                    "--set",
+                    &format!("context={CONTEXTS}"),
+                ])
+                .arg("--out")
+                .arg(&out)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn binary_run(c: &mut Criterion) {
+    c.bench_function("binary: stepcost run llama-3.1-70b --chip h100-sxm", |b| {
+        b.iter(|| {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_stepcost"))
+                .args(["run", "llama-3.1-70b", "--chip", "h100-sxm"])
+                .output()
+                .unwrap();
+            assert!(output.status.success());
+        })
+    });
+}
+
+criterion_group!(benches, load, pricing, million, binary_run);
 criterion_main!(benches);
