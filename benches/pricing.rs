@@ -40,6 +40,13 @@ fn pricing(c: &mut Criterion) {
         });
         let mut ev = workload.new_evaluation();
         let mut costs = Vec::new();
+        c.bench_function(&format!("evaluate {name}"), |b| {
+            b.iter(|| {
+                workload
+                    .evaluate(black_box(&scenario.overrides), &mut ev)
+                    .unwrap()
+            })
+        });
         c.bench_function(&format!("price {name} on h100-sxm (reused buffers)"), |b| {
             b.iter(|| {
                 price_step(

@@ -2,7 +2,9 @@
 //! `(heads + 2 * kv_heads) * head_dim`, `max(1, ceil(context / 128))`.
 //!
 //! Grammar: numbers (`8192`, `1e-3`, `1_000`), param names, `+ - * /`, unary minus,
-//! parentheses and the functions `min(a, b, ...)`, `max(a, b, ...)`, `ceil(x)`, `floor(x)`.
+//! parentheses and the functions `min(a, b, ...)`, `max(a, b, ...)`, `ceil(x)`, `floor(x)`,
+//! `pow(x, y)` and `experts_touched(E, k, n)`: the expected number of distinct experts that
+//! `n` tokens routed uniformly to `k` of `E` experts each reach, `E (1 - (1 - k/E)^n)`.
 //! Names are resolved to param indices when the expression is compiled, so evaluation is a walk
 //! over a small tree with a slice of values and no lookups.
 
@@ -19,6 +21,8 @@ enum Func {
     Max,
     Ceil,
     Floor,
+    Pow,
+    ExpertsTouched,
 }
 
 impl Func {
@@ -28,9 +32,29 @@ impl Func {
             "max" => Func::Max,
             "ceil" => Func::Ceil,
             "floor" => Func::Floor,
+            "pow" => Func::Pow,
+            "experts_touched" => Func::ExpertsTouched,
             _ => return None,
         })
     }
+
+    /// Arguments taken: `(least, most)`.
+    fn arity(self) -> (usize, usize) {
+        match self {
+            Func::Ceil | Func::Floor => (1, 1),
+            Func::Pow => (2, 2),
+            Func::ExpertsTouched => (3, 3),
+            Func::Min | Func::Max => (2, usize::MAX),
+        }
+    }
+}
+
+/// Expected distinct experts reached when `n` tokens each pick `k` of `e` experts uniformly.
+fn experts_touched(e: f64, k: f64, n: f64) -> f64 {
+    if e <= 0.0 || k <= 0.0 || n <= 0.0 {
+        return 0.0;
+    }
+    e * (1.0 - (1.0 - (k / e).min(1.0)).powf(n))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +83,15 @@ enum Instr {
     Bin(BinOp),
     Ceil,
     Floor,
+    Pow,
+    ExpertsTouched,
     /// Fold the top `n` values with min or max.
     Min(usize),
     Max(usize),
 }
 
 /// Deepest stack a compiled expression may need.
-const MAX_STACK: usize = 64;
+const MAX_STACK: usize = 24;
 
 /// A compiled expression; evaluate it with the values of the params it was compiled against.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +197,14 @@ impl Expr {
                 Instr::Neg => stack[top - 1] = -stack[top - 1],
                 Instr::Ceil => stack[top - 1] = stack[top - 1].ceil(),
                 Instr::Floor => stack[top - 1] = stack[top - 1].floor(),
+                Instr::Pow => {
+                    top -= 1;
+                    stack[top - 1] = stack[top - 1].powf(stack[top]);
+                }
+                Instr::ExpertsTouched => {
+                    top -= 2;
+                    stack[top - 1] = experts_touched(stack[top - 1], stack[top], stack[top + 1]);
+                }
                 Instr::Bin(op) => {
                     let (a, b) = (stack[top - 2], stack[top - 1]);
                     top -= 1;
@@ -240,6 +274,8 @@ fn compile(
             out.push(match func {
                 Func::Ceil => Instr::Ceil,
                 Func::Floor => Instr::Floor,
+                Func::Pow => Instr::Pow,
+                Func::ExpertsTouched => Instr::ExpertsTouched,
                 Func::Min => Instr::Min(args.len()),
                 Func::Max => Instr::Max(args.len()),
             });
@@ -416,7 +452,7 @@ impl Parser<'_> {
             Some(Token::Ident(name)) if self.peek_op() == Some('(') => {
                 let func = Func::from_name(&name).ok_or_else(|| {
                     ParseError(format!(
-                        "unknown function `{name}`; expected min, max, ceil or floor"
+                        "unknown function `{name}`; expected min, max, ceil, floor, pow or experts_touched"
                     ))
                 })?;
                 self.pos += 1;
@@ -428,18 +464,15 @@ impl Parser<'_> {
                 }
                 self.expect(')')?;
                 self.depth -= 1;
-                let arity_ok = match func {
-                    Func::Ceil | Func::Floor => args.len() == 1,
-                    Func::Min | Func::Max => args.len() >= 2,
-                };
-                if !arity_ok {
+                let (least, most) = func.arity();
+                if args.len() < least || args.len() > most {
+                    let wanted = match (least, most) {
+                        (1, 1) => "one argument".to_owned(),
+                        (l, m) if l == m => format!("{l} arguments"),
+                        (l, _) => format!("{l} or more arguments"),
+                    };
                     return Err(ParseError(format!(
-                        "`{name}` takes {}, found {}",
-                        if matches!(func, Func::Ceil | Func::Floor) {
-                            "one argument"
-                        } else {
-                            "two or more arguments"
-                        },
+                        "`{name}` takes {wanted}, found {}",
                         args.len()
                     )));
                 }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::chip::Chip;
-use crate::dtype::{DType, RoleDTypes};
+use crate::dtype::{DType, Role, RoleDTypes};
 use crate::scenario::{Mode, Scenario};
 use crate::workload::{Evaluation, Kernel, Workload};
 use crate::Error;
@@ -99,10 +99,19 @@ pub struct StepSummary {
     pub memory_bound_share: f64,
     /// Weights resident in HBM (declared weight tensors and GEMMs' implied weights).
     pub weight_bytes: f64,
-    /// KV cache resident in HBM.
+    /// KV cache resident in HBM: `batch x (context + tokens)` positions.
     pub kv_bytes: f64,
-    /// Whether weights and KV cache fit the chip's usable memory (activations not counted).
+    /// Peak activations: the most activation bytes one kernel reads and writes.
+    pub activation_bytes: f64,
+    /// Weights + KV cache + peak activations.
+    pub footprint_bytes: f64,
+    /// Whether the footprint fits the chip's usable memory.
     pub fits: bool,
+    /// The largest `batch` whose footprint fits at this scenario's other params and types, or
+    /// `None` when the workload has no `batch` param. KV cache and activations are taken to
+    /// grow in proportion to `batch`, as they do when `batch` multiplies every activation and
+    /// KV dimension (every shipped workload).
+    pub max_batch: Option<u64>,
 }
 
 /// A priced scenario: what was priced, each kernel, and the totals.
@@ -143,6 +152,8 @@ pub struct KernelCost {
     pub memory_time_s: f64,
     pub time_s: f64,
     pub bound: Bound,
+    /// Activation bytes the kernel reads and writes: what must be live in HBM while it runs.
+    pub activation_bytes: f64,
 }
 
 /// Prices `scenario` of `workload` on `chip`: every kernel with its name, and the totals.
@@ -155,6 +166,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         .kernels
         .iter()
         .zip(&costs)
+        .filter(|(_, cost)| cost.count > 0) // a block repeated 0 times is not in the step
         .map(|(kernel, cost)| Price {
             name: kernel.name.clone(),
             block: workload.blocks[kernel.block].name.clone(),
@@ -206,9 +218,13 @@ pub fn price_step(
     let mut kernels = 0;
     let mut compute_bound_s = 0.0;
     let mut mfu_time_s = 0.0;
+    let mut activation_bytes = 0.0f64;
     for kernel in &plan.kernels {
         let (cost, mfu_s) = price_kernel(workload, chip, ev, &scenario.dtypes, kernel)?;
         let n = cost.count as f64;
+        if cost.count > 0 {
+            activation_bytes = activation_bytes.max(cost.activation_bytes);
+        }
         step_time_s += cost.time_s * n;
         flops += cost.flops * n;
         bytes += cost.bytes * n;
@@ -228,6 +244,19 @@ pub fn price_step(
     let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, &scenario.dtypes);
     let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
     let chips = 1;
+    let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
+    let max_batch = workload.batch_param().map(|b| {
+        let batch = ev.params[b];
+        let per_sequence = (kv_bytes + activation_bytes) / batch;
+        let room = chip.capacity_bytes - weight_bytes;
+        if room < 0.0 || batch <= 0.0 {
+            0
+        } else if per_sequence > 0.0 {
+            (room / per_sequence).floor().min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        }
+    });
     Ok(StepSummary {
         step_time_s: t,
         flops,
@@ -252,7 +281,10 @@ pub fn price_step(
         memory_bound_share: 1.0 - compute_bound_s / t,
         weight_bytes,
         kv_bytes,
-        fits: weight_bytes + kv_bytes <= chip.capacity_bytes,
+        activation_bytes,
+        footprint_bytes,
+        fits: footprint_bytes <= chip.capacity_bytes,
+        max_batch,
     })
 }
 
@@ -299,15 +331,23 @@ fn price_kernel(
         vector |= !on_matrix;
     }
     let mut bytes = 0.0;
+    let mut activation_bytes = 0.0;
+    let mut count = |role: Role, elements: f64| {
+        let b = elements * dtypes.get(role).bytes();
+        bytes += b;
+        if role == Role::Activation {
+            activation_bytes += b;
+        }
+    };
     for read in &kernel.reads {
         let elements = read
             .slots
             .iter()
             .fold(0.0f64, |acc, &s| acc.max(ev.reads[s]));
-        bytes += elements * dtypes.get(read.role).bytes();
+        count(read.role, elements);
     }
     for &i in &kernel.writes {
-        bytes += ev.out_elements[i] * dtypes.get(workload.ops[i].out_role).bytes();
+        count(workload.ops[i].out_role, ev.out_elements[i]);
     }
     let memory_time_s = bytes / chip.bandwidth_bytes_per_s;
     let (time_s, bound) = if compute_time_s > memory_time_s {
@@ -329,6 +369,7 @@ fn price_kernel(
         memory_time_s,
         time_s,
         bound,
+        activation_bytes,
     };
     Ok((cost, mfu_time_s))
 }

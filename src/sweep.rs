@@ -393,7 +393,12 @@ fn write_scenario(
         Ok(summary) if options.per_op => {
             let workload = grid.workload;
             let plan = &workload.fusion_plans[worker.scenario.fusion];
+            let mut rows = 0;
             for (kernel, cost) in plan.kernels.iter().zip(&worker.costs) {
+                if cost.count == 0 {
+                    continue; // a block repeated 0 times is not in the step
+                }
+                rows += 1;
                 let row = KernelRow {
                     label,
                     kernel: Some(KernelName {
@@ -407,7 +412,7 @@ fn write_scenario(
                 };
                 line(out, &row);
             }
-            (plan.kernels.len() as u64, 0)
+            (rows, 0)
         }
         Err(error) if options.per_op => {
             let row = KernelRow {

@@ -27,7 +27,11 @@ fn chips_csv_has_the_documented_columns() {
         .find(|r| cell(&header, r, "chip") == "a100-80gb" && cell(&header, r, "dtype") == "bf16")
         .unwrap();
     assert_eq!(cell(&header, a100, "peak_tflops"), "312");
-    assert_eq!(cell(&header, a100, "capacity_gb"), "80");
+    // usable memory: the 81,920 MiB the device reports, not the marketed 80 GB
+    assert_eq!(
+        cell(&header, a100, "capacity_gb"),
+        (81920.0 * 1048576.0 / 1e9).to_string()
+    );
     // A100 has no fp8: no row claims one
     assert!(!rows
         .iter()

@@ -138,7 +138,11 @@ impl Row for SummaryRow<'_> {
         f("memory_bound_share", num(|s| s.memory_bound_share));
         f("weight_bytes", num(|s| s.weight_bytes));
         f("kv_bytes", num(|s| s.kv_bytes));
+        f("activation_bytes", num(|s| s.activation_bytes));
+        f("footprint_bytes", num(|s| s.footprint_bytes));
         f("fits", s.map_or(Value::Empty, |s| Value::Bool(s.fits)));
+        let max_batch = s.and_then(|s| s.max_batch);
+        f("max_batch", max_batch.map_or(Value::Empty, Value::Int));
         f("error", Value::Text(self.outcome.err().unwrap_or("")));
     }
 }

@@ -90,18 +90,20 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
         ),
     );
     row("kernels per step", s.kernels.to_string());
-    if s.weight_bytes > 0.0 || s.kv_bytes > 0.0 {
-        row("weights resident", human(s.weight_bytes, "B"));
-        row("KV cache resident", human(s.kv_bytes, "B"));
-        row(
-            "fits one chip",
-            format!(
-                "{} ({} of {})",
-                if s.fits { "yes" } else { "NO" },
-                human(s.weight_bytes + s.kv_bytes, "B"),
-                human(report.capacity_bytes, "B")
-            ),
-        );
+    row("weights", human(s.weight_bytes, "B"));
+    row("KV cache", human(s.kv_bytes, "B"));
+    row("peak activations", human(s.activation_bytes, "B"));
+    row(
+        "memory",
+        format!(
+            "{} of {}: {}",
+            human(s.footprint_bytes, "B"),
+            human(report.capacity_bytes, "B"),
+            if s.fits { "fits" } else { "DOES NOT FIT" }
+        ),
+    );
+    if let Some(max) = s.max_batch {
+        row("largest batch that fits", max.to_string());
     }
     align_right(&mut summary, 1);
     writeln!(out, "{summary}")?;

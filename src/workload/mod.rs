@@ -46,7 +46,8 @@ pub struct Tensor {
     pub block: Option<usize>,
 }
 
-/// A run of ops executed `repeat` times (the layers of a model).
+/// A run of ops executed `repeat` times (the layers of a model); a block repeated 0 times is
+/// absent from the step (a model without sliding-window layers).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
     pub name: String,
@@ -291,6 +292,11 @@ impl Workload {
             })
     }
 
+    /// The param that counts sequences, by convention the one named `batch`.
+    pub fn batch_param(&self) -> Option<usize> {
+        self.params.iter().position(|p| p.name == "batch")
+    }
+
     /// An evaluation sized for this workload, to be filled by [`Workload::evaluate`].
     pub fn new_evaluation(&self) -> Evaluation {
         Evaluation {
@@ -337,11 +343,11 @@ impl Workload {
                 None => 1,
                 Some(field) => {
                     let r = ev.exprs[field.id];
-                    if !(r >= 1.0 && r.fract() == 0.0 && r <= MAX_REPEAT) {
+                    if !(r >= 0.0 && r.fract() == 0.0 && r <= MAX_REPEAT) {
                         return Err(self.problem(
                             &field.origin,
                             format!(
-                                "`{}` is {r}; a repeat count must be a whole number from 1 to {MAX_REPEAT:e}",
+                                "`{}` is {r}; a repeat count must be a whole number from 0 to {MAX_REPEAT:e}",
                                 self.exprs[field.id]
                             ),
                         ));
