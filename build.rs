@@ -1,5 +1,5 @@
-//! Compiles every `hardware/*.yaml` and `workloads/*.yaml` into the binary, so built-in chips
-//! and workloads work from any directory.
+//! Compiles every `hardware/*.yaml`, `workloads/*.yaml` and `workloads/templates/*.yaml` into
+//! the binary, so built-in chips, workloads and templates work from any directory.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -27,7 +27,11 @@ fn list(dir: &str) -> Vec<(String, String)> {
 
 fn main() {
     let mut out = String::new();
-    for (name, dir) in [("CHIPS", "hardware"), ("WORKLOADS", "workloads")] {
+    for (name, dir) in [
+        ("CHIPS", "hardware"),
+        ("WORKLOADS", "workloads"),
+        ("TEMPLATES", "workloads/templates"),
+    ] {
         writeln!(out, "pub static {name}: &[(&str, &str)] = &[").unwrap();
         for (stem, path) in list(dir) {
             writeln!(out, "    ({stem:?}, include_str!({path:?})),").unwrap();

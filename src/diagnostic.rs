@@ -4,15 +4,21 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
 use serde_saphyr::Spanned;
 
-/// Where in a file a value came from: 1-based line and column (0 when unknown) and the field's
-/// path (`blocks[0].ops[2].gemm.n`).
+use crate::source::Source;
+
+/// Where in a file a value came from: 1-based line and column (0 when unknown), the field's
+/// path (`blocks[0].ops[2].gemm.n`) and, where a value may come from another file than the
+/// one being read (a workload's template), that file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Origin {
     pub line: u64,
     pub column: u64,
     pub field: String,
+    pub file: Option<Arc<Source>>,
 }
 
 impl Origin {
@@ -21,12 +27,19 @@ impl Origin {
             line,
             column,
             field: field.into(),
+            file: None,
         }
     }
 
     /// The origin of a spanned YAML value, named `field`.
     pub fn of<T>(field: impl Into<String>, value: &Spanned<T>) -> Self {
         Origin::new(field, value.referenced.line(), value.referenced.column())
+    }
+
+    /// The same place, in `file`.
+    pub fn in_file(mut self, file: &Arc<Source>) -> Self {
+        self.file = Some(Arc::clone(file));
+        self
     }
 }
 
@@ -53,6 +66,10 @@ impl Diagnostic {
         origin: &Origin,
         message: impl Into<String>,
     ) -> Self {
+        let (file, source) = match &origin.file {
+            Some(f) => (f.name.as_str(), Some(f.text.as_str())),
+            None => (file, source),
+        };
         let source_line = source
             .filter(|_| origin.line > 0)
             .and_then(|text| text.lines().nth((origin.line - 1) as usize))

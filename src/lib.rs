@@ -42,7 +42,7 @@ pub enum Error {
     /// Problems in an input file, each with its file, line and field.
     #[error("{0}")]
     Invalid(Diagnostics),
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Io {
         path: String,
         #[source]

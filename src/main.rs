@@ -529,7 +529,7 @@ fn check_one(path: &Path, kind: Option<KindArg>) -> Result<String> {
             let types: Vec<&str> = chip.matrix.peaks().map(|(d, _)| d.name()).collect();
             format!("chip `{}` (matrix unit: {})", chip.name, types.join(", "))
         }
-        FileKind::Workload => {
+        FileKind::Workload | FileKind::Template => {
             let workload = Workload::load(&source)?;
             // Evaluating at the defaults finds what only values reveal: a division by zero,
             // a dimension that is not positive.

@@ -17,6 +17,8 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 pub enum FileKind {
     Chip,
     Workload,
+    /// A workload graph other workloads reuse with their own param values.
+    Template,
 }
 
 impl FileKind {
@@ -24,6 +26,7 @@ impl FileKind {
         match self {
             FileKind::Chip => "chip",
             FileKind::Workload => "workload",
+            FileKind::Template => "template",
         }
     }
 
@@ -31,6 +34,7 @@ impl FileKind {
         match self {
             FileKind::Chip => builtin::CHIPS,
             FileKind::Workload => builtin::WORKLOADS,
+            FileKind::Template => builtin::TEMPLATES,
         }
     }
 
@@ -38,6 +42,7 @@ impl FileKind {
         match self {
             FileKind::Chip => "hardware",
             FileKind::Workload => "workloads",
+            FileKind::Template => "workloads/templates",
         }
     }
 }
@@ -122,6 +127,17 @@ impl Source {
             suggestion: did_you_mean(spec, known.iter().copied()),
             known: known.join(", "),
         })
+    }
+
+    /// Resolves the template a workload names: a path relative to the workload's own file,
+    /// or a built-in template.
+    pub fn resolve_template(name: &str, from: &Source) -> Result<Source, Error> {
+        let looks_like_path = name.contains(['/', '\\']) || name.ends_with(".yaml");
+        if looks_like_path && !from.name.ends_with("(built-in)") {
+            let base = Path::new(&from.name).parent().unwrap_or(Path::new(""));
+            return Source::read(&base.join(name));
+        }
+        Source::resolve(name, FileKind::Template)
     }
 
     /// A problem at `origin` in this file.

@@ -20,19 +20,52 @@ use crate::Error;
 
 pub(super) fn build(source: &Source) -> Result<Workload, Error> {
     let file: WorkloadFile = source.parse().map_err(Error::Invalid)?;
-    Builder {
-        source,
-        problems: Vec::new(),
-        params: file.params.keys().cloned().collect(),
-        exprs: Vec::new(),
-        expr_origins: Vec::new(),
-        interned: HashMap::new(),
+    let own = Arc::new(source.clone());
+    let Some(template_name) = &file.template else {
+        return Builder::new(Arc::clone(&own), &file).build(file, None);
+    };
+    let at = |field: &str, v: &Spanned<String>| Origin::of(field, v).in_file(&own);
+    let invalid = |origin: Origin, message: String| {
+        Error::Invalid(Diagnostics(vec![source.problem(&origin, message)]))
+    };
+    let template = Source::resolve_template(&template_name.value, source).map_err(|e| {
+        let reason = std::error::Error::source(&e)
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        invalid(
+            at("template", template_name),
+            format!("cannot use this template: {e}{reason}"),
+        )
+    })?;
+    let graph: WorkloadFile = template.parse().map_err(Error::Invalid)?;
+    if graph.template.is_some() {
+        return Err(invalid(
+            at("template", template_name),
+            format!(
+                "template `{}` itself names a template; templates do not nest",
+                template.name
+            ),
+        ));
     }
-    .build(file)
+    let graph_fields = [
+        ("tensors", !file.tensors.is_empty()),
+        ("blocks", !file.blocks.is_empty()),
+        ("fusion", !file.fusion.is_empty()),
+        ("tokens_per_step", file.tokens_per_step.is_some()),
+        ("sequences", file.sequences.is_some()),
+    ];
+    if let Some((field, _)) = graph_fields.iter().find(|(_, set)| *set) {
+        return Err(invalid(
+            at(field, template_name),
+            format!("a workload with a template takes its graph from the template; `{field}` belongs in the template"),
+        ));
+    }
+    Builder::new(Arc::new(template), &graph).build(graph, Some((own, file)))
 }
 
-struct Builder<'a> {
-    source: &'a Source,
+struct Builder {
+    /// The file the graph comes from (the template, for a workload that names one).
+    source: Arc<Source>,
     problems: Vec<Diagnostic>,
     /// Param names, in file order.
     params: Vec<String>,
@@ -69,7 +102,23 @@ fn op_kind(op: &OpFile) -> &'static str {
     }
 }
 
-impl Builder<'_> {
+impl Builder {
+    fn new(source: Arc<Source>, file: &WorkloadFile) -> Builder {
+        Builder {
+            source,
+            problems: Vec::new(),
+            params: file.params.keys().cloned().collect(),
+            exprs: Vec::new(),
+            expr_origins: Vec::new(),
+            interned: HashMap::new(),
+        }
+    }
+
+    /// Where `value` sits in the graph's file.
+    fn at<T>(&self, field: impl Into<String>, value: &Spanned<T>) -> Origin {
+        Origin::of(field, value).in_file(&self.source)
+    }
+
     fn problem(&mut self, origin: Origin, message: impl Into<String>) {
         self.problems.push(self.source.problem(&origin, message));
     }
@@ -89,7 +138,7 @@ impl Builder<'_> {
 
     /// Compiles an expression once per distinct text; `None` after recording a problem.
     fn expr(&mut self, field: &str, value: &Spanned<String>) -> Option<Field> {
-        self.expr_text(&value.value, Origin::of(field, value))
+        self.expr_text(&value.value, self.at(field, value))
     }
 
     fn expr_text(&mut self, text: &str, origin: Origin) -> Option<Field> {
@@ -124,7 +173,7 @@ impl Builder<'_> {
         value
             .value
             .parse()
-            .map_err(|e: String| self.problem(Origin::of(field, value), e))
+            .map_err(|e: String| self.problem(self.at(field, value), e))
             .ok()
     }
 
@@ -139,14 +188,14 @@ impl Builder<'_> {
             let field = format!("{prefix}tensors.{name}");
             if !valid_name(name) {
                 self.problem(
-                    Origin::of(format!("{field}.role"), &file.role),
+                    self.at(format!("{field}.role"), &file.role),
                     format!("`{name}` is not a valid name ({NAME_RULE})"),
                 );
             }
             let role = self.role(&format!("{field}.role"), &file.role);
             if file.shape.value.is_empty() {
                 self.problem(
-                    Origin::of(format!("{field}.shape"), &file.shape),
+                    self.at(format!("{field}.shape"), &file.shape),
                     "a shape needs at least one dimension",
                 );
             }
@@ -170,8 +219,14 @@ impl Builder<'_> {
         }
     }
 
-    fn build(mut self, file: WorkloadFile) -> Result<Workload, Error> {
-        let params = self.params_of(&file);
+    /// Builds the graph of `file`; `model` is the workload that uses `file` as its template,
+    /// whose name, param values, data types and default plan take precedence.
+    fn build(
+        mut self,
+        file: WorkloadFile,
+        model: Option<(Arc<Source>, WorkloadFile)>,
+    ) -> Result<Workload, Error> {
+        let params = self.params_of(&file, model.as_ref());
         let eval_order = if params.len() == self.params.len() {
             self.param_order(&params)
         } else {
@@ -179,12 +234,17 @@ impl Builder<'_> {
         };
 
         let mut default_dtypes = RoleDTypes::default();
-        for (role, value) in &file.dtypes {
+        let model_dtypes = model
+            .iter()
+            .flat_map(|(src, m)| m.dtypes.iter().map(move |d| (Some(src), d)));
+        for (src, (role, value)) in file.dtypes.iter().map(|d| (None, d)).chain(model_dtypes) {
+            let mut origin = self.at(format!("dtypes.{role}"), value);
+            if let Some(src) = src {
+                origin = origin.in_file(src);
+            }
             match (role.parse::<Role>(), value.value.parse::<DType>()) {
                 (Ok(r), Ok(d)) => default_dtypes.set(r, d),
-                (Err(e), _) | (_, Err(e)) => {
-                    self.problem(Origin::of(format!("dtypes.{role}"), value), e)
-                }
+                (Err(e), _) | (_, Err(e)) => self.problem(origin, e),
             }
         }
         let tokens_per_step = self
@@ -211,13 +271,13 @@ impl Builder<'_> {
         for (b, block) in file.blocks.iter().enumerate() {
             if !block_names.insert(block.name.value.clone()) {
                 self.problem(
-                    Origin::of(format!("blocks[{b}].name"), &block.name),
+                    self.at(format!("blocks[{b}].name"), &block.name),
                     format!("block `{}` is declared twice", block.name.value),
                 );
             }
             if block.ops.is_empty() {
                 self.problem(
-                    Origin::of(format!("blocks[{b}].ops"), &block.name),
+                    self.at(format!("blocks[{b}].ops"), &block.name),
                     format!("block `{}` has no ops", block.name.value),
                 );
             }
@@ -240,7 +300,7 @@ impl Builder<'_> {
                         inputs,
                         out_role: out_roles[index],
                         slots: start..slots,
-                        origin: Origin::of(format!("{prefix}.name"), op_name(op)),
+                        origin: self.at(format!("{prefix}.name"), op_name(op)),
                     });
                 } else {
                     // Keep indices aligned with `names`; the problem is already recorded.
@@ -266,7 +326,7 @@ impl Builder<'_> {
         }
         if file.blocks.is_empty() {
             self.problem(
-                Origin::of("name", &file.name),
+                self.at("name", &file.name),
                 "a workload needs at least one block with ops under `blocks:`",
             );
         }
@@ -287,9 +347,13 @@ impl Builder<'_> {
                 });
             }
         }
-        let default_fusion = match &file.default_fusion {
+        let model_fusion = model
+            .as_ref()
+            .and_then(|(src, m)| m.default_fusion.as_ref().map(|f| (Some(src), f)));
+        let default_fusion = match model_fusion.or(file.default_fusion.as_ref().map(|f| (None, f)))
+        {
             None => 0,
-            Some(name) => match fusion_plans.iter().position(|p| p.name == name.value) {
+            Some((src, name)) => match fusion_plans.iter().position(|p| p.name == name.value) {
                 Some(i) => i,
                 None => {
                     let plans: Vec<&str> = fusion_plans.iter().map(|p| p.name.as_str()).collect();
@@ -299,23 +363,32 @@ impl Builder<'_> {
                         did_you_mean(&name.value, plans.iter().copied()),
                         plans.join(", ")
                     );
-                    self.problem(Origin::of("default_fusion", name), message);
+                    let mut origin = self.at("default_fusion", name);
+                    if let Some(src) = src {
+                        origin = origin.in_file(src);
+                    }
+                    self.problem(origin, message);
                     0
                 }
             },
         };
-        if file.name.value.trim().is_empty() {
-            self.problem(Origin::of("name", &file.name), "must not be empty");
+        let (source, name) = match &model {
+            Some((src, m)) => (Arc::clone(src), &m.name),
+            None => (Arc::clone(&self.source), &file.name),
+        };
+        if name.value.trim().is_empty() {
+            let origin = Origin::of("name", name).in_file(&source);
+            self.problem(origin, "must not be empty");
         }
 
         if !self.problems.is_empty() {
             return Err(Error::Invalid(Diagnostics(self.problems)));
         }
         Ok(Workload {
-            id: self.source.id.clone(),
-            name: file.name.value.trim().to_owned(),
-            file: self.source.name.clone(),
-            text: Arc::from(self.source.text.as_str()),
+            id: source.id.clone(),
+            name: name.value.trim().to_owned(),
+            file: source.name.clone(),
+            text: Arc::from(source.text.as_str()),
             params,
             eval_order,
             exprs: self.exprs,
@@ -332,10 +405,32 @@ impl Builder<'_> {
         })
     }
 
-    fn params_of(&mut self, file: &WorkloadFile) -> Vec<Param> {
+    /// The params of `file`, with the values `model` gives where it gives one.
+    fn params_of(
+        &mut self,
+        file: &WorkloadFile,
+        model: Option<&(Arc<Source>, WorkloadFile)>,
+    ) -> Vec<Param> {
+        if let Some((src, m)) = model {
+            for (name, value) in &m.params {
+                if !file.params.contains_key(name) {
+                    let message = format!(
+                        "`{name}` is not a param of the template{}; its params: {}",
+                        did_you_mean(name, self.params.iter().map(String::as_str)),
+                        self.params.join(", ")
+                    );
+                    let origin = Origin::of(format!("params.{name}"), value).in_file(src);
+                    self.problem(origin, message);
+                }
+            }
+        }
         let mut params = Vec::new();
         for (name, value) in &file.params {
-            let origin = Origin::of(format!("params.{name}"), value);
+            let (value, origin) = match model.and_then(|(src, m)| Some((src, m.params.get(name)?)))
+            {
+                Some((src, v)) => (v, Origin::of(format!("params.{name}"), v).in_file(src)),
+                None => (value, self.at(format!("params.{name}"), value)),
+            };
             if !valid_name(name) || name.contains(['-', '.']) {
                 self.problem(
                     origin.clone(),
@@ -379,7 +474,7 @@ impl Builder<'_> {
                 let field = format!("blocks[{b}].ops[{o}].{}", op_kind(op));
                 if !valid_name(&name.value) {
                     self.problem(
-                        Origin::of(format!("{field}.name"), name),
+                        self.at(format!("{field}.name"), name),
                         format!("`{}` is not a valid op name ({NAME_RULE})", name.value),
                     );
                 }
@@ -388,7 +483,7 @@ impl Builder<'_> {
                     .is_some()
                 {
                     self.problem(
-                        Origin::of(format!("{field}.name"), name),
+                        self.at(format!("{field}.name"), name),
                         format!(
                             "`{}` is already the name of a tensor or op; names must be unique",
                             name.value
@@ -423,7 +518,7 @@ impl Builder<'_> {
             OpFile::KvRead(r) => (&r.of, &r.reads),
             OpFile::Elementwise(e) => (&e.of, &e.reads),
         };
-        let origin = Origin::of(format!("{prefix}.of"), of);
+        let origin = self.at(format!("{prefix}.of"), of);
         let list = of.value.list();
         if list.is_empty() {
             self.problem(origin, "an op needs at least one input");
@@ -475,7 +570,7 @@ impl Builder<'_> {
                         "`{name}` is not one of this op's inputs ({})",
                         list.join(", ")
                     );
-                    self.problem(Origin::of(field, value), message);
+                    self.problem(self.at(field, value), message);
                 }
             }
         }
@@ -526,10 +621,10 @@ impl Builder<'_> {
                 let gemv = matches!(op, OpFile::Gemv(_));
                 let m = match (&g.m, gemv) {
                     (Some(m), _) => self.expr(&format!("{prefix}.m"), m),
-                    (None, true) => self.expr_text("1", Origin::of(format!("{prefix}.m"), &g.name)),
+                    (None, true) => self.expr_text("1", self.at(format!("{prefix}.m"), &g.name)),
                     (None, false) => {
                         self.problem(
-                            Origin::of(format!("{prefix}.name"), &g.name),
+                            self.at(format!("{prefix}.name"), &g.name),
                             "missing field `m` (rows of the left matrix)",
                         );
                         None
@@ -575,7 +670,7 @@ impl Builder<'_> {
         names: &HashMap<String, Ref>,
         ops: &[Op],
     ) -> Option<Vec<Vec<usize>>> {
-        let origin = Origin::of(format!("fusion.{plan_name}"), groups);
+        let origin = self.at(format!("fusion.{plan_name}"), groups);
         let before = self.problems.len();
         if !valid_name(plan_name) {
             self.problem(

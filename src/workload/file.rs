@@ -9,6 +9,8 @@ use serde_saphyr::Spanned;
 #[serde(deny_unknown_fields)]
 pub(super) struct WorkloadFile {
     pub(super) name: Spanned<String>,
+    /// Another workload file whose graph this one reuses with its own param values.
+    pub(super) template: Option<Spanned<String>>,
     #[allow(dead_code)] // documentation for readers of the file
     pub(super) description: Option<String>,
     #[serde(default)]
@@ -19,6 +21,7 @@ pub(super) struct WorkloadFile {
     pub(super) sequences: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
+    #[serde(default)]
     pub(super) blocks: Vec<BlockFile>,
     #[serde(default)]
     pub(super) fusion: IndexMap<String, Spanned<Vec<Vec<String>>>>,
