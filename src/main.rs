@@ -51,6 +51,18 @@ enum Command {
     Sweep(SweepArgs),
     /// One scenario on several chips side by side, with speeds relative to the first chip
     Compare(CompareArgs),
+    /// Chips needed for a throughput target: the best batch per chip and data types within a
+    /// latency bound and one chip's memory, ranked by cost
+    Plan(PlanArgs),
+    /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
+    /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss and Gemma-2 families)
+    Import {
+        /// The config.json
+        config: PathBuf,
+        /// Write the workload to FILE instead of stdout
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check
@@ -175,6 +187,39 @@ struct CompareArgs {
     /// Data type of a role, e.g. --dtype weight=fp8 (repeatable)
     #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
     dtypes: Vec<(Role, DType)>,
+    /// Fusion plan of the workload
+    #[arg(long)]
+    fusion: Option<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    mode: ModeArg,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args)]
+struct PlanArgs {
+    /// Workload: built-in name or YAML file (it needs a `batch` param)
+    workload: String,
+    /// Tokens per second the deployment must serve
+    #[arg(long, value_name = "N")]
+    target_tokens_per_s: f64,
+    /// Most milliseconds per output token a sequence may see
+    #[arg(long, value_name = "L")]
+    max_ms_per_token: Option<f64>,
+    /// Tokens already in each sequence's KV cache (the workload's `context` param)
+    #[arg(long, value_name = "C")]
+    context: Option<f64>,
+    /// Chips to consider, comma-separated, or `all`
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    chip: Vec<String>,
+    /// Data types to try: ROLE=LIST (repeatable; default weight=bf16,fp8); every combination
+    /// is tried on every chip
+    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
+    dtypes: Vec<(Role, Vec<DType>)>,
+    /// Override a param, e.g. --set tokens=1 (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, f64)>,
     /// Fusion plan of the workload
     #[arg(long)]
     fusion: Option<String>,
@@ -323,6 +368,69 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut buffer = Vec::new();
             report::write_compare(&mut buffer, &reports, args.output.format.into())?;
             emit(&buffer, args.output.out.as_deref())?;
+        }
+        Command::Plan(args) => {
+            let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+            let mut sets = args.sets;
+            if let Some(context) = args.context {
+                sets.push(("context".into(), context));
+            }
+            let spec = ScenarioSpec {
+                sets,
+                dtypes: Vec::new(),
+                fusion: args.fusion,
+                mode: args.mode.into(),
+            };
+            let scenario = Scenario::resolve(&workload, &spec)?;
+            let axes = if args.dtypes.is_empty() {
+                vec![(Role::Weight, vec![DType::Bf16, DType::Fp8])]
+            } else {
+                args.dtypes
+            };
+            let mut dtype_choices = vec![scenario.dtypes];
+            for (role, types) in &axes {
+                dtype_choices = dtype_choices
+                    .iter()
+                    .flat_map(|base| {
+                        types.iter().map(move |t| {
+                            let mut d = *base;
+                            d.set(*role, *t);
+                            d
+                        })
+                    })
+                    .collect();
+            }
+            let request = stepcost::plan::PlanRequest {
+                target_tokens_per_s: args.target_tokens_per_s,
+                max_ms_per_token: args.max_ms_per_token,
+                scenario,
+                dtype_choices,
+            };
+            let entries = stepcost::plan::plan(&workload, &load_chips(&args.chip)?, &request)?;
+            let mut buffer = Vec::new();
+            report::write_plan(
+                &mut buffer,
+                &workload.name,
+                &request,
+                &entries,
+                args.output.format.into(),
+            )?;
+            emit(&buffer, args.output.out.as_deref())?;
+        }
+        Command::Import { config, out } => {
+            let source = Source::read(&config)?;
+            let imported = stepcost::import::import(&source.text, &source.name)?;
+            // The result must load: a config whose numbers make no graph is caught here.
+            let name = out.as_ref().unwrap_or(&config).display().to_string();
+            Workload::load(&Source::from_text(&name, &imported.yaml))?;
+            if !imported.not_understood.is_empty() {
+                eprintln!(
+                    "note: fields of {} not understood, left out of the step: {}",
+                    source.name,
+                    imported.not_understood.join(", ")
+                );
+            }
+            emit(imported.yaml.as_bytes(), out.as_deref())?;
         }
         Command::Check { files, kind } => return check(&files, kind),
     }

@@ -9,8 +9,9 @@ use std::io::{self, Write};
 
 use crate::chip::Chip;
 use crate::dtype::DType;
+use crate::plan::{PlanEntry, PlanRequest};
 use crate::price::StepReport;
-use row::{ChipRow, CompareRow, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow};
+use row::{ChipRow, CompareRow, KernelName, KernelRow, PlanRow, Row, ScenarioLabel, SummaryRow};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,6 +102,34 @@ pub fn write_compare(
         .collect();
     match format {
         Format::Table => table::write_compare(out, reports),
+        Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Json => {
+            let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();
+            serde_json::to_writer_pretty(&mut *out, &value)?;
+            writeln!(out)
+        }
+    }
+}
+
+/// Writes a plan: one row per chip and choice of types, best first.
+pub fn write_plan(
+    out: &mut dyn Write,
+    workload: &str,
+    request: &PlanRequest,
+    entries: &[PlanEntry],
+    format: Format,
+) -> io::Result<()> {
+    let rows: Vec<PlanRow> = entries
+        .iter()
+        .map(|entry| PlanRow {
+            workload,
+            entry,
+            target_tokens_per_s: request.target_tokens_per_s,
+            max_ms_per_token: request.max_ms_per_token,
+        })
+        .collect();
+    match format {
+        Format::Table => table::write_plan(out, workload, request, entries),
         Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();

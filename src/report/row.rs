@@ -6,6 +6,7 @@ use std::io::Write;
 
 use crate::chip::Chip;
 use crate::dtype::RoleDTypes;
+use crate::plan::{PlanEntry, PlanPoint};
 use crate::price::{KernelCost, StepSummary};
 use crate::scenario::Mode;
 use crate::workload::Workload;
@@ -207,6 +208,52 @@ impl Row for KernelRow<'_> {
             c.map_or(Value::Empty, |c| Value::Num(c.time_s * c.count as f64 / t)),
         );
         f("error", Value::Text(self.error));
+    }
+}
+
+/// One chip and choice of types in a plan.
+pub struct PlanRow<'a> {
+    pub workload: &'a str,
+    pub entry: &'a PlanEntry,
+    pub target_tokens_per_s: f64,
+    pub max_ms_per_token: Option<f64>,
+}
+
+impl Row for PlanRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let e = self.entry;
+        let p = e.outcome.as_ref().ok();
+        let num = |g: fn(&PlanPoint) -> f64| p.map_or(Value::Empty, |p| Value::Num(g(p)));
+        let opt = |g: fn(&PlanPoint) -> Option<f64>| p.and_then(g).into();
+        f("workload", Value::Text(self.workload));
+        f("chip", Value::Text(&e.chip));
+        f("weight_dtype", Value::Text(e.dtypes.weight.name()));
+        f("activation_dtype", Value::Text(e.dtypes.activation.name()));
+        f("kv_dtype", Value::Text(e.dtypes.kv.name()));
+        f("target_tokens_per_s", Value::Num(self.target_tokens_per_s));
+        f("max_ms_per_token", self.max_ms_per_token.into());
+        f("batch", p.map_or(Value::Empty, |p| Value::Int(p.batch)));
+        f(
+            "max_batch",
+            p.map_or(Value::Empty, |p| Value::Int(p.max_batch)),
+        );
+        f("step_time_us", num(|p| p.summary.step_time_s * 1e6));
+        f("ms_per_token", opt(|p| p.summary.ms_per_token));
+        f(
+            "tokens_per_s_per_chip",
+            opt(|p| p.summary.tokens_per_s_per_chip),
+        );
+        f("chips", p.map_or(Value::Empty, |p| Value::Int(p.chips)));
+        f("usd_per_hour", opt(|p| p.usd_per_hour));
+        f(
+            "usd_per_million_tokens",
+            opt(|p| p.summary.usd_per_million_tokens),
+        );
+        f("footprint_bytes", num(|p| p.summary.footprint_bytes));
+        f(
+            "note",
+            Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
+        );
     }
 }
 

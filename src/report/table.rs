@@ -7,6 +7,7 @@ use comfy_table::{presets, CellAlignment, Table};
 use super::table_dtypes;
 use crate::chip::Chip;
 use crate::dtype::DType;
+use crate::plan::{PlanEntry, PlanRequest};
 use crate::price::StepReport;
 use crate::units::{human, three_significant};
 
@@ -235,4 +236,69 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     }
     align_right(&mut table, 1);
     writeln!(out, "{table}")
+}
+
+pub fn write_plan(
+    out: &mut dyn Write,
+    workload: &str,
+    request: &PlanRequest,
+    entries: &[PlanEntry],
+) -> io::Result<()> {
+    write!(
+        out,
+        "{workload}: {} tokens/s",
+        number(request.target_tokens_per_s)
+    )?;
+    if let Some(limit) = request.max_ms_per_token {
+        write!(out, " at no more than {limit} ms per token")?;
+    }
+    writeln!(
+        out,
+        "; one chip per replica, decode at the largest batch that fits and meets the bound"
+    )?;
+    let mut table = new_table(&[
+        "chip",
+        "weight/act/kv",
+        "batch",
+        "ms/token",
+        "tokens/s/chip",
+        "chips",
+        "$/hour",
+        "$/M tokens",
+        "memory",
+    ]);
+    let mut notes = Vec::new();
+    for e in entries {
+        let types = format!(
+            "{}/{}/{}",
+            e.dtypes.weight, e.dtypes.activation, e.dtypes.kv
+        );
+        match &e.outcome {
+            Ok(p) => {
+                let s = &p.summary;
+                table.add_row(vec![
+                    e.chip.clone(),
+                    types,
+                    p.batch.to_string(),
+                    s.ms_per_token.map_or("-".into(), three_significant),
+                    s.tokens_per_s_per_chip.map_or("-".into(), number),
+                    p.chips.to_string(),
+                    p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
+                    s.usd_per_million_tokens
+                        .map_or("-".into(), |u| format!("{u:.3}")),
+                    human(s.footprint_bytes, "B"),
+                ]);
+            }
+            Err(why) => notes.push(format!("{} {types}: {why}", e.chip)),
+        }
+    }
+    align_right(&mut table, 2);
+    writeln!(out, "{table}")?;
+    if !notes.is_empty() {
+        writeln!(out, "not feasible on one chip:")?;
+        for note in notes {
+            writeln!(out, "  {note}")?;
+        }
+    }
+    Ok(())
 }

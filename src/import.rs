@@ -1,0 +1,332 @@
+//! Hugging Face `config.json` to workload file: the config's family picks a built-in template
+//! and its fields become the template's params. Fields that change nothing stepcost counts
+//! (token ids, norm epsilons, RoPE scaling) are understood and skipped; any other field is
+//! reported as not understood, so a user knows what the workload leaves out.
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::Error;
+
+/// A workload file made from a config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// The workload file's text (YAML).
+    pub yaml: String,
+    /// The built-in template it names.
+    pub template: &'static str,
+    /// Config fields that were not understood, in the config's order.
+    pub not_understood: Vec<String>,
+}
+
+/// Fields that do not change FLOPs, bytes or memory, in any family.
+const IRRELEVANT: &[&str] = &[
+    "_name_or_path",
+    "architectures",
+    "model_type",
+    "torch_dtype",
+    "dtype",
+    "transformers_version",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "tie_word_embeddings",
+    "use_cache",
+    "rms_norm_eps",
+    "layer_norm_eps",
+    "initializer_range",
+    "hidden_act",
+    "hidden_activation",
+    "rope_theta",
+    "rope_scaling",
+    "rope_type",
+    "max_position_embeddings",
+    "attention_dropout",
+    "attention_bias",
+    "mlp_bias",
+    "pretraining_tp",
+    "output_router_logits",
+    "router_aux_loss_coef",
+    "router_z_loss_coef",
+    "router_jitter_noise",
+    "auto_map",
+    "quantization_config",
+    "original_max_position_embeddings",
+    "bos_token",
+    "eos_token",
+    "use_sliding_window",
+    "max_window_layers",
+    "qkv_bias",
+    "norm_topk_prob",
+    "routed_scaling_factor",
+    "scoring_func",
+    "topk_method",
+    "n_group",
+    "topk_group",
+    "aux_loss_alpha",
+    "seq_aux",
+    "ep_size",
+    "moe_layer_freq",
+    "num_nextn_predict_layers",
+    "query_pre_attn_scalar",
+    "attn_logit_softcapping",
+    "final_logit_softcapping",
+    "cache_implementation",
+    "swiglu_limit",
+    "experts_per_token",
+    "initial_context_length",
+    "layer_types",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "rope_scaling_factor",
+    "head_dim",
+    "sliding_window",
+    "num_key_value_heads",
+    "use_qk_norm",
+    "qk_layernorm",
+];
+
+/// How a family's fields map to a template's params.
+struct Family {
+    model_types: &'static [&'static str],
+    template: &'static str,
+    /// `(param, config field)`; a field may be `a|b` (the first present wins).
+    fields: &'static [(&'static str, &'static str)],
+}
+
+const SHAPE: &[(&str, &str)] = &[
+    ("layers", "num_hidden_layers"),
+    ("hidden", "hidden_size"),
+    ("heads", "num_attention_heads"),
+    ("vocab", "vocab_size"),
+];
+
+const FAMILIES: &[Family] = &[
+    Family {
+        model_types: &["llama", "mistral", "qwen2", "qwen3"],
+        template: "dense",
+        fields: &[("ffn", "intermediate_size")],
+    },
+    Family {
+        model_types: &["mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"],
+        template: "moe",
+        fields: &[
+            ("experts", "num_local_experts|num_experts"),
+            ("top_k", "num_experts_per_tok|experts_per_token"),
+            ("moe_ffn", "moe_intermediate_size|intermediate_size"),
+        ],
+    },
+    Family {
+        model_types: &["deepseek_v3"],
+        template: "mla-moe",
+        fields: &[
+            ("dense_layers", "first_k_dense_replace"),
+            ("q_lora_rank", "q_lora_rank"),
+            ("kv_lora_rank", "kv_lora_rank"),
+            ("qk_nope_dim", "qk_nope_head_dim"),
+            ("qk_rope_dim", "qk_rope_head_dim"),
+            ("v_head_dim", "v_head_dim"),
+            ("ffn", "intermediate_size"),
+            ("experts", "n_routed_experts"),
+            ("top_k", "num_experts_per_tok"),
+            ("shared_experts", "n_shared_experts"),
+            ("moe_ffn", "moe_intermediate_size"),
+        ],
+    },
+    Family {
+        model_types: &["gemma2"],
+        template: "gemma2",
+        fields: &[("ffn", "intermediate_size")],
+    },
+];
+
+fn problem(file: &str, text: &str, line: u64, column: u64, field: &str, message: String) -> Error {
+    Error::Invalid(Diagnostics(vec![Diagnostic::at(
+        file,
+        Some(text),
+        &Origin::new(field, line, column),
+        message,
+    )]))
+}
+
+/// Turns the config in `text` (read from `file`) into a workload file.
+pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let message = format!("not a JSON config: {e}");
+        problem(file, text, e.line() as u64, e.column() as u64, "", message)
+    })?;
+    let Value::Object(config) = value else {
+        return Err(problem(
+            file,
+            text,
+            1,
+            1,
+            "",
+            "expected a JSON object".into(),
+        ));
+    };
+    let missing = |field: &str, why: &str| problem(file, text, 0, 0, field, why.to_owned());
+    let model_type = config
+        .get("model_type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| missing("model_type", "missing: it names the model family"))?;
+    let family = FAMILIES
+        .iter()
+        .find(|f| f.model_types.contains(&model_type))
+        .ok_or_else(|| {
+            let known: Vec<&str> = FAMILIES
+                .iter()
+                .flat_map(|f| f.model_types.iter().copied())
+                .collect();
+            missing(
+                "model_type",
+                &format!(
+                    "`{model_type}` is not a family stepcost imports; it imports: {}",
+                    known.join(", ")
+                ),
+            )
+        })?;
+
+    let mut used: Vec<&str> = Vec::new();
+    let mut number = |fields: &'static str| -> Result<f64, Error> {
+        for field in fields.split('|') {
+            if let Some(v) = config.get(field) {
+                used.push(field);
+                return v
+                    .as_f64()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| {
+                        missing(field, &format!("expected a non-negative number, found {v}"))
+                    });
+            }
+        }
+        Err(missing(fields, "missing: the workload needs it"))
+    };
+    let mut params: Vec<(&str, f64)> = Vec::new();
+    for &(param, field) in SHAPE.iter().chain(family.fields) {
+        params.push((param, number(field)?));
+    }
+    let heads = number("num_attention_heads")?;
+    let hidden = number("hidden_size")?;
+    let layers = number("num_hidden_layers")?;
+    if family.template != "mla-moe" {
+        let kv_heads = config
+            .get("num_key_value_heads")
+            .and_then(Value::as_f64)
+            .unwrap_or(heads);
+        let head_dim = config
+            .get("head_dim")
+            .and_then(Value::as_f64)
+            .unwrap_or(hidden / heads);
+        params.push(("kv_heads", kv_heads));
+        params.push(("head_dim", head_dim));
+        let window = config.get("sliding_window").and_then(Value::as_f64);
+        let enabled = config
+            .get("use_sliding_window")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        if let (Some(window), true) = (window, enabled) {
+            let local = local_layers(&config, model_type, layers);
+            params.push(("local_layers", local));
+            params.push(("window", window));
+        } else {
+            params.push(("local_layers", 0.0));
+        }
+    }
+
+    let not_understood: Vec<String> = config
+        .keys()
+        .filter(|k| !used.contains(&k.as_str()) && !IRRELEVANT.contains(&k.as_str()))
+        .cloned()
+        .collect();
+
+    let name = config
+        .get("_name_or_path")
+        .and_then(Value::as_str)
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| {
+            std::path::Path::new(file)
+                .file_stem()
+                .map_or("imported".into(), |s| s.to_string_lossy().into_owned())
+        });
+    let mut yaml = format!(
+        "# {name}: imported from a Hugging Face config.json (model_type `{model_type}`).\n"
+    );
+    if !not_understood.is_empty() {
+        yaml.push_str(&format!(
+            "# Fields not understood (left out of the step): {}\n",
+            not_understood.join(", ")
+        ));
+    }
+    yaml.push_str(&format!(
+        "name: {}\ntemplate: {}\nparams:\n",
+        serde_json::to_string(&name).unwrap_or_default(),
+        family.template
+    ));
+    for (param, value) in &params {
+        yaml.push_str(&format!("  {param}: {value}\n"));
+    }
+    Ok(Imported {
+        yaml,
+        template: family.template,
+        not_understood,
+    })
+}
+
+/// Layers with sliding-window attention: those `layer_types` marks, else every layer for
+/// Mistral and Qwen2 (a window on all layers) and every other layer for the families that
+/// alternate (Gemma-2, gpt-oss).
+fn local_layers(config: &Map<String, Value>, model_type: &str, layers: f64) -> f64 {
+    if let Some(Value::Array(types)) = config.get("layer_types") {
+        return types
+            .iter()
+            .filter(|t| t.as_str() == Some("sliding_attention"))
+            .count() as f64;
+    }
+    match model_type {
+        "gemma2" | "gpt_oss" => (layers / 2.0).floor(),
+        _ => layers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_llama_config_becomes_the_dense_template() {
+        let config = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+            "vocab_size": 128256, "rms_norm_eps": 1e-5, "some_new_field": 3}"#;
+        let imported = import(config, "config.json").unwrap();
+        assert_eq!(imported.template, "dense");
+        assert_eq!(imported.not_understood, ["some_new_field"]);
+        assert!(
+            imported.yaml.contains("  head_dim: 128\n"),
+            "{}",
+            imported.yaml
+        );
+        assert!(imported.yaml.contains("  kv_heads: 8\n"));
+        assert!(imported.yaml.contains("  local_layers: 0\n"));
+        assert!(imported
+            .yaml
+            .contains("Fields not understood (left out of the step): some_new_field"));
+    }
+
+    #[test]
+    fn bad_configs_are_named() {
+        let err = import("{\"model_type\": \"llama\",", "c.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("c.json:1:"), "{err}");
+        let err = import("{\"model_type\": \"bert\"}", "c.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`bert` is not a family"), "{err}");
+        let err = import("{\"model_type\": \"llama\"}", "c.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("num_hidden_layers"), "{err}");
+    }
+}

@@ -1,0 +1,180 @@
+//! Capacity planning: for each chip and choice of data types, the batch that gives the most
+//! tokens per second per chip while a decode step stays within a latency bound and the step's
+//! memory fits one chip, then the chips a throughput target needs and what they cost.
+
+use crate::chip::Chip;
+use crate::dtype::RoleDTypes;
+use crate::price::{price_step, KernelCost, StepSummary};
+use crate::scenario::Scenario;
+use crate::workload::Workload;
+use crate::Error;
+
+/// What a planner asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanRequest {
+    /// Tokens per second the deployment must serve.
+    pub target_tokens_per_s: f64,
+    /// Most milliseconds per output token a sequence may see (none: no bound).
+    pub max_ms_per_token: Option<f64>,
+    /// The scenario priced; its `batch` is what the plan chooses.
+    pub scenario: Scenario,
+    /// The data type choices to try, each on every chip.
+    pub dtype_choices: Vec<RoleDTypes>,
+}
+
+/// The best batch on one chip with one choice of types.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanPoint {
+    pub batch: u64,
+    /// The largest batch whose footprint fits, latency aside.
+    pub max_batch: u64,
+    pub summary: StepSummary,
+    /// Chips (replicas of one chip each) the target needs.
+    pub chips: u64,
+    /// What those chips cost per hour, where the chip has a price.
+    pub usd_per_hour: Option<f64>,
+}
+
+/// One chip and type choice: its best point, or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanEntry {
+    pub chip: String,
+    pub dtypes: RoleDTypes,
+    pub outcome: Result<PlanPoint, String>,
+}
+
+/// Largest batch the search considers.
+const MAX_BATCH: u64 = 1 << 20;
+
+/// Plans `request` on every chip and type choice. Entries come sorted: chips with a price by
+/// cost per hour, then chips without one by chips needed, then the choices that cannot meet
+/// the request on one chip, with the reason.
+pub fn plan(
+    workload: &Workload,
+    chips: &[Chip],
+    request: &PlanRequest,
+) -> Result<Vec<PlanEntry>, Error> {
+    let batch = workload.batch_param().ok_or_else(|| {
+        Error::Scenario(format!(
+            "workload `{}` has no `batch` param, so there is no batch to plan",
+            workload.id
+        ))
+    })?;
+    if !(request.target_tokens_per_s.is_finite() && request.target_tokens_per_s > 0.0) {
+        return Err(Error::Scenario(
+            "the target tokens per second must be a number above 0".into(),
+        ));
+    }
+    let mut ev = workload.new_evaluation();
+    let mut costs: Vec<KernelCost> = Vec::new();
+    let mut entries = Vec::new();
+    for chip in chips {
+        for dtypes in &request.dtype_choices {
+            let mut scenario = request.scenario.clone();
+            scenario.dtypes = *dtypes;
+            let mut at = |b: u64| -> Result<StepSummary, Error> {
+                scenario.overrides.retain(|(i, _)| *i != batch);
+                scenario.overrides.push((batch, b as f64));
+                price_step(workload, chip, &scenario, &mut ev, &mut costs)
+            };
+            let outcome = best_point(request, chip, &mut at).map_err(|e| match e {
+                PlanError::Price(e) => first_line(&e.to_string()),
+                PlanError::Infeasible(why) => why,
+            });
+            entries.push(PlanEntry {
+                chip: chip.id.clone(),
+                dtypes: *dtypes,
+                outcome,
+            });
+        }
+    }
+    // Priced chips by cost per hour, then unpriced ones by chips needed, then the infeasible;
+    // a stable sort keeps the order given among equals.
+    let key = |e: &PlanEntry| match &e.outcome {
+        Ok(PlanPoint {
+            usd_per_hour: Some(usd),
+            ..
+        }) => (0, *usd),
+        Ok(p) => (1, p.chips as f64),
+        Err(_) => (2, 0.0),
+    };
+    entries.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    Ok(entries)
+}
+
+enum PlanError {
+    Price(Error),
+    Infeasible(String),
+}
+
+impl From<Error> for PlanError {
+    fn from(e: Error) -> Self {
+        PlanError::Price(e)
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or(text).to_owned()
+}
+
+fn best_point(
+    request: &PlanRequest,
+    chip: &Chip,
+    at: &mut dyn FnMut(u64) -> Result<StepSummary, Error>,
+) -> Result<PlanPoint, PlanError> {
+    let human = crate::units::human;
+    let one = at(1)?;
+    let max_batch = one.max_batch.unwrap_or(MAX_BATCH).min(MAX_BATCH);
+    if !one.fits || max_batch == 0 {
+        return Err(PlanError::Infeasible(format!(
+            "does not fit: batch 1 needs {} of {}",
+            human(one.footprint_bytes, "B"),
+            human(chip.capacity_bytes, "B")
+        )));
+    }
+    let latency = |s: &StepSummary| s.ms_per_token.unwrap_or(s.step_time_s * 1e3);
+    if let Some(limit) = request.max_ms_per_token {
+        if latency(&one) > limit {
+            return Err(PlanError::Infeasible(format!(
+                "too slow: {:.3} ms per token at batch 1, over the {limit} ms bound",
+                latency(&one)
+            )));
+        }
+    }
+    let ok = |s: &StepSummary| s.fits && request.max_ms_per_token.is_none_or(|l| latency(s) <= l);
+    // Fitting and meeting the bound only get harder as the batch grows: the largest batch
+    // that does both is found by bisection, starting from the memory's own limit.
+    let (mut lo, mut best) = (1, one);
+    let top = at(max_batch)?;
+    if ok(&top) {
+        lo = max_batch;
+        best = top;
+    } else {
+        let mut hi = max_batch; // fails
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let s = at(mid)?;
+            if ok(&s) {
+                lo = mid;
+                best = s;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    let per_chip = best
+        .tokens_per_s_per_chip
+        .or(best.tokens_per_s)
+        .unwrap_or(1.0 / best.step_time_s);
+    let chips = (request.target_tokens_per_s / per_chip).ceil().max(1.0) as u64;
+    Ok(PlanPoint {
+        batch: lo,
+        max_batch,
+        chips,
+        usd_per_hour: chip.price_usd_per_hour.map(|p| p * chips as f64),
+        summary: best,
+    })
+}
