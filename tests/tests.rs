@@ -5,6 +5,7 @@ mod common;
 mod cli;
 mod errors;
 mod fusion;
+mod memory;
 mod ops;
 mod properties;
 mod seeds;
