@@ -156,6 +156,22 @@ pub struct KernelCost {
     pub activation_bytes: f64,
 }
 
+impl KernelCost {
+    /// The cost of a kernel whose block is repeated 0 times: not in the step.
+    const ABSENT: KernelCost = KernelCost {
+        count: 0,
+        flops: 0.0,
+        bytes: 0.0,
+        compute_dtype: DType::Bf16,
+        unit: Unit::Matrix,
+        compute_time_s: 0.0,
+        memory_time_s: 0.0,
+        time_s: 0.0,
+        bound: Bound::Memory,
+        activation_bytes: 0.0,
+    };
+}
+
 /// Prices `scenario` of `workload` on `chip`: every kernel with its name, and the totals.
 pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<StepReport, Error> {
     let mut ev = workload.new_evaluation();
@@ -220,6 +236,10 @@ pub fn price_step(
     let mut mfu_time_s = 0.0;
     let mut activation_bytes = 0.0f64;
     for kernel in &plan.kernels {
+        if ev.repeats[kernel.block] == 0 {
+            costs.push(KernelCost::ABSENT);
+            continue;
+        }
         let (cost, mfu_s) = price_kernel(workload, chip, ev, &scenario.dtypes, kernel)?;
         let n = cost.count as f64;
         if cost.count > 0 {

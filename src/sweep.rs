@@ -276,7 +276,7 @@ pub fn run<W: Write + Send>(
                     |worker, task| {
                         let from = start + task * per_task;
                         let to = end.min(from + per_task);
-                        let mut buffer = Vec::with_capacity((to - from) as usize * 320);
+                        let mut buffer = Vec::with_capacity((to - from) as usize * 512);
                         let (mut rows, mut errors) = (0, 0);
                         for index in from..to {
                             let (r, e) =

@@ -37,7 +37,10 @@ fn the_weights_are_the_parameters_at_their_type() {
     let params = llama_70b_parameters();
     // models.md: 70.55B
     assert_eq!((params / 1e7).round() / 100.0, 70.55);
-    assert_eq!(decode("h100-sxm", 1.0, &[]).summary.weight_bytes, 2.0 * params);
+    assert_eq!(
+        decode("h100-sxm", 1.0, &[]).summary.weight_bytes,
+        2.0 * params
+    );
     let fp8 = decode("h100-sxm", 1.0, &[(Role::Weight, DType::Fp8)]);
     assert_eq!(fp8.summary.weight_bytes, params);
 }
