@@ -191,7 +191,8 @@ pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
     let mut number = |fields: &'static str| -> Result<f64, Error> {
         for field in fields.split('|') {
             if let Some(v) = config.get(field) {
-                used.push(field);
+                // The alternatives are understood too (Qwen3-MoE's dense width goes unused).
+                used.extend(fields.split('|'));
                 return v
                     .as_f64()
                     .filter(|x| x.is_finite() && *x >= 0.0)

@@ -6,6 +6,7 @@ mod cli;
 mod errors;
 mod fusion;
 mod memory;
+mod models;
 mod ops;
 mod properties;
 mod seeds;
