@@ -2,7 +2,7 @@
 //! target and renamed over it only once everything is written.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// A file being written; it takes its final name on [`AtomicFile::commit`]. Dropped without a
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub struct AtomicFile {
     target: PathBuf,
     temp: PathBuf,
-    writer: Option<BufWriter<File>>,
+    writer: Option<File>,
 }
 
 impl AtomicFile {
@@ -33,23 +33,21 @@ impl AtomicFile {
         Ok(AtomicFile {
             target: target.to_owned(),
             temp,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            writer: Some(file),
         })
     }
 
-    /// Where to write.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    /// Where to write; unbuffered, so write in large pieces.
+    pub fn writer(&mut self) -> &mut File {
         self.writer
             .as_mut()
             .expect("an AtomicFile has its writer until it is committed or dropped")
     }
 
-    /// Flushes the file to disk and moves it to its final name.
+    /// Flushes the file and moves it to its final name. (No fsync: the rename is what makes
+    /// the name appear only with the whole file; surviving a power cut is not the point.)
     pub fn commit(mut self) -> io::Result<()> {
-        if let Some(writer) = self.writer.take() {
-            let file = writer.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-        }
+        self.writer.take();
         std::fs::rename(&self.temp, &self.target)
     }
 }

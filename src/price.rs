@@ -339,7 +339,11 @@ fn price_kernel(
             } else {
                 chip.vector_peak(dtype).map_err(unsupported)?.1
             };
-            let reference = chip.matrix_peak(dtype).unwrap_or(0.0).max(peak);
+            let reference = if on_matrix {
+                peak
+            } else {
+                chip.matrix_peak(dtype).unwrap_or(0.0).max(peak)
+            };
             compute_time_s += op_flops / peak;
             mfu_time_s += op_flops / reference;
         }

@@ -292,8 +292,10 @@ fn push_number(out: &mut Vec<u8>, x: f64) {
     if !x.is_finite() {
         return;
     }
-    if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 {
-        out.extend_from_slice(itoa::Buffer::new().format(x as i64).as_bytes());
+    // `as` saturates, and below 2^53 every integer is exact: a cheap integer test.
+    let whole = x as i64;
+    if whole as f64 == x && x.abs() < 9.007_199_254_740_992e15 {
+        out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
     } else {
         out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
     }

@@ -293,15 +293,20 @@ impl Builder {
                 if let (Some(inputs), Some(kind)) = (inputs, kind) {
                     let start = slots;
                     slots += inputs.len();
-                    ops.push(Op {
+                    let mut op = Op {
                         name: op_name(op).value.clone(),
                         block: b,
                         kind,
                         inputs,
                         out_role: out_roles[index],
                         slots: start..slots,
+                        operands: [false; 3],
                         origin: self.at(format!("{prefix}.name"), op_name(op)),
-                    });
+                    };
+                    for role in op.operand_roles().collect::<Vec<_>>() {
+                        op.operands[role as usize] = true;
+                    }
+                    ops.push(op);
                 } else {
                     // Keep indices aligned with `names`; the problem is already recorded.
                     ops.push(Op {
@@ -314,6 +319,7 @@ impl Builder {
                         inputs: Vec::new(),
                         out_role: out_roles[index],
                         slots: slots..slots,
+                        operands: [false; 3],
                         origin: Origin::default(),
                     });
                 }

@@ -140,6 +140,8 @@ pub struct Op {
     pub out_role: Role,
     /// Indices of this op's inputs in [`Evaluation::reads`].
     pub slots: Range<usize>,
+    /// Which roles are among [`Op::operand_roles`], indexed by `Role as usize`.
+    pub operands: [bool; 3],
     pub origin: Origin,
 }
 
@@ -153,9 +155,12 @@ impl Op {
 
     /// The type the op computes in under `dtypes`: the widest of its operands.
     pub fn compute_dtype(&self, dtypes: &RoleDTypes) -> DType {
-        let mut roles = self.operand_roles().map(|r| dtypes.get(r));
-        let first = roles.next().unwrap_or(dtypes.activation);
-        roles.fold(first, DType::compute_with)
+        let mut types = Role::ALL
+            .into_iter()
+            .filter(|r| self.operands[*r as usize])
+            .map(|r| dtypes.get(r));
+        let first = types.next().unwrap_or(dtypes.activation);
+        types.fold(first, DType::compute_with)
     }
 }
 
