@@ -26,6 +26,19 @@ struct ChipFile {
     interconnect: Option<InterconnectFile>,
     power: Option<Spanned<String>>,
     price_per_hour: Option<Spanned<String>>,
+    expected: Option<ExpectedFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectedFile {
+    matrix: IndexMap<String, Spanned<f64>>,
+    #[serde(default)]
+    vector: Option<Spanned<f64>>,
+    memory: Spanned<f64>,
+    row_tile: Option<Spanned<u64>>,
+    cta_tile: Option<Spanned<Vec<u64>>>,
+    dram_latency: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,6 +115,34 @@ pub struct Interconnect {
     pub domain: Option<u64>,
 }
 
+/// What real kernels achieve on a chip: the constants of expected mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Achievable {
+    /// Fraction of the matrix unit's peak a large GEMM reaches, per data type (types without
+    /// a figure use the chip's lowest).
+    pub matrix: [Option<f64>; DType::ALL.len()],
+    /// Fraction of the vector unit's peak elementwise work reaches.
+    pub vector: f64,
+    /// Fraction of HBM bandwidth a large stream reaches.
+    pub memory: f64,
+    /// Rows a GEMM's M is padded to (the matrix instruction's M).
+    pub row_tile: u64,
+    /// Output tile one CTA / workgroup computes, `[rows, columns]`, for wave quantization.
+    pub cta_tile: [u64; 2],
+    /// Time to first byte from HBM, paid when a kernel starts loading and again when its
+    /// last stores drain.
+    pub dram_latency_s: f64,
+}
+
+impl Achievable {
+    /// Fraction of the matrix peak reached in `dtype`.
+    pub fn matrix(&self, dtype: DType) -> f64 {
+        self.matrix[dtype as usize]
+            .or_else(|| self.matrix.iter().flatten().copied().reduce(f64::min))
+            .unwrap_or(1.0)
+    }
+}
+
 /// A validated accelerator: every number finite and positive.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chip {
@@ -125,6 +166,8 @@ pub struct Chip {
     pub power_w: Option<f64>,
     /// Indicative on-demand price.
     pub price_usd_per_hour: Option<f64>,
+    /// Constants of expected mode; `None` for a chip file without an `expected` section.
+    pub expected: Option<Achievable>,
 }
 
 impl Chip {
@@ -207,6 +250,10 @@ impl Chip {
         if file.name.value.trim().is_empty() {
             problems.push(source.problem(&Origin::of("name", &file.name), "must not be empty"));
         }
+        let expected = file
+            .expected
+            .as_ref()
+            .and_then(|e| achievable(source, e, &mut problems));
         let (Some(capacity_bytes), Some(bandwidth_bytes_per_s), true) =
             (capacity, bandwidth, problems.is_empty())
         else {
@@ -238,6 +285,7 @@ impl Chip {
             }),
             power_w: power.flatten(),
             price_usd_per_hour: price.flatten(),
+            expected,
         })
     }
 
@@ -289,6 +337,73 @@ impl Chip {
             _ => None,
         }
     }
+}
+
+fn achievable(
+    source: &Source,
+    file: &ExpectedFile,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<Achievable> {
+    let before = problems.len();
+    let fraction = |problems: &mut Vec<Diagnostic>, field: &str, v: &Spanned<f64>| {
+        if !(v.value > 0.0 && v.value <= 1.0) {
+            problems.push(source.problem(
+                &Origin::of(field, v),
+                format!(
+                    "{} is not a fraction: expected a number above 0 and at most 1",
+                    v.value
+                ),
+            ));
+        }
+        v.value
+    };
+    let mut matrix = [None; DType::ALL.len()];
+    for (key, value) in &file.matrix {
+        let field = format!("expected.matrix.{key}");
+        match key.parse::<DType>() {
+            Ok(d) => matrix[d as usize] = Some(fraction(problems, &field, value)),
+            Err(e) => problems.push(source.problem(&Origin::of(&field, value), e)),
+        }
+    }
+    let vector = file
+        .vector
+        .as_ref()
+        .map_or(1.0, |v| fraction(problems, "expected.vector", v));
+    let memory = fraction(problems, "expected.memory", &file.memory);
+    let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
+    let cta_tile = match &file.cta_tile {
+        None => [128, 128],
+        Some(t) => match t.value.as_slice() {
+            [m, n] if *m > 0 && *n > 0 => [*m, *n],
+            _ => {
+                problems.push(source.problem(
+                    &Origin::of("expected.cta_tile", t),
+                    "expected two whole numbers above 0: [rows, columns]",
+                ));
+                [128, 128]
+            }
+        },
+    };
+    if let Some(t) = file.row_tile.as_ref().filter(|t| t.value == 0) {
+        problems.push(source.problem(&Origin::of("expected.row_tile", t), "must be at least 1"));
+    }
+    let dram_latency_s = match &file.dram_latency {
+        None => 0.0,
+        Some(v) => parse_quantity(&v.value, QuantityKind::Time)
+            .map_err(|e| {
+                problems
+                    .push(source.problem(&Origin::of("expected.dram_latency", v), e.to_string()))
+            })
+            .unwrap_or(0.0),
+    };
+    (problems.len() == before).then_some(Achievable {
+        matrix,
+        vector,
+        memory,
+        row_tile,
+        cta_tile,
+        dram_latency_s,
+    })
 }
 
 fn peak_table(

@@ -102,7 +102,7 @@ struct RunArgs {
     #[arg(long)]
     fusion: Option<String>,
     /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
     /// Also list every kernel (op or fused group)
     #[arg(long)]
@@ -151,7 +151,7 @@ struct SweepArgs {
     #[arg(long, value_delimiter = ',')]
     fusion: Vec<String>,
     /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
     /// One row per kernel per scenario (long format) instead of one per scenario
     #[arg(long)]
@@ -191,7 +191,7 @@ struct CompareArgs {
     #[arg(long)]
     fusion: Option<String>,
     /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
     #[command(flatten)]
     output: OutputArgs,
@@ -224,7 +224,7 @@ struct PlanArgs {
     #[arg(long)]
     fusion: Option<String>,
     /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Roofline)]
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
     #[command(flatten)]
     output: OutputArgs,
@@ -264,7 +264,10 @@ enum FormatArg {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ModeArg {
-    /// max(FLOPs / peak, bytes / bandwidth) with datasheet peaks
+    /// What real kernels achieve: achievable fractions of peak and bandwidth, a fixed cost per
+    /// kernel, tile and wave quantization, cache hits, dequantization
+    Expected,
+    /// max(FLOPs / peak, bytes / bandwidth) with datasheet peaks: the ceiling
     Roofline,
 }
 
@@ -287,6 +290,7 @@ impl From<FormatArg> for Format {
 impl From<ModeArg> for Mode {
     fn from(m: ModeArg) -> Mode {
         match m {
+            ModeArg::Expected => Mode::Expected,
             ModeArg::Roofline => Mode::Roofline,
         }
     }

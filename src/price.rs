@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::chip::Chip;
+use crate::chip::{Achievable, Chip};
 use crate::dtype::{DType, Role, RoleDTypes};
 use crate::scenario::{Mode, Scenario};
 use crate::workload::{Evaluation, Kernel, Workload};
@@ -20,6 +20,9 @@ use crate::Error;
 pub enum Bound {
     Compute,
     Memory,
+    /// The fixed cost of a kernel (launch, first load, last store) outweighs both roofs: the
+    /// seeds' "third limit under both roofs". Expected mode only.
+    Launch,
 }
 
 impl Bound {
@@ -27,6 +30,7 @@ impl Bound {
         match self {
             Bound::Compute => "compute",
             Bound::Memory => "memory",
+            Bound::Launch => "launch",
         }
     }
 }
@@ -72,6 +76,10 @@ pub struct Price {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepSummary {
     pub step_time_s: f64,
+    /// The step on the datasheet roofline (equal to `step_time_s` in roofline mode).
+    pub roofline_step_time_s: f64,
+    /// `roofline_step_time_s / step_time_s`: how close to the ceiling the step gets.
+    pub fraction_of_roofline: f64,
     pub flops: f64,
     pub bytes: f64,
     pub intensity_flop_per_byte: f64,
@@ -154,6 +162,24 @@ pub struct KernelCost {
     pub bound: Bound,
     /// Activation bytes the kernel reads and writes: what must be live in HBM while it runs.
     pub activation_bytes: f64,
+    /// `max(compute_time_s, memory_time_s)`: the kernel on the datasheet roofline.
+    pub roofline_time_s: f64,
+    /// Expected mode: compute time at the achievable fraction of peak, with `quantization`
+    /// and dequantization included (the roofline compute time in roofline mode).
+    pub expected_compute_s: f64,
+    /// Expected mode: memory time at the achievable bandwidth, cache hits at cache
+    /// bandwidth, block scales included (the roofline memory time in roofline mode).
+    pub expected_memory_s: f64,
+    /// Fixed cost of the kernel: launch, first load and last store (0 in roofline mode).
+    pub launch_s: f64,
+    /// Factor by which tile padding and wave quantization stretch the compute time (1: none).
+    pub quantization: f64,
+    /// Bytes read from the on-chip cache instead of HBM.
+    pub cache_hit_bytes: f64,
+    /// Bytes of block scales read with 4-bit weights.
+    pub scale_bytes: f64,
+    /// Time to widen weight-only quantized weights to the compute type.
+    pub dequant_s: f64,
 }
 
 impl KernelCost {
@@ -169,6 +195,14 @@ impl KernelCost {
         time_s: 0.0,
         bound: Bound::Memory,
         activation_bytes: 0.0,
+        roofline_time_s: 0.0,
+        expected_compute_s: 0.0,
+        expected_memory_s: 0.0,
+        launch_s: 0.0,
+        quantization: 1.0,
+        cache_hit_bytes: 0.0,
+        scale_bytes: 0.0,
+        dequant_s: 0.0,
     };
 }
 
@@ -235,13 +269,16 @@ pub fn price_step(
     let mut compute_bound_s = 0.0;
     let mut mfu_time_s = 0.0;
     let mut activation_bytes = 0.0f64;
+    let mut roofline_step_time_s = 0.0;
     for kernel in &plan.kernels {
         if ev.repeats[kernel.block] == 0 {
             costs.push(KernelCost::ABSENT);
             continue;
         }
-        let (cost, mfu_s) = price_kernel(workload, chip, ev, &scenario.dtypes, kernel)?;
+        let (cost, mfu_s) =
+            price_kernel(workload, chip, ev, &scenario.dtypes, kernel, scenario.mode)?;
         let n = cost.count as f64;
+        roofline_step_time_s += cost.roofline_time_s * n;
         if cost.count > 0 {
             activation_bytes = activation_bytes.max(cost.activation_bytes);
         }
@@ -279,6 +316,8 @@ pub fn price_step(
     });
     Ok(StepSummary {
         step_time_s: t,
+        roofline_step_time_s,
+        fraction_of_roofline: roofline_step_time_s / t,
         flops,
         bytes,
         intensity_flop_per_byte: flops / bytes,
@@ -308,6 +347,19 @@ pub fn price_step(
     })
 }
 
+/// Operations per weight element to dequantize a weight-only quantized matrix before the
+/// matrix unit uses it (convert and scale): an assumption, no source gives a figure.
+const DEQUANT_OPS_PER_WEIGHT: f64 = 2.0;
+
+/// Bytes of block scales per weight element for 4-bit weights: one bf16 scale per group of
+/// 128 (Marlin's g = 128, whose ideal speed-up over bf16 is 3.87x, not 4x).
+const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
+
+/// Exponent of the smooth maximum of a kernel's compute and memory times in expected mode:
+/// `(t_c^P + t_m^P)^(1/P)`. At 2 a kernel at its ridge takes 1.41x its slower roof, and a
+/// large GEMM whose loads are a tenth of its compute loses 0.5 %.
+const OVERLAP_P: f64 = 2.0;
+
 /// Prices one kernel; also returns the seconds its FLOPs would take at the MFU reference
 /// peaks.
 fn price_kernel(
@@ -316,9 +368,22 @@ fn price_kernel(
     ev: &Evaluation,
     dtypes: &RoleDTypes,
     kernel: &Kernel,
+    mode: Mode,
 ) -> Result<(KernelCost, f64), Error> {
+    let achievable = match mode {
+        Mode::Roofline => None,
+        Mode::Expected => Some(chip.expected.as_ref().ok_or_else(|| {
+            Error::Scenario(format!(
+                "chip `{}` has no `expected` section (achievable fractions of peak and bandwidth); price it with --mode roofline",
+                chip.id
+            ))
+        })?),
+    };
     let mut flops = 0.0;
     let mut compute_time_s = 0.0;
+    let mut expected_compute_s = 0.0;
+    let mut unquantized_compute_s = 0.0;
+    let mut dequant_s = 0.0;
     let mut mfu_time_s = 0.0;
     let (mut matrix, mut vector) = (false, false);
     let mut main: Option<(f64, DType)> = None;
@@ -346,6 +411,25 @@ fn price_kernel(
             };
             compute_time_s += op_flops / peak;
             mfu_time_s += op_flops / reference;
+            if let Some(a) = achievable {
+                let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
+                let ideal = op_flops / (peak * efficiency);
+                unquantized_compute_s += ideal;
+                expected_compute_s += ideal * gemm_quantization(chip, a, ev.gemm[i]);
+            }
+        }
+        if let Some(a) = achievable.filter(|_| on_matrix && dtypes.weight.bytes() < dtype.bytes()) {
+            // Weight-only quantization: the weights are widened to the compute type first.
+            let weights: f64 = op
+                .inputs
+                .iter()
+                .zip(op.slots.clone())
+                .filter(|(input, _)| input.role == Role::Weight)
+                .map(|(_, slot)| ev.reads[slot])
+                .sum();
+            if let Ok((_, vector_peak)) = chip.vector_peak(dtype) {
+                dequant_s += weights * DEQUANT_OPS_PER_WEIGHT / (vector_peak * a.vector);
+            }
         }
         flops += op_flops;
         if main.is_none_or(|(f, _)| op_flops > f) {
@@ -356,29 +440,82 @@ fn price_kernel(
     }
     let mut bytes = 0.0;
     let mut activation_bytes = 0.0;
-    let mut count = |role: Role, elements: f64| {
-        let b = elements * dtypes.get(role).bytes();
-        bytes += b;
-        if role == Role::Activation {
-            activation_bytes += b;
-        }
-    };
+    let mut cache_hit_bytes = 0.0;
+    let mut scale_bytes = 0.0;
+    let cache = chip
+        .cache
+        .as_ref()
+        .and_then(|c| Some((c.size_bytes, c.bandwidth_bytes_per_s?)));
     for read in &kernel.reads {
         let elements = read
             .slots
             .iter()
             .fold(0.0f64, |acc, &s| acc.max(ev.reads[s]));
-        count(read.role, elements);
+        let dtype = dtypes.get(read.role);
+        let b = elements * dtype.bytes();
+        bytes += b;
+        match read.role {
+            Role::Activation => activation_bytes += b,
+            Role::Weight if dtype.bytes() <= 0.5 => scale_bytes += elements * FOUR_BIT_SCALE_BYTES,
+            _ => {}
+        }
+        // Just written by the previous kernel and small enough to still sit in one half of
+        // the cache (A100/H100/H200 split their L2 in two): read at cache bandwidth.
+        if let Some((size, _)) = cache.filter(|(size, _)| read.after_write && b <= size / 2.0) {
+            debug_assert!(b <= size);
+            cache_hit_bytes += b;
+        }
     }
     for &i in &kernel.writes {
-        count(workload.ops[i].out_role, ev.out_elements[i]);
+        let role = workload.ops[i].out_role;
+        let b = ev.out_elements[i] * dtypes.get(role).bytes();
+        bytes += b;
+        if role == Role::Activation {
+            activation_bytes += b;
+        }
     }
-    let memory_time_s = bytes / chip.bandwidth_bytes_per_s;
-    let (time_s, bound) = if compute_time_s > memory_time_s {
-        (compute_time_s, Bound::Compute)
-    } else {
-        (memory_time_s, Bound::Memory)
+    let bandwidth = chip.bandwidth_bytes_per_s;
+    let memory_time_s = bytes / bandwidth;
+    let roofline_time_s = compute_time_s.max(memory_time_s);
+    let (time_s, bound, launch_s, expected) = match achievable {
+        None => {
+            let bound = if compute_time_s > memory_time_s {
+                Bound::Compute
+            } else {
+                Bound::Memory
+            };
+            (roofline_time_s, bound, 0.0, None)
+        }
+        Some(a) => {
+            let hbm_bytes = bytes - cache_hit_bytes + scale_bytes;
+            let cache_time_s = cache.map_or(0.0, |(_, bw)| cache_hit_bytes / bw);
+            let t_memory = hbm_bytes / (bandwidth * a.memory) + cache_time_s;
+            let t_compute = expected_compute_s + dequant_s;
+            let launch_s = chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
+            let overlap =
+                (t_compute.powf(OVERLAP_P) + t_memory.powf(OVERLAP_P)).powf(1.0 / OVERLAP_P);
+            let bound = if launch_s > t_compute.max(t_memory) {
+                Bound::Launch
+            } else if t_compute > t_memory {
+                Bound::Compute
+            } else {
+                Bound::Memory
+            };
+            let quantization = if unquantized_compute_s > 0.0 {
+                expected_compute_s / unquantized_compute_s
+            } else {
+                1.0
+            };
+            (
+                launch_s + overlap,
+                bound,
+                launch_s,
+                Some((t_compute, t_memory, quantization, dequant_s)),
+            )
+        }
     };
+    let (expected_compute_s, expected_memory_s, quantization, dequant_s) =
+        expected.unwrap_or((compute_time_s, memory_time_s, 1.0, 0.0));
     let cost = KernelCost {
         count: ev.repeats[kernel.block],
         flops,
@@ -394,6 +531,34 @@ fn price_kernel(
         time_s,
         bound,
         activation_bytes,
+        roofline_time_s,
+        expected_compute_s,
+        expected_memory_s,
+        launch_s,
+        quantization,
+        cache_hit_bytes,
+        scale_bytes,
+        dequant_s,
     };
     Ok((cost, mfu_time_s))
+}
+
+/// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
+/// instruction's rows, and the last wave of CTAs leaving compute units idle.
+fn gemm_quantization(chip: &Chip, a: &Achievable, [batch, m, n, _]: [f64; 4]) -> f64 {
+    if m <= 0.0 {
+        return 1.0; // not a GEMM
+    }
+    let row_tile = a.row_tile as f64;
+    let padded_m = (m / row_tile).ceil() * row_tile;
+    let [cta_m, cta_n] = a.cta_tile.map(|t| t as f64);
+    let ctas = batch * (padded_m / cta_m).ceil() * (n / cta_n).ceil();
+    let wave_efficiency = match chip.compute_units {
+        Some(units) if ctas.is_finite() && ctas > 0.0 => {
+            let units = units as f64;
+            ctas / ((ctas / units).ceil() * units)
+        }
+        _ => 1.0,
+    };
+    padded_m / m / wave_efficiency
 }

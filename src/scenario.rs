@@ -14,14 +14,18 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// `max(FLOPs / peak, bytes / bandwidth)` with datasheet peaks: the ceiling.
+    /// What real kernels achieve: achievable fractions of peak and bandwidth, a fixed cost per
+    /// kernel, GEMM tile and wave quantization, on-chip cache hits, dequantization.
     #[default]
+    Expected,
+    /// `max(FLOPs / peak, bytes / bandwidth)` with datasheet peaks: the ceiling.
     Roofline,
 }
 
 impl Mode {
     pub fn name(self) -> &'static str {
         match self {
+            Mode::Expected => "expected",
             Mode::Roofline => "roofline",
         }
     }
@@ -60,7 +64,7 @@ impl Scenario {
             overrides: Vec::new(),
             dtypes: workload.default_dtypes,
             fusion: workload.default_fusion,
-            mode: Mode::Roofline,
+            mode: Mode::default(),
         }
     }
 

@@ -75,7 +75,7 @@ fn run_summary_csv_has_one_row_with_params() {
     let row = &rows[0];
     assert_eq!(cell(&header, row, "batch"), "8");
     assert_eq!(cell(&header, row, "tokens_per_step"), "8");
-    assert_eq!(cell(&header, row, "mode"), "roofline");
+    assert_eq!(cell(&header, row, "mode"), "expected");
     let step_us: f64 = cell(&header, row, "step_time_us").parse().unwrap();
     let tokens_per_s: f64 = cell(&header, row, "tokens_per_s").parse().unwrap();
     assert!((tokens_per_s - 8.0 / (step_us * 1e-6)).abs() < 1e-6 * tokens_per_s);
@@ -138,7 +138,9 @@ fn run_json_is_one_object_with_ops() {
 
 #[test]
 fn tables_are_human_scaled() {
-    let text = stdout_of(&["run", "gemm", "--chip", "h100-sxm", "--per-op"]);
+    let text = stdout_of(&[
+        "run", "gemm", "--chip", "h100-sxm", "--per-op", "--mode", "roofline",
+    ]);
     assert!(text.contains("1.11 ms"), "{text}");
     assert!(text.contains("403 MB"), "{text}");
     assert!(text.contains("1.10 TFLOP"), "{text}");

@@ -17,6 +17,7 @@ matrix:
   fp8: unsupported
 vector:
   bf16: 134 TFLOPS
+expected: {matrix: {bf16: 0.8}, memory: 0.9}
 ";
 
 const WORKLOAD: &str = "name: Test workload

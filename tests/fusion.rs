@@ -11,7 +11,7 @@ fn prefill(fusion: &str, tokens: f64, context: f64) -> stepcost::StepReport {
         &[("batch", 1.0), ("tokens", tokens), ("context", context)],
         ScenarioSpec {
             fusion: Some(fusion.into()),
-            ..ScenarioSpec::default()
+            ..crate::common::roofline()
         },
     )
 }

@@ -27,7 +27,7 @@ fn decode(chip: &str, batch: f64, dtypes: &[(Role, DType)]) -> stepcost::StepRep
         &[("batch", batch), ("tokens", 1.0), ("context", 4096.0)],
         ScenarioSpec {
             dtypes: dtypes.to_vec(),
-            ..ScenarioSpec::default()
+            ..crate::common::roofline()
         },
     )
 }

@@ -19,7 +19,7 @@ fn decode(
         &all,
         ScenarioSpec {
             dtypes: dtypes.to_vec(),
-            ..ScenarioSpec::default()
+            ..crate::common::roofline()
         },
     )
 }
@@ -181,7 +181,7 @@ fn assert_import_matches(config_text: &str, shipped: &str) {
                 ("tokens".into(), tokens),
                 ("context".into(), context),
             ],
-            ..ScenarioSpec::default()
+            ..crate::common::roofline()
         };
         let a = price(
             &imported,

@@ -38,7 +38,7 @@ fn priced(dtypes: &[(Role, DType)]) -> stepcost::StepReport {
     let w = Workload::load(&Source::from_text("w.yaml", STEP)).unwrap();
     let spec = ScenarioSpec {
         dtypes: dtypes.to_vec(),
-        ..ScenarioSpec::default()
+        ..crate::common::roofline()
     };
     price(&w, &chip, &Scenario::resolve(&w, &spec).unwrap()).unwrap()
 }

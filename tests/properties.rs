@@ -41,6 +41,7 @@ fn scenario(w: &Workload, batch: f64, tokens: f64, fusion: usize) -> Scenario {
     Scenario {
         overrides: vec![(0, batch), (1, tokens)],
         fusion,
+        mode: stepcost::Mode::Roofline,
         ..Scenario::defaults(w)
     }
 }

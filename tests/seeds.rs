@@ -7,7 +7,7 @@ use stepcost::{Bound, DType, Role, ScenarioSpec};
 use crate::common::{assert_close, cell, csv_rows, run, stepcost};
 
 fn default() -> ScenarioSpec {
-    ScenarioSpec::default()
+    crate::common::roofline()
 }
 
 #[test]

@@ -172,7 +172,9 @@ fn an_invalid_scenario_is_an_error_row_or_left_out() {
 #[test]
 fn derived_columns_per_token_and_per_dollar() {
     let (header, rows) = csv_rows(&sweep_stdout(
-        &["gemv", "--chip", "h100-sxm", "--set", "batch=1"],
+        &[
+            "gemv", "--chip", "h100-sxm", "--set", "batch=1", "--mode", "roofline",
+        ],
         "1",
     ));
     let row = &rows[0];
@@ -299,6 +301,8 @@ fn compare_follows_the_ridge_points() {
                 "h100-sxm,h200",
                 "--format",
                 "csv",
+                "--mode",
+                "roofline",
             ])
             .assert()
             .success();
@@ -317,6 +321,8 @@ fn compare_follows_the_ridge_points() {
             "h100-sxm,h200",
             "--format",
             "csv",
+            "--mode",
+            "roofline",
         ])
         .assert()
         .success();
@@ -324,7 +330,14 @@ fn compare_follows_the_ridge_points() {
     // compute-bound GEMM: the same 989 TFLOPS on both
     assert_eq!(cell(&header, &rows[1], "relative_speed"), "1");
     let table = stepcost()
-        .args(["compare", "gemv", "--chip", "h100-sxm,h200"])
+        .args([
+            "compare",
+            "gemv",
+            "--chip",
+            "h100-sxm,h200",
+            "--mode",
+            "roofline",
+        ])
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&table.get_output().stdout).contains("1.43x"));

@@ -120,6 +120,11 @@ impl Row for SummaryRow<'_> {
         let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
         let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
         f("step_time_us", num(|s| s.step_time_s * 1e6));
+        f(
+            "roofline_step_time_us",
+            num(|s| s.roofline_step_time_s * 1e6),
+        );
+        f("fraction_of_roofline", num(|s| s.fraction_of_roofline));
         f("flops", num(|s| s.flops));
         f("bytes", num(|s| s.bytes));
         f(
@@ -202,6 +207,14 @@ impl Row for KernelRow<'_> {
         f("memory_time_us", num(|c| c.memory_time_s * 1e6));
         f("time_us", num(|c| c.time_s * 1e6));
         f("attainable_tflops", num(|c| c.flops / c.time_s / 1e12));
+        f("roofline_time_us", num(|c| c.roofline_time_s * 1e6));
+        f("expected_compute_us", num(|c| c.expected_compute_s * 1e6));
+        f("expected_memory_us", num(|c| c.expected_memory_s * 1e6));
+        f("launch_us", num(|c| c.launch_s * 1e6));
+        f("quantization", num(|c| c.quantization));
+        f("cache_hit_bytes", num(|c| c.cache_hit_bytes));
+        f("scale_bytes", num(|c| c.scale_bytes));
+        f("dequant_us", num(|c| c.dequant_s * 1e6));
         let t = self.step_time_s;
         f(
             "share",

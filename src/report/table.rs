@@ -121,6 +121,10 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
             "dtype",
             "bound",
             "time",
+            "roofline",
+            "launch",
+            "quant.",
+            "cache hit",
             "attainable",
             "share",
         ]);
@@ -136,6 +140,10 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
                 p.cost.compute_dtype.to_string(),
                 p.cost.bound.name().to_owned(),
                 human(p.cost.time_s, "s"),
+                human(p.cost.roofline_time_s, "s"),
+                human(p.cost.launch_s, "s"),
+                format!("x{:.2}", p.cost.quantization),
+                human(p.cost.cache_hit_bytes, "B"),
                 human(p.attainable_flop_per_s, "FLOPS"),
                 percent(p.share),
             ]);

@@ -863,7 +863,7 @@ fn kernels(ops: &[Op], groups: &[Vec<usize>], consumers: &[Vec<usize>]) -> Vec<K
         }
     }
     let mut emitted = vec![false; groups.len()];
-    let mut kernels = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
     for (op, group) in group_of.iter().enumerate() {
         let members = match *group {
             Some(g) if emitted[g] => continue,
@@ -882,13 +882,21 @@ fn kernels(ops: &[Op], groups: &[Vec<usize>], consumers: &[Vec<usize>]) -> Vec<K
                 }
                 match reads.iter_mut().find(|(s, _)| *s == input.source) {
                     Some((_, read)) => read.slots.push(slot),
-                    None => reads.push((
-                        input.source,
-                        KernelRead {
-                            role: input.role,
-                            slots: vec![slot],
-                        },
-                    )),
+                    None => {
+                        let previous = kernels.last().map(|k| k.members.as_slice());
+                        let after_write = matches!(
+                            (input.source, previous),
+                            (Ref::Op(j), Some(p)) if p.contains(&j)
+                        );
+                        reads.push((
+                            input.source,
+                            KernelRead {
+                                role: input.role,
+                                after_write,
+                                slots: vec![slot],
+                            },
+                        ))
+                    }
                 }
             }
             if consumers[i].is_empty() || consumers[i].iter().any(|c| !members.contains(c)) {

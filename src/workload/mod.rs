@@ -185,6 +185,9 @@ pub struct Kernel {
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelRead {
     pub role: Role,
+    /// Whether the source is an output of the kernel just before this one (so it may still
+    /// be in the on-chip cache).
+    pub after_write: bool,
     /// Read slots of the members that read this source.
     pub slots: Vec<usize>,
 }
@@ -243,6 +246,8 @@ pub struct Evaluation {
     pub out_elements: Vec<f64>,
     /// Elements each op reads of each input.
     pub reads: Vec<f64>,
+    /// `[batch, m, n, k]` of each GEMM (zeros for other ops).
+    pub gemm: Vec<[f64; 4]>,
     pub tokens_per_step: Option<f64>,
     pub sequences: Option<f64>,
 }
@@ -312,6 +317,7 @@ impl Workload {
             flops: vec![0.0; self.ops.len()],
             out_elements: vec![0.0; self.ops.len()],
             reads: vec![0.0; self.slot_count],
+            gemm: vec![[0.0; 4]; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
         }
@@ -425,6 +431,7 @@ impl Workload {
                 };
                 // Each matrix once: A is [m x k], B is [k x n], C is [m x n], per batch entry.
                 (left, right) = (batch * m * k, batch * k * n);
+                ev.gemm[index] = [batch, m, n, k];
                 (2.0 * batch * m * n * k, batch * m * n)
             }
             OpKind::KvRead { flops, out } => (self.amount(flops, ev)?, self.amount(out, ev)?),

@@ -64,3 +64,11 @@ pub fn assert_close(actual: f64, expected: f64, rel: f64) {
         "{actual} is not within {rel} of {expected}"
     );
 }
+
+/// A scenario spec in roofline mode: the seeds' numbers and hand counts are roofline numbers.
+pub fn roofline() -> ScenarioSpec {
+    ScenarioSpec {
+        mode: stepcost::Mode::Roofline,
+        ..ScenarioSpec::default()
+    }
+}
