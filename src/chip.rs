@@ -37,7 +37,10 @@ struct ExpectedFile {
     vector: Option<Spanned<f64>>,
     memory: Spanned<f64>,
     row_tile: Option<Spanned<u64>>,
-    cta_tile: Option<Spanned<Vec<u64>>>,
+    cta_tiles: Option<Spanned<Vec<Vec<u64>>>>,
+    #[serde(default)]
+    stream_k: bool,
+    small_m_memory: Option<Spanned<f64>>,
     dram_latency: Option<Spanned<String>>,
 }
 
@@ -115,6 +118,10 @@ pub struct Interconnect {
     pub domain: Option<u64>,
 }
 
+/// GEMMs with fewer rows than this are decode-shaped (physics.md section 2: the decode grid is
+/// M = 1..256).
+pub const SMALL_M: f64 = 256.0;
+
 /// What real kernels achieve on a chip: the constants of expected mode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Achievable {
@@ -125,10 +132,17 @@ pub struct Achievable {
     pub vector: f64,
     /// Fraction of HBM bandwidth a large stream reaches.
     pub memory: f64,
+    /// Fraction of that stream bandwidth library GEMMs reach when M is small (decode: M below
+    /// [`SMALL_M`]), whose tiles and split-K leave the memory system partly idle.
+    pub small_m_memory: f64,
     /// Rows a GEMM's M is padded to (the matrix instruction's M).
     pub row_tile: u64,
-    /// Output tile one CTA / workgroup computes, `[rows, columns]`, for wave quantization.
-    pub cta_tile: [u64; 2],
+    /// Output tiles a CTA / workgroup may compute, `[rows, columns]`: the library is taken to
+    /// pick the one that wastes the least of the last wave.
+    pub cta_tiles: Vec<[u64; 2]>,
+    /// Whether GEMM libraries spread the last wave's work over every compute unit (Stream-K,
+    /// persistent kernels), so no wave is left part-empty.
+    pub stream_k: bool,
     /// Time to first byte from HBM, paid when a kernel starts loading and again when its
     /// last stores drain.
     pub dram_latency_s: f64,
@@ -370,19 +384,33 @@ fn achievable(
         .as_ref()
         .map_or(1.0, |v| fraction(problems, "expected.vector", v));
     let memory = fraction(problems, "expected.memory", &file.memory);
+    let small_m_memory = file
+        .small_m_memory
+        .as_ref()
+        .map_or(1.0, |v| fraction(problems, "expected.small_m_memory", v));
     let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
-    let cta_tile = match &file.cta_tile {
-        None => [128, 128],
-        Some(t) => match t.value.as_slice() {
-            [m, n] if *m > 0 && *n > 0 => [*m, *n],
-            _ => {
-                problems.push(source.problem(
-                    &Origin::of("expected.cta_tile", t),
-                    "expected two whole numbers above 0: [rows, columns]",
-                ));
-                [128, 128]
+    let cta_tiles = match &file.cta_tiles {
+        None => vec![[128, 128]],
+        Some(t) => {
+            let tiles: Option<Vec<[u64; 2]>> = t
+                .value
+                .iter()
+                .map(|tile| match tile.as_slice() {
+                    [m, n] if *m > 0 && *n > 0 => Some([*m, *n]),
+                    _ => None,
+                })
+                .collect();
+            match tiles.filter(|t| !t.is_empty()) {
+                Some(tiles) => tiles,
+                None => {
+                    problems.push(source.problem(
+                        &Origin::of("expected.cta_tiles", t),
+                        "expected a list of [rows, columns] pairs of whole numbers above 0",
+                    ));
+                    vec![[128, 128]]
+                }
             }
-        },
+        }
     };
     if let Some(t) = file.row_tile.as_ref().filter(|t| t.value == 0) {
         problems.push(source.problem(&Origin::of("expected.row_tile", t), "must be at least 1"));
@@ -400,8 +428,10 @@ fn achievable(
         matrix,
         vector,
         memory,
+        small_m_memory,
         row_tile,
-        cta_tile,
+        cta_tiles,
+        stream_k: file.stream_k,
         dram_latency_s,
     })
 }

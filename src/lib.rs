@@ -28,6 +28,7 @@ pub mod scenario;
 pub mod source;
 pub mod sweep;
 pub mod units;
+pub mod validate;
 pub mod workload;
 
 pub use chip::Chip;

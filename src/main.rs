@@ -63,6 +63,17 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Price measured cases and report each prediction's error, then the median and 90th
+    /// percentile overall, per chip, per kind and per data type
+    Validate {
+        /// Case file (CSV): id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes
+        cases: PathBuf,
+        /// Pricing mode
+        #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+        mode: ModeArg,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check
@@ -435,6 +446,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
             emit(imported.yaml.as_bytes(), out.as_deref())?;
+        }
+        Command::Validate {
+            cases,
+            mode,
+            output,
+        } => {
+            let source = Source::read(&cases)?;
+            let outcomes = stepcost::validate::validate(
+                stepcost::validate::read_cases(&source)?,
+                &cases,
+                mode.into(),
+            );
+            let stats = stepcost::validate::error_stats(&outcomes);
+            let mut buffer = Vec::new();
+            report::write_validation(&mut buffer, &outcomes, &stats, output.format.into())?;
+            emit(&buffer, output.out.as_deref())?;
         }
         Command::Check { files, kind } => return check(&files, kind),
     }

@@ -489,7 +489,12 @@ fn price_kernel(
         Some(a) => {
             let hbm_bytes = bytes - cache_hit_bytes + scale_bytes;
             let cache_time_s = cache.map_or(0.0, |(_, bw)| cache_hit_bytes / bw);
-            let t_memory = hbm_bytes / (bandwidth * a.memory) + cache_time_s;
+            let small_m = kernel.members.iter().any(|&i| {
+                let [_, m, _, _] = ev.gemm[i];
+                m > 0.0 && m < crate::chip::SMALL_M
+            });
+            let memory_efficiency = a.memory * if small_m { a.small_m_memory } else { 1.0 };
+            let t_memory = hbm_bytes / (bandwidth * memory_efficiency) + cache_time_s;
             let t_compute = expected_compute_s + dequant_s;
             let launch_s = chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
             let overlap =
@@ -544,21 +549,133 @@ fn price_kernel(
 }
 
 /// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
-/// instruction's rows, and the last wave of CTAs leaving compute units idle.
+/// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
+/// with the CTA tile that wastes least.
 fn gemm_quantization(chip: &Chip, a: &Achievable, [batch, m, n, _]: [f64; 4]) -> f64 {
     if m <= 0.0 {
         return 1.0; // not a GEMM
     }
     let row_tile = a.row_tile as f64;
     let padded_m = (m / row_tile).ceil() * row_tile;
-    let [cta_m, cta_n] = a.cta_tile.map(|t| t as f64);
-    let ctas = batch * (padded_m / cta_m).ceil() * (n / cta_n).ceil();
-    let wave_efficiency = match chip.compute_units {
-        Some(units) if ctas.is_finite() && ctas > 0.0 => {
-            let units = units as f64;
-            ctas / ((ctas / units).ceil() * units)
-        }
-        _ => 1.0,
+    let padding = padded_m / m;
+    let units = match chip.compute_units {
+        Some(units) if !a.stream_k => units as f64,
+        _ => return padding,
     };
-    padded_m / m / wave_efficiency
+    let wave_efficiency = a
+        .cta_tiles
+        .iter()
+        .map(|tile| {
+            // A library uses no taller tile than the padded rows need.
+            let [cta_m, cta_n] = tile.map(|t| t as f64);
+            let cta_m = cta_m.min(padded_m);
+            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
+            let ctas = batch * rows * columns;
+            // Tiles that overhang the matrix compute their overhang too.
+            let used = padded_m * n / (rows * cta_m * columns * cta_n);
+            ctas / ((ctas / units).ceil() * units) * used
+        })
+        .filter(|e| e.is_finite() && *e > 0.0)
+        .fold(0.0f64, f64::max);
+    if wave_efficiency > 0.0 {
+        padding / wave_efficiency
+    } else {
+        padding
+    }
+}
+
+/// A whole request at a batch: the prompt's prefill, then one decode step per further output
+/// token with the context growing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RequestSummary {
+    /// Prompt tokens per sequence.
+    pub input_tokens: u64,
+    /// Output tokens per sequence (the first comes from the prefill).
+    pub output_tokens: u64,
+    /// Time to first token: the prefill of `input_tokens` with an empty cache.
+    pub ttft_s: f64,
+    /// Time per output token after the first: the mean decode step.
+    pub tpot_s: f64,
+    /// End to end: the prefill and every decode step.
+    pub e2e_s: f64,
+    /// Output tokens of every sequence over the end-to-end time.
+    pub output_tokens_per_s: f64,
+}
+
+/// Decode steps summed exactly up to this many; beyond it, a composite trapezoid over this
+/// many evenly spaced steps (decode time is smooth in the context: a KV read that grows
+/// linearly, and kernels that change bound at most a few times).
+const EXACT_DECODE_STEPS: u64 = 256;
+
+/// Prices a request of `input` prompt tokens and `output` output tokens per sequence at the
+/// scenario's batch: TTFT is a prefill (`tokens = input`, `context = 0`), then decode steps
+/// (`tokens = 1`) with `context` from `input` to `input + output - 2`.
+pub fn price_request(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    input: u64,
+    output: u64,
+) -> Result<RequestSummary, Error> {
+    let param = |name: &str| {
+        workload
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| {
+                Error::Scenario(format!(
+                    "workload `{}` has no `{name}` param, so it cannot price a request",
+                    workload.id
+                ))
+            })
+    };
+    let (tokens, context) = (param("tokens")?, param("context")?);
+    if input == 0 || output == 0 {
+        return Err(Error::Scenario(
+            "a request needs at least one input and one output token".into(),
+        ));
+    }
+    let mut ev = workload.new_evaluation();
+    let mut costs = Vec::new();
+    let mut step = |t: f64, c: f64| -> Result<StepSummary, Error> {
+        let mut s = scenario.clone();
+        s.overrides.retain(|(i, _)| *i != tokens && *i != context);
+        s.overrides.extend([(tokens, t), (context, c)]);
+        price_step(workload, chip, &s, &mut ev, &mut costs)
+    };
+    let prefill = step(input as f64, 0.0)?;
+    let decode_steps = output - 1;
+    let first = input as f64;
+    let decode = if decode_steps <= EXACT_DECODE_STEPS {
+        let mut total = 0.0;
+        for j in 0..decode_steps {
+            total += step(1.0, first + j as f64)?.step_time_s;
+        }
+        total
+    } else {
+        let intervals = EXACT_DECODE_STEPS as f64;
+        let last = (decode_steps - 1) as f64;
+        let mut previous = step(1.0, first)?.step_time_s;
+        let mut area = 0.0;
+        for i in 1..=EXACT_DECODE_STEPS {
+            let next = step(1.0, first + last * i as f64 / intervals)?.step_time_s;
+            area += (previous + next) / 2.0;
+            previous = next;
+        }
+        area / intervals * decode_steps as f64
+    };
+    let sequences = prefill.tokens_per_step.map_or(1.0, |t| t / input as f64);
+    let e2e = prefill.step_time_s + decode;
+    Ok(RequestSummary {
+        input_tokens: input,
+        output_tokens: output,
+        ttft_s: prefill.step_time_s,
+        tpot_s: if decode_steps > 0 {
+            decode / decode_steps as f64
+        } else {
+            0.0
+        },
+        e2e_s: e2e,
+        output_tokens_per_s: sequences * output as f64 / e2e,
+    })
 }

@@ -11,7 +11,11 @@ use crate::chip::Chip;
 use crate::dtype::DType;
 use crate::plan::{PlanEntry, PlanRequest};
 use crate::price::StepReport;
-use row::{ChipRow, CompareRow, KernelName, KernelRow, PlanRow, Row, ScenarioLabel, SummaryRow};
+use crate::validate::{ErrorStats, Outcome};
+use row::{
+    CaseRow, ChipRow, CompareRow, KernelName, KernelRow, PlanRow, Row, ScenarioLabel, StatsRow,
+    SummaryRow,
+};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,6 +137,29 @@ pub fn write_plan(
         Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();
+            serde_json::to_writer_pretty(&mut *out, &value)?;
+            writeln!(out)
+        }
+    }
+}
+
+/// Writes a validation: every case, then the error statistics (table and JSON; CSV lists the
+/// cases only).
+pub fn write_validation(
+    out: &mut dyn Write,
+    outcomes: &[Outcome],
+    stats: &[ErrorStats],
+    format: Format,
+) -> io::Result<()> {
+    let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
+    match format {
+        Format::Table => table::write_validation(out, outcomes, stats),
+        Format::Csv => row::write_rows(out, cases.iter().map(|r| r as &dyn Row), false),
+        Format::Json => {
+            let value = serde_json::json!({
+                "cases": cases.iter().map(|r| row::json_value(r)).collect::<Vec<_>>(),
+                "errors": stats.iter().map(|s| row::json_value(&StatsRow(s))).collect::<Vec<_>>(),
+            });
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         }

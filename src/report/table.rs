@@ -10,6 +10,7 @@ use crate::dtype::DType;
 use crate::plan::{PlanEntry, PlanRequest};
 use crate::price::StepReport;
 use crate::units::{human, three_significant};
+use crate::validate::{ErrorStats, Outcome};
 
 fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
@@ -306,6 +307,65 @@ pub fn write_plan(
         writeln!(out, "not feasible on one chip:")?;
         for note in notes {
             writeln!(out, "  {note}")?;
+        }
+    }
+    Ok(())
+}
+
+pub fn write_validation(
+    out: &mut dyn Write,
+    outcomes: &[Outcome],
+    stats: &[ErrorStats],
+) -> io::Result<()> {
+    let mut table = new_table(&[
+        "id",
+        "chip",
+        "workload",
+        "kind",
+        "dtype",
+        "metric",
+        "measured",
+        "predicted",
+        "error",
+    ]);
+    let mut skipped = Vec::new();
+    for o in outcomes {
+        let c = &o.case;
+        match (&o.predicted, o.error()) {
+            (Ok(p), Some(e)) => {
+                table.add_row(vec![
+                    c.id.clone(),
+                    c.chip.clone(),
+                    c.workload.clone(),
+                    c.kind.clone(),
+                    o.dtype.to_string(),
+                    c.metric.name().to_owned(),
+                    three_significant(c.measured),
+                    three_significant(*p),
+                    format!("{:+.1}%", e * 100.0),
+                ]);
+            }
+            (Err(why), _) => skipped.push(format!("{}: {why}", c.id)),
+            (Ok(_), None) => {}
+        }
+    }
+    align_right(&mut table, 6);
+    writeln!(out, "{table}")?;
+    let mut summary = new_table(&["group", "cases", "median |error|", "90th pct |error|"]);
+    for s in stats {
+        summary.add_row(vec![
+            s.group.clone(),
+            s.cases.to_string(),
+            percent(s.median_abs),
+            percent(s.p90_abs),
+        ]);
+    }
+    align_right(&mut summary, 1);
+    writeln!(out, "{summary}")?;
+    if !skipped.is_empty() {
+        writeln!(out, "skipped ({}):", skipped.len())?;
+        for s in skipped {
+            writeln!(out, "  {s}")?;
         }
     }
     Ok(())

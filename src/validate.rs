@@ -1,0 +1,496 @@
+//! Predictions against measured hardware: a case file names, per row, a chip, a workload and
+//! its scenario, a metric and the measured value; each case is priced and its signed error
+//! reported, then the median and 90th-percentile absolute error overall and per group.
+
+use std::path::Path;
+
+use crate::chip::Chip;
+use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::dtype::{parse_role_dtype, DType, Role};
+use crate::price::{price, price_request};
+use crate::scenario::{parse_set, Mode, Scenario, ScenarioSpec};
+use crate::source::{FileKind, Source};
+use crate::workload::Workload;
+use crate::Error;
+
+/// What a case measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// FLOPs of the step over its time, in TFLOP/s.
+    AttainedTflops,
+    /// Bytes of the step over its time, in TB/s.
+    BandwidthTbS,
+    StepTimeUs,
+    /// Tokens per second of the step, or output tokens per second of a request.
+    TokensPerS,
+    TtftMs,
+    TpotMs,
+    E2eMs,
+}
+
+impl Metric {
+    pub const ALL: [(&'static str, Metric); 7] = [
+        ("attained_tflops", Metric::AttainedTflops),
+        ("bandwidth_tb_s", Metric::BandwidthTbS),
+        ("step_time_us", Metric::StepTimeUs),
+        ("tokens_per_s", Metric::TokensPerS),
+        ("ttft_ms", Metric::TtftMs),
+        ("tpot_ms", Metric::TpotMs),
+        ("e2e_ms", Metric::E2eMs),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Metric::ALL
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    fn needs_request(self) -> bool {
+        matches!(self, Metric::TtftMs | Metric::TpotMs | Metric::E2eMs)
+    }
+}
+
+/// One row of a case file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub id: String,
+    /// 1-based line in the case file.
+    pub line: u64,
+    pub chip: String,
+    pub workload: String,
+    pub sets: Vec<(String, f64)>,
+    pub dtypes: Vec<(Role, DType)>,
+    pub fusion: Option<String>,
+    /// `(input tokens, output tokens)` of a request.
+    pub request: Option<(u64, u64)>,
+    /// Chips the measurement used (tensor parallel).
+    pub tp: u64,
+    pub metric: Metric,
+    pub measured: f64,
+    /// `kernel`, `decode`, `prefill` or `request`.
+    pub kind: String,
+    pub source: String,
+}
+
+/// A case priced, or why it was skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub case: Case,
+    /// The weight type, for grouping.
+    pub dtype: DType,
+    pub predicted: Result<f64, String>,
+}
+
+impl Outcome {
+    /// `predicted / measured - 1`.
+    pub fn error(&self) -> Option<f64> {
+        self.predicted
+            .as_ref()
+            .ok()
+            .map(|p| p / self.case.measured - 1.0)
+    }
+}
+
+/// Median and 90th-percentile absolute error of a group of cases.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorStats {
+    pub group: String,
+    pub cases: usize,
+    pub median_abs: f64,
+    pub p90_abs: f64,
+}
+
+const COLUMNS: [&str; 13] = [
+    "id", "chip", "workload", "params", "dtypes", "fusion", "request", "tp", "metric", "measured",
+    "kind", "source", "notes",
+];
+
+/// Reads a case file: CSV with the header `id,chip,workload,params,dtypes,fusion,request,tp,
+/// metric,measured,kind,source,notes`; lines starting with `#` are comments.
+pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(source.text.as_bytes());
+    let problem = |line: u64, field: &str, message: String| {
+        source.problem(&Origin::new(field, line, 0), message)
+    };
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| invalid(vec![problem(1, "", format!("not a CSV case file: {e}"))]))?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let missing: Vec<&str> = COLUMNS[..12]
+        .iter()
+        .filter(|c| !header.iter().any(|h| h == *c))
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        return Err(invalid(vec![problem(
+            1,
+            "",
+            format!(
+                "missing columns: {}; a case file has the columns {}",
+                missing.join(", "),
+                COLUMNS.join(", ")
+            ),
+        )]));
+    }
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for record in reader.records() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                problems.push(problem(line, "", format!("unreadable row: {e}")));
+                continue;
+            }
+        };
+        let line = record.position().map_or(0, |p| p.line());
+        let get = |name: &str| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .and_then(|i| record.get(i))
+                .unwrap_or("")
+                .to_owned()
+        };
+        match parse_case(&get, line) {
+            Ok(case) => cases.push(case),
+            Err((field, message)) => problems.push(problem(line, field, message)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(cases)
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+fn invalid(problems: Vec<Diagnostic>) -> Error {
+    Error::Invalid(Diagnostics(problems))
+}
+
+fn parse_case(get: &dyn Fn(&str) -> String, line: u64) -> Result<Case, (&'static str, String)> {
+    let list = |text: String| -> Vec<String> {
+        text.split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let id = get("id");
+    if id.is_empty() {
+        return Err(("id", "empty id".into()));
+    }
+    let sets = list(get("params"))
+        .iter()
+        .map(|s| parse_set(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ("params", format!("{e}; expected name=value;name=value")))?;
+    let dtypes = list(get("dtypes"))
+        .iter()
+        .map(|s| parse_role_dtype(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ("dtypes", format!("{e}; expected role=dtype;role=dtype")))?;
+    let request = match get("request").as_str() {
+        "" => None,
+        text => Some(parse_request(text).map_err(|e| ("request", e))?),
+    };
+    let tp = match get("tp").as_str() {
+        "" => 1,
+        text => text
+            .parse::<u64>()
+            .ok()
+            .filter(|t| *t >= 1)
+            .ok_or(("tp", format!("`{text}` is not a chip count (1, 2, 4, ...)")))?,
+    };
+    let metric_name = get("metric");
+    let metric = Metric::ALL
+        .iter()
+        .find(|(n, _)| *n == metric_name)
+        .map(|(_, m)| *m)
+        .ok_or((
+            "metric",
+            format!(
+                "unknown metric `{metric_name}`; expected one of {}",
+                Metric::ALL.map(|(n, _)| n).join(", ")
+            ),
+        ))?;
+    if metric.needs_request() && request.is_none() {
+        return Err((
+            "request",
+            format!("metric `{metric_name}` needs a request (in=..,out=..)"),
+        ));
+    }
+    let measured_text = get("measured");
+    let measured = measured_text
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or((
+            "measured",
+            format!("`{measured_text}` is not a number above 0"),
+        ))?;
+    let fusion = Some(get("fusion")).filter(|f| !f.is_empty());
+    let kind = match get("kind") {
+        k if k.is_empty() => String::new(),
+        k if ["kernel", "decode", "prefill", "request"].contains(&k.as_str()) => k,
+        k => {
+            return Err((
+                "kind",
+                format!("unknown kind `{k}`; expected kernel, decode, prefill or request"),
+            ))
+        }
+    };
+    let _ = line;
+    Ok(Case {
+        id,
+        line,
+        chip: get("chip"),
+        workload: get("workload"),
+        sets,
+        dtypes,
+        fusion,
+        request,
+        tp,
+        metric,
+        measured,
+        kind,
+        source: get("source"),
+    })
+}
+
+/// Parses `in=I,out=O` (also `in=I;out=O`).
+pub fn parse_request(text: &str) -> Result<(u64, u64), String> {
+    let (mut input, mut output) = (None, None);
+    for part in text
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("expected in=I,out=O, found `{text}`"))?;
+        let value: u64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| format!("`{value}` is not a token count of at least 1 (in `{text}`)"))?;
+        match key.trim() {
+            "in" => input = Some(value),
+            "out" => output = Some(value),
+            other => {
+                return Err(format!(
+                    "unknown key `{other}` in `{text}`; expected in and out"
+                ))
+            }
+        }
+    }
+    match (input, output) {
+        (Some(i), Some(o)) => Ok((i, o)),
+        _ => Err(format!("expected in=I,out=O, found `{text}`")),
+    }
+}
+
+/// Resolves a chip or workload named by a case: a built-in, or a path relative to the case file.
+fn resolve(name: &str, kind: FileKind, cases_file: &Path) -> Result<Source, Error> {
+    let relative = cases_file.parent().map(|d| d.join(name));
+    match relative.filter(|p| p.is_file()) {
+        Some(path) => Source::read(&path),
+        None => Source::resolve(name, kind),
+    }
+}
+
+/// Prices every case in `mode`. A case that cannot be priced is an outcome with the reason.
+pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome> {
+    cases
+        .into_iter()
+        .map(|case| {
+            let dtype = case
+                .dtypes
+                .iter()
+                .find(|(r, _)| *r == Role::Weight)
+                .map_or(DType::Bf16, |(_, d)| *d);
+            let predicted = predict(&case, cases_file, mode).map_err(|e| {
+                let text = e.to_string();
+                text.lines().next().unwrap_or(&text).to_owned()
+            });
+            let mut case = case;
+            if case.kind.is_empty() {
+                case.kind = derived_kind(&case);
+            }
+            Outcome {
+                case,
+                dtype,
+                predicted,
+            }
+        })
+        .collect()
+}
+
+fn derived_kind(case: &Case) -> String {
+    if case.request.is_some() {
+        return "request".into();
+    }
+    let tokens = case
+        .sets
+        .iter()
+        .find(|(n, _)| n == "tokens")
+        .map(|(_, v)| *v);
+    match tokens {
+        Some(t) if t > 1.0 => "prefill",
+        Some(_) => "decode",
+        None => "kernel",
+    }
+    .into()
+}
+
+fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<f64, Error> {
+    if case.tp > 1 {
+        return Err(Error::Scenario(format!(
+            "multi-chip (tp = {}): steps split across chips are not priced yet",
+            case.tp
+        )));
+    }
+    let chip = Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)?;
+    let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
+    let spec = ScenarioSpec {
+        sets: case.sets.clone(),
+        dtypes: case.dtypes.clone(),
+        fusion: case.fusion.clone(),
+        mode,
+    };
+    let scenario = Scenario::resolve(&workload, &spec)?;
+    if let Some((input, output)) = case.request {
+        let r = price_request(&workload, &chip, &scenario, input, output)?;
+        return Ok(match case.metric {
+            Metric::TtftMs => r.ttft_s * 1e3,
+            Metric::TpotMs => r.tpot_s * 1e3,
+            Metric::E2eMs => r.e2e_s * 1e3,
+            Metric::TokensPerS => r.output_tokens_per_s,
+            other => {
+                return Err(Error::Scenario(format!(
+                    "metric `{}` is a step's, not a request's; leave the request empty",
+                    other.name()
+                )))
+            }
+        });
+    }
+    let s = price(&workload, &chip, &scenario)?.summary;
+    match case.metric {
+        Metric::AttainedTflops => Ok(s.attained_flop_per_s / 1e12),
+        Metric::BandwidthTbS => Ok(s.bytes / s.step_time_s / 1e12),
+        Metric::StepTimeUs => Ok(s.step_time_s * 1e6),
+        Metric::TokensPerS => s.tokens_per_s.ok_or_else(|| {
+            Error::Scenario(format!("workload `{}` has no tokens_per_step", workload.id))
+        }),
+        other => Err(Error::Scenario(format!(
+            "metric `{}` needs a request",
+            other.name()
+        ))),
+    }
+}
+
+/// Median and 90th-percentile absolute error overall, then per chip, kind and weight type.
+pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
+    let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut add = |group: String, error: f64| match groups.iter_mut().find(|(g, _)| *g == group) {
+        Some((_, errors)) => errors.push(error.abs()),
+        None => groups.push((group, vec![error.abs()])),
+    };
+    for o in outcomes {
+        if let Some(e) = o.error() {
+            add("all".into(), e);
+        }
+    }
+    for key in [
+        |o: &Outcome| format!("chip {}", o.case.chip),
+        |o: &Outcome| format!("kind {}", o.case.kind),
+        |o: &Outcome| format!("dtype {}", o.dtype),
+    ] {
+        for o in outcomes {
+            if let Some(e) = o.error() {
+                add(key(o), e);
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(group, mut errors)| {
+            errors.sort_by(f64::total_cmp);
+            let n = errors.len();
+            let median = if n % 2 == 1 {
+                errors[n / 2]
+            } else {
+                (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+            };
+            // nearest rank
+            let p90 = errors[((0.9 * n as f64).ceil() as usize).clamp(1, n) - 1];
+            ErrorStats {
+                group,
+                cases: n,
+                median_abs: median,
+                p90_abs: p90,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_requests() {
+        assert_eq!(parse_request("in=2048,out=128"), Ok((2048, 128)));
+        assert_eq!(parse_request("in=1; out=1"), Ok((1, 1)));
+        assert!(parse_request("in=0,out=1").is_err());
+        assert!(parse_request("in=5").is_err());
+        assert!(parse_request("prompt=5,out=1").is_err());
+    }
+
+    fn outcome(chip: &str, error: f64) -> Outcome {
+        Outcome {
+            case: Case {
+                id: "x".into(),
+                line: 2,
+                chip: chip.into(),
+                workload: "gemm".into(),
+                sets: Vec::new(),
+                dtypes: Vec::new(),
+                fusion: None,
+                request: None,
+                tp: 1,
+                metric: Metric::StepTimeUs,
+                measured: 100.0,
+                kind: "kernel".into(),
+                source: String::new(),
+            },
+            dtype: DType::Bf16,
+            predicted: Ok(100.0 * (1.0 + error)),
+        }
+    }
+
+    #[test]
+    fn medians_and_90th_percentiles() {
+        let outcomes: Vec<Outcome> = [
+            0.01, -0.02, 0.03, -0.04, 0.05, 0.06, -0.07, 0.08, 0.09, -0.5,
+        ]
+        .iter()
+        .map(|e| outcome(if *e < 0.0 { "a" } else { "b" }, *e))
+        .collect();
+        let stats = error_stats(&outcomes);
+        let all = &stats[0];
+        assert_eq!((all.group.as_str(), all.cases), ("all", 10));
+        assert!((all.median_abs - 0.055).abs() < 1e-12);
+        assert!((all.p90_abs - 0.09).abs() < 1e-12);
+        let a = stats.iter().find(|s| s.group == "chip a").unwrap();
+        assert_eq!(a.cases, 4);
+        assert!((a.median_abs - 0.055).abs() < 1e-12);
+    }
+}
