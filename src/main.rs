@@ -118,6 +118,10 @@ struct RunArgs {
     /// Also list every kernel (op or fused group)
     #[arg(long)]
     per_op: bool,
+    /// Also price a whole request at the scenario's batch: in=I,out=O tokens per sequence
+    /// (time to first token, time per output token, end to end, output tokens/s)
+    #[arg(long, value_name = "in=I,out=O", value_parser = stepcost::validate::parse_request)]
+    request: Option<(u64, u64)>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -167,6 +171,9 @@ struct SweepArgs {
     /// One row per kernel per scenario (long format) instead of one per scenario
     #[arg(long)]
     per_op: bool,
+    /// Also price a whole request at each scenario: in=I,out=O tokens per sequence
+    #[arg(long, value_name = "in=I,out=O", value_parser = stepcost::validate::parse_request)]
+    request: Option<(u64, u64)>,
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
     skip_invalid: bool,
@@ -361,7 +368,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 mode: args.mode.into(),
             };
             let scenario = Scenario::resolve(&workload, &spec)?;
-            let report = price(&workload, &chip, &scenario)?;
+            let mut report = price(&workload, &chip, &scenario)?;
+            if let Some(request) = args.request {
+                report = report.with_request(&workload, &chip, &scenario, request)?;
+            }
             let mut buffer = Vec::new();
             report::write_run(&mut buffer, &report, args.per_op, args.output.format.into())?;
             emit(&buffer, args.output.out.as_deref())?;
@@ -549,6 +559,7 @@ fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         per_op: args.per_op,
         json: args.format == StreamFormat::Json,
         skip_invalid: args.skip_invalid,
+        request: args.request,
     };
     let progress = |n: u64| bar.inc(n);
     let (stats, file) = match &args.out {

@@ -143,6 +143,24 @@ pub struct StepReport {
     pub dtypes: RoleDTypes,
     pub prices: Vec<Price>,
     pub summary: StepSummary,
+    /// A whole request priced at this scenario's batch, when one was asked for
+    /// ([`StepReport::with_request`]).
+    pub request: Option<RequestSummary>,
+}
+
+impl StepReport {
+    /// Adds a request of `input` prompt and `output` output tokens per sequence, priced at the
+    /// same scenario.
+    pub fn with_request(
+        mut self,
+        workload: &Workload,
+        chip: &Chip,
+        scenario: &Scenario,
+        (input, output): (u64, u64),
+    ) -> Result<StepReport, Error> {
+        self.request = Some(price_request(workload, chip, scenario, input, output)?);
+        Ok(self)
+    }
 }
 
 /// One kernel's numbers for one scenario, for one execution.
@@ -246,6 +264,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         dtypes: scenario.dtypes,
         prices,
         summary,
+        request: None,
     })
 }
 

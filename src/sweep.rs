@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::chip::Chip;
 use crate::dtype::{DType, Role};
-use crate::price::{price_step, KernelCost, StepSummary};
+use crate::price::{price_request, price_step, KernelCost, StepSummary};
 use crate::report::row::{
     self, param_columns, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
 };
@@ -186,6 +186,8 @@ pub struct SweepOptions {
     pub json: bool,
     /// Leave out scenarios that cannot be priced instead of writing an `error` row.
     pub skip_invalid: bool,
+    /// Also price a request of `(input, output)` tokens per sequence at each scenario.
+    pub request: Option<(u64, u64)>,
 }
 
 /// What a sweep did.
@@ -349,6 +351,7 @@ fn write_header(grid: &Grid, columns: &[String], options: SweepOptions, out: &mu
             &SummaryRow {
                 label,
                 outcome: Err(""),
+                request: None,
             },
         );
     }
@@ -371,15 +374,24 @@ fn write_scenario(
         &mut worker.ev,
         &mut worker.costs,
     );
+    let request = match (&result, options.request) {
+        (Ok(_), Some((input, output))) => Some(
+            price_request(grid.workload, chip, &worker.scenario, input, output)
+                .map_err(|e| e.to_string()),
+        ),
+        _ => None,
+    };
     let message;
-    let outcome: Result<&StepSummary, &str> = match &result {
-        Ok(summary) => Ok(summary),
-        Err(_) if options.skip_invalid => return (0, 1),
-        Err(err) => {
+    let outcome: Result<&StepSummary, &str> = match (&result, &request) {
+        (Ok(summary), None | Some(Ok(_))) => Ok(summary),
+        (Err(_), _) | (_, Some(Err(_))) if options.skip_invalid => return (0, 1),
+        (Err(err), _) => {
             message = err.to_string();
             Err(message.lines().next().unwrap_or(""))
         }
+        (_, Some(Err(err))) => Err(err.lines().next().unwrap_or("")),
     };
+    let request = request.as_ref().and_then(|r| r.as_ref().ok());
     let label = label(grid, columns, chip, &worker.scenario, &worker.ev.params);
     let line = |out: &mut Vec<u8>, row: &dyn Row| {
         if options.json {
@@ -426,7 +438,14 @@ fn write_scenario(
             (1, errors)
         }
         outcome => {
-            line(out, &SummaryRow { label, outcome });
+            line(
+                out,
+                &SummaryRow {
+                    label,
+                    outcome,
+                    request,
+                },
+            );
             (1, errors)
         }
     }

@@ -4,6 +4,7 @@ mod common;
 
 mod cli;
 mod errors;
+mod expected;
 mod fusion;
 mod memory;
 mod models;

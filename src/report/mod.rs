@@ -52,6 +52,7 @@ pub fn write_run(
     let summary = SummaryRow {
         label: label(report, &report.param_columns),
         outcome: Ok(&report.summary),
+        request: report.request.as_ref(),
     };
     let kernels: Vec<KernelRow> = report
         .prices
@@ -100,6 +101,7 @@ pub fn write_compare(
             summary: SummaryRow {
                 label: label(r, &r.param_columns),
                 outcome: Ok(&r.summary),
+                request: r.request.as_ref(),
             },
             relative_speed: first.map(|t| t / r.summary.step_time_s),
         })

@@ -7,7 +7,7 @@ use std::io::Write;
 use crate::chip::Chip;
 use crate::dtype::RoleDTypes;
 use crate::plan::{PlanEntry, PlanPoint};
-use crate::price::{KernelCost, StepSummary};
+use crate::price::{KernelCost, RequestSummary, StepSummary};
 use crate::scenario::Mode;
 use crate::validate::{ErrorStats, Outcome};
 use crate::workload::Workload;
@@ -52,6 +52,7 @@ pub fn param_columns(workload: &Workload) -> Vec<String> {
         summary: SummaryRow {
             label,
             outcome: Err(""),
+            request: None,
         },
         relative_speed: None,
     }
@@ -112,6 +113,8 @@ impl ScenarioLabel<'_> {
 pub struct SummaryRow<'a> {
     pub label: ScenarioLabel<'a>,
     pub outcome: Result<&'a StepSummary, &'a str>,
+    /// The request priced with the scenario, if one was asked for.
+    pub request: Option<&'a RequestSummary>,
 }
 
 impl Row for SummaryRow<'_> {
@@ -150,6 +153,20 @@ impl Row for SummaryRow<'_> {
         f("fits", s.map_or(Value::Empty, |s| Value::Bool(s.fits)));
         let max_batch = s.and_then(|s| s.max_batch);
         f("max_batch", max_batch.map_or(Value::Empty, Value::Int));
+        let r = self.request.filter(|_| s.is_some());
+        let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
+        f(
+            "input_tokens",
+            r.map_or(Value::Empty, |r| Value::Int(r.input_tokens)),
+        );
+        f(
+            "output_tokens",
+            r.map_or(Value::Empty, |r| Value::Int(r.output_tokens)),
+        );
+        f("ttft_ms", req(|r| r.ttft_s * 1e3));
+        f("tpot_ms", req(|r| r.tpot_s * 1e3));
+        f("e2e_ms", req(|r| r.e2e_s * 1e3));
+        f("output_tokens_per_s", req(|r| r.output_tokens_per_s));
         f("error", Value::Text(self.outcome.err().unwrap_or("")));
     }
 }

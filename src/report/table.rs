@@ -70,9 +70,32 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
         summary.add_row(vec![name.to_owned(), value]);
     };
     row("step time", human(s.step_time_s, "s"));
+    if report.mode == crate::scenario::Mode::Expected {
+        row(
+            "on the roofline",
+            format!(
+                "{} ({} of it achieved)",
+                human(s.roofline_step_time_s, "s"),
+                percent(s.fraction_of_roofline)
+            ),
+        );
+    }
     if let (Some(n), Some(rate)) = (s.tokens_per_step, s.tokens_per_s) {
         row("tokens per step", number(n));
         row("tokens per second", number(rate));
+    }
+    if let Some(r) = &report.request {
+        row(
+            "request",
+            format!(
+                "{} tokens in, {} out per sequence",
+                r.input_tokens, r.output_tokens
+            ),
+        );
+        row("time to first token", human(r.ttft_s, "s"));
+        row("time per output token", human(r.tpot_s, "s"));
+        row("end to end", human(r.e2e_s, "s"));
+        row("output tokens per second", number(r.output_tokens_per_s));
     }
     row("FLOPs", human(s.flops, "FLOP"));
     row("bytes moved", human(s.bytes, "B"));

@@ -1,0 +1,249 @@
+//! Expected mode: corrections that only slow a kernel down, each explained; requests;
+//! validation against measured hardware.
+
+use predicates::prelude::*;
+use stepcost::{price, Bound, Chip, Mode, Scenario, ScenarioSpec, Source, Workload};
+
+use crate::common::{assert_close, run, stepcost};
+
+fn expected() -> ScenarioSpec {
+    ScenarioSpec {
+        mode: Mode::Expected,
+        ..ScenarioSpec::default()
+    }
+}
+
+#[test]
+fn every_kernel_is_slower_than_its_roofline_and_says_why() {
+    for model in ["llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "gemma-2-27b"] {
+        for chip in ["h100-sxm", "a100-80gb", "mi300x", "b200"] {
+            for (batch, tokens) in [(1.0, 1.0), (64.0, 1.0), (1.0, 512.0)] {
+                let r = run(
+                    model,
+                    chip,
+                    &[("batch", batch), ("tokens", tokens)],
+                    expected(),
+                );
+                assert!(r.summary.fraction_of_roofline > 0.0);
+                for p in &r.prices {
+                    let c = &p.cost;
+                    // Bytes served from the on-chip cache are the one correction that can beat
+                    // the HBM roofline (the seeds' second, steeper slope); the compute roof holds.
+                    if c.cache_hit_bytes == 0.0 {
+                        assert!(c.time_s >= c.roofline_time_s, "{model} {chip} {}", p.name);
+                    }
+                    assert!(c.time_s >= c.compute_time_s, "{model} {chip} {}", p.name);
+                    assert!(
+                        c.time_s
+                            >= c.launch_s + c.expected_compute_s.max(c.expected_memory_s) - 1e-15
+                    );
+                    assert!(c.quantization >= 1.0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_large_gemm_lands_at_the_measured_fraction_of_peak() {
+    // H200 8192^3 bf16: 80 % of 989 TFLOPS (the chip file's MAMF fraction), the loads nearly
+    // hidden under the MMAs, plus one kernel's fixed cost.
+    let r = run("gemm", "h200", &[], expected());
+    let d: f64 = 8192.0;
+    let compute = 2.0 * d.powi(3) / (0.80 * 989e12);
+    let memory = 2.0 * 3.0 * d * d / (0.87 * 4.8e12);
+    let fixed = 1.26e-6 + 2.0 * 0.4e-6;
+    assert_close(
+        r.summary.step_time_s,
+        fixed + (compute.powi(2) + memory.powi(2)).sqrt(),
+        1e-9,
+    );
+    assert_eq!(r.prices[0].cost.bound, Bound::Compute);
+    // 769-798 TFLOPS measured on random data (validation rows W-G1, W-G2)
+    let tflops = r.summary.attained_flop_per_s / 1e12;
+    assert!((769.0..800.0).contains(&tflops), "{tflops}");
+}
+
+#[test]
+fn tiny_kernels_cost_their_launch() {
+    let r = run("elementwise", "h100-sxm", &[("n", 1024.0)], expected());
+    let p = &r.prices[0];
+    assert_eq!(p.cost.bound, Bound::Launch);
+    assert_close(p.cost.launch_s, 1.26e-6 + 2.0 * 0.4e-6, 1e-12);
+    assert!(p.cost.time_s < 1.01 * p.cost.launch_s + p.cost.roofline_time_s / 0.89 + 1e-12);
+}
+
+fn chip(text: &str) -> Chip {
+    Chip::load(&Source::from_text("c.yaml", text)).unwrap()
+}
+
+#[test]
+fn padding_and_waves_stretch_an_odd_gemm() {
+    // physics.md section 1: on 108 SMs with 256x128 tiles, M = N = 1793 needs 8 x 15 = 120
+    // tiles, two waves of which the second is nearly empty.
+    let a100 = chip(
+        "name: t\nmemory: {capacity: 80 GB, bandwidth: 2 TB/s}\nmatrix: {bf16: 312 TFLOPS}\n\
+         compute_units: 108\nexpected: {matrix: {bf16: 1.0}, memory: 1.0, row_tile: 16, cta_tiles: [[256, 128]]}\n",
+    );
+    let w =
+        Workload::load(&Source::resolve("gemm", stepcost::FileKind::Workload).unwrap()).unwrap();
+    let spec = ScenarioSpec {
+        sets: vec![
+            ("m".into(), 1793.0),
+            ("n".into(), 1793.0),
+            ("k".into(), 8192.0),
+        ],
+        ..expected()
+    };
+    let r = price(&w, &a100, &Scenario::resolve(&w, &spec).unwrap()).unwrap();
+    let padded_m = 1808.0; // 1793 rounded up to 16 rows
+    let (rows, columns) = (8.0, 15.0); // ceil(1808 / 256), ceil(1793 / 128)
+    let used = padded_m * 1793.0 / (rows * 256.0 * columns * 128.0);
+    let waves = (rows * columns / 108.0f64).ceil();
+    let efficiency = rows * columns / (waves * 108.0) * used;
+    assert_close(
+        r.prices[0].cost.quantization,
+        (padded_m / 1793.0) / efficiency,
+        1e-12,
+    );
+    assert!(r.prices[0].cost.quantization > 2.0);
+}
+
+#[test]
+fn a_request_is_a_prefill_then_decode_steps() {
+    let (batch, input, output) = (4.0, 512.0, 9.0);
+    let w = Workload::load(&Source::resolve("llama-3.1-8b", stepcost::FileKind::Workload).unwrap())
+        .unwrap();
+    let c = crate::common::chip("h100-sxm");
+    let step = |tokens: f64, context: f64| {
+        let spec = ScenarioSpec {
+            sets: vec![
+                ("batch".into(), batch),
+                ("tokens".into(), tokens),
+                ("context".into(), context),
+            ],
+            ..expected()
+        };
+        price(&w, &c, &Scenario::resolve(&w, &spec).unwrap())
+            .unwrap()
+            .summary
+            .step_time_s
+    };
+    let spec = ScenarioSpec {
+        sets: vec![("batch".into(), batch)],
+        ..expected()
+    };
+    let scenario = Scenario::resolve(&w, &spec).unwrap();
+    let r = stepcost::price::price_request(&w, &c, &scenario, input as u64, output as u64).unwrap();
+    let ttft = step(input, 0.0);
+    let decode: f64 = (0..8).map(|j| step(1.0, input + j as f64)).sum();
+    assert_close(r.ttft_s, ttft, 1e-12);
+    assert_close(r.tpot_s, decode / 8.0, 1e-12);
+    assert_close(r.e2e_s, ttft + decode, 1e-12);
+    assert_close(
+        r.output_tokens_per_s,
+        batch * output / (ttft + decode),
+        1e-12,
+    );
+}
+
+#[test]
+fn run_and_sweep_report_requests() {
+    let out = stepcost()
+        .args([
+            "run",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--request",
+            "in=128,out=4",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success();
+    let (header, rows) =
+        crate::common::csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    let ttft: f64 = crate::common::cell(&header, &rows[0], "ttft_ms")
+        .parse()
+        .unwrap();
+    assert!(ttft > 0.0);
+    let out = stepcost()
+        .args([
+            "sweep",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--set",
+            "batch=1,8",
+            "--request",
+            "in=128,out=4",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let (header, rows) = crate::common::csv_rows(&text);
+    assert_eq!(
+        crate::common::cell(&header, &rows[0], "ttft_ms")
+            .parse::<f64>()
+            .unwrap(),
+        ttft
+    );
+    stepcost()
+        .args(["run", "gemm", "--chip", "h200", "--request", "in=128,out=4"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("has no `tokens` param"));
+}
+
+#[test]
+fn the_shipped_measurements_are_within_the_targets() {
+    let out = stepcost()
+        .args(["validate", "validation/measured.csv", "--format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let groups = report["errors"].as_array().unwrap();
+    let all = groups.iter().find(|g| g["group"] == "all").unwrap();
+    assert!(all["median_abs_error"].as_f64().unwrap() <= 0.10, "{all}");
+    assert!(all["p90_abs_error"].as_f64().unwrap() <= 0.25, "{all}");
+    for g in groups
+        .iter()
+        .filter(|g| g["group"].as_str().unwrap().starts_with("chip "))
+    {
+        assert!(g["median_abs_error"].as_f64().unwrap() <= 0.15, "{g}");
+    }
+    // multi-chip rows are listed as skipped, with the reason
+    let skipped: Vec<&serde_json::Value> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["skipped"].as_str().unwrap().is_empty())
+        .collect();
+    assert!(skipped
+        .iter()
+        .all(|c| c["skipped"].as_str().unwrap().contains("multi-chip")));
+    assert_eq!(skipped.len(), 3);
+}
+
+#[test]
+fn a_bad_case_file_names_the_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cases.csv");
+    std::fs::write(
+        &path,
+        "id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes\n\
+         A,h200,gemm,m=1,,,,1,attained_tflops,100,kernel,x,\n\
+         B,h200,gemm,m=1,,,,1,speed,100,kernel,x,\n",
+    )
+    .unwrap();
+    stepcost()
+        .arg("validate")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cases.csv:3"))
+        .stderr(predicate::str::contains("field `metric`"))
+        .stderr(predicate::str::contains("unknown metric `speed`"));
+}
