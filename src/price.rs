@@ -374,10 +374,14 @@ const DEQUANT_OPS_PER_WEIGHT: f64 = 2.0;
 /// 128 (Marlin's g = 128, whose ideal speed-up over bf16 is 3.87x, not 4x).
 const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
 
-/// Exponent of the smooth maximum of a kernel's compute and memory times in expected mode:
-/// `(t_c^P + t_m^P)^(1/P)`. At 2 a kernel at its ridge takes 1.41x its slower roof, and a
-/// large GEMM whose loads are a tenth of its compute loses 0.5 %.
-const OVERLAP_P: f64 = 2.0;
+/// A kernel's compute and memory overlap imperfectly: expected mode takes the smooth maximum
+/// `(t_c^2 + t_m^2)^(1/2)`, so a kernel at its ridge takes 1.41x its slower roof while a large
+/// GEMM whose loads are a tenth of its compute loses 0.5 %. (An exponent of 2 agrees with the
+/// large-GEMM measurements and, within their spread, with the near-ridge GEMM of physics.md
+/// section 2; 1, no overlap at all, would cost large GEMMs 10-20 %.)
+fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
+    (t_compute * t_compute + t_memory * t_memory).sqrt()
+}
 
 /// Prices one kernel; also returns the seconds its FLOPs would take at the MFU reference
 /// peaks.
@@ -516,8 +520,7 @@ fn price_kernel(
             let t_memory = hbm_bytes / (bandwidth * memory_efficiency) + cache_time_s;
             let t_compute = expected_compute_s + dequant_s;
             let launch_s = chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
-            let overlap =
-                (t_compute.powf(OVERLAP_P) + t_memory.powf(OVERLAP_P)).powf(1.0 / OVERLAP_P);
+            let overlap = overlapped(t_compute, t_memory);
             let bound = if launch_s > t_compute.max(t_memory) {
                 Bound::Launch
             } else if t_compute > t_memory {

@@ -77,7 +77,8 @@ pub struct Case {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub case: Case,
-    /// The weight type, for grouping.
+    /// The type most of the priced step's time computes in (the weight type of a request),
+    /// for grouping.
     pub dtype: DType,
     pub predicted: Result<f64, String>,
 }
@@ -311,15 +312,18 @@ pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome>
     cases
         .into_iter()
         .map(|case| {
-            let dtype = case
+            let weight = case
                 .dtypes
                 .iter()
                 .find(|(r, _)| *r == Role::Weight)
                 .map_or(DType::Bf16, |(_, d)| *d);
-            let predicted = predict(&case, cases_file, mode).map_err(|e| {
-                let text = e.to_string();
-                text.lines().next().unwrap_or(&text).to_owned()
-            });
+            let (predicted, dtype) = match predict(&case, cases_file, mode) {
+                Ok((value, dtype)) => (Ok(value), dtype.unwrap_or(weight)),
+                Err(e) => {
+                    let text = e.to_string();
+                    (Err(text.lines().next().unwrap_or(&text).to_owned()), weight)
+                }
+            };
             let mut case = case;
             if case.kind.is_empty() {
                 case.kind = derived_kind(&case);
@@ -350,7 +354,8 @@ fn derived_kind(case: &Case) -> String {
     .into()
 }
 
-fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<f64, Error> {
+/// The predicted value, and the type most of a priced step's time computes in.
+fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DType>), Error> {
     if case.tp > 1 {
         return Err(Error::Scenario(format!(
             "multi-chip (tp = {}): steps split across chips are not priced yet",
@@ -366,34 +371,40 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<f64, Error> {
         mode,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
+    let wrong_metric =
+        |what: &str| Error::Scenario(format!("metric `{}` {what}", case.metric.name()));
     if let Some((input, output)) = case.request {
         let r = price_request(&workload, &chip, &scenario, input, output)?;
-        return Ok(match case.metric {
+        let value = match case.metric {
             Metric::TtftMs => r.ttft_s * 1e3,
             Metric::TpotMs => r.tpot_s * 1e3,
             Metric::E2eMs => r.e2e_s * 1e3,
             Metric::TokensPerS => r.output_tokens_per_s,
-            other => {
-                return Err(Error::Scenario(format!(
-                    "metric `{}` is a step's, not a request's; leave the request empty",
-                    other.name()
-                )))
+            _ => {
+                return Err(wrong_metric(
+                    "is a step's, not a request's; leave the request empty",
+                ))
             }
-        });
+        };
+        return Ok((value, None));
     }
-    let s = price(&workload, &chip, &scenario)?.summary;
-    match case.metric {
-        Metric::AttainedTflops => Ok(s.attained_flop_per_s / 1e12),
-        Metric::BandwidthTbS => Ok(s.bytes / s.step_time_s / 1e12),
-        Metric::StepTimeUs => Ok(s.step_time_s * 1e6),
+    let report = price(&workload, &chip, &scenario)?;
+    let main = report
+        .prices
+        .iter()
+        .max_by(|a, b| a.share.total_cmp(&b.share))
+        .map(|p| p.cost.compute_dtype);
+    let s = report.summary;
+    let value = match case.metric {
+        Metric::AttainedTflops => s.attained_flop_per_s / 1e12,
+        Metric::BandwidthTbS => s.bytes / s.step_time_s / 1e12,
+        Metric::StepTimeUs => s.step_time_s * 1e6,
         Metric::TokensPerS => s.tokens_per_s.ok_or_else(|| {
             Error::Scenario(format!("workload `{}` has no tokens_per_step", workload.id))
-        }),
-        other => Err(Error::Scenario(format!(
-            "metric `{}` needs a request",
-            other.name()
-        ))),
-    }
+        })?,
+        _ => return Err(wrong_metric("needs a request")),
+    };
+    Ok((value, main))
 }
 
 /// Median and 90th-percentile absolute error overall, then per chip, kind and weight type.
