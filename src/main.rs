@@ -102,19 +102,8 @@ struct RunArgs {
     /// Chip: built-in name or YAML file
     #[arg(long)]
     chip: String,
-    /// Override a param, e.g. --set batch=32 (repeatable)
-    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
-    sets: Vec<(String, f64)>,
-    /// Data type of a role (weight, activation, kv), e.g. --dtype weight=fp8 (repeatable);
-    /// types: fp32, tf32, bf16, fp16, fp8, fp6, int8, fp4, int4
-    #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
-    dtypes: Vec<(Role, DType)>,
-    /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)
-    #[arg(long)]
-    fusion: Option<String>,
-    /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
-    mode: ModeArg,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
     /// Also list every kernel (op or fused group)
     #[arg(long)]
     per_op: bool,
@@ -199,20 +188,39 @@ struct CompareArgs {
     /// reference for relative speeds
     #[arg(long, value_delimiter = ',', required = true)]
     chip: Vec<String>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// One scenario's choices, as `run` and `compare` take them.
+#[derive(Args)]
+struct ScenarioArgs {
     /// Override a param, e.g. --set batch=32 (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     sets: Vec<(String, f64)>,
-    /// Data type of a role, e.g. --dtype weight=fp8 (repeatable)
+    /// Data type of a role (weight, activation, kv), e.g. --dtype weight=fp8 (repeatable);
+    /// types: fp32, tf32, bf16, fp16, fp8, fp6, int8, fp4, int4
     #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
     dtypes: Vec<(Role, DType)>,
-    /// Fusion plan of the workload
+    /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)
     #[arg(long)]
     fusion: Option<String>,
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
-    #[command(flatten)]
-    output: OutputArgs,
+}
+
+impl ScenarioArgs {
+    fn spec(self) -> ScenarioSpec {
+        ScenarioSpec {
+            sets: self.sets,
+            dtypes: self.dtypes,
+            fusion: self.fusion,
+            mode: self.mode.into(),
+        }
+    }
 }
 
 #[derive(Args)]
@@ -361,13 +369,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => {
             let chip = Chip::load(&Source::resolve(&args.chip, FileKind::Chip)?)?;
             let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
-            let spec = ScenarioSpec {
-                sets: args.sets,
-                dtypes: args.dtypes,
-                fusion: args.fusion,
-                mode: args.mode.into(),
-            };
-            let scenario = Scenario::resolve(&workload, &spec)?;
+            let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
             let mut report = price(&workload, &chip, &scenario)?;
             if let Some(request) = args.request {
                 report = report.with_request(&workload, &chip, &scenario, request)?;
@@ -379,13 +381,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sweep(args) => return sweep_command(args),
         Command::Compare(args) => {
             let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
-            let spec = ScenarioSpec {
-                sets: args.sets,
-                dtypes: args.dtypes,
-                fusion: args.fusion,
-                mode: args.mode.into(),
-            };
-            let scenario = Scenario::resolve(&workload, &spec)?;
+            let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
             let reports = load_chips(&args.chip)?
                 .iter()
                 .map(|chip| price(&workload, chip, &scenario))

@@ -44,12 +44,12 @@ fn number(x: f64) -> String {
     }
 }
 
-pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
-    let s = &report.summary;
+/// The lines that say what was priced: title, mode and plan, params, data types.
+fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::Result<()> {
     writeln!(
         out,
-        "{} on {} ({} mode, fusion `{}`)",
-        report.workload_name, report.chip_name, report.mode, report.fusion
+        "{title} ({} mode, fusion `{}`)",
+        report.mode, report.fusion
     )?;
     let params: Vec<String> = report
         .params
@@ -59,11 +59,18 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
     if !params.is_empty() {
         writeln!(out, "params: {}", params.join(" "))?;
     }
+    let d = report.dtypes;
     writeln!(
         out,
         "dtypes: weight={} activation={} kv={}",
-        report.dtypes.weight, report.dtypes.activation, report.dtypes.kv
-    )?;
+        d.weight, d.activation, d.kv
+    )
+}
+
+pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
+    let s = &report.summary;
+    let title = format!("{} on {}", report.workload_name, report.chip_name);
+    write_scenario(out, &title, report)?;
 
     let mut summary = new_table(&[]);
     let mut row = |name: &str, value: String| {
@@ -221,24 +228,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     let Some(first) = reports.first() else {
         return Ok(());
     };
-    writeln!(
-        out,
-        "{} ({} mode, fusion `{}`)",
-        first.workload_name, first.mode, first.fusion
-    )?;
-    let params: Vec<String> = first
-        .params
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
-    if !params.is_empty() {
-        writeln!(out, "params: {}", params.join(" "))?;
-    }
-    writeln!(
-        out,
-        "dtypes: weight={} activation={} kv={}",
-        first.dtypes.weight, first.dtypes.activation, first.dtypes.kv
-    )?;
+    write_scenario(out, &first.workload_name, first)?;
     let mut table = new_table(&[
         "chip",
         "step time",
