@@ -24,6 +24,7 @@ struct ChipFile {
     compute_units: Option<Spanned<u64>>,
     launch: Option<Spanned<String>>,
     interconnect: Option<InterconnectFile>,
+    network: Option<NetworkFile>,
     power: Option<Spanned<String>>,
     price_per_hour: Option<Spanned<String>>,
     expected: Option<ExpectedFile>,
@@ -64,6 +65,14 @@ struct CacheFile {
 struct InterconnectFile {
     bandwidth: Spanned<String>,
     domain: Option<Spanned<u64>>,
+    latency: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkFile {
+    bandwidth: Spanned<String>,
+    latency: Option<Spanned<String>>,
 }
 
 /// A unit's support for one data type.
@@ -116,6 +125,15 @@ pub struct Interconnect {
     pub bandwidth_bytes_per_s: f64,
     /// Chips in one scale-up domain (an 8-GPU NVLink node, a 72-GPU NVL72 rack).
     pub domain: Option<u64>,
+    /// Time one step of a collective algorithm takes beyond its bytes (0 when not given).
+    pub latency_s: f64,
+}
+
+/// The scale-out network between domains, per chip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Network {
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_s: f64,
 }
 
 /// GEMMs with fewer rows than this are decode-shaped (physics.md section 2: the decode grid is
@@ -177,6 +195,7 @@ pub struct Chip {
     /// Fixed cost of one kernel launch.
     pub launch_s: Option<f64>,
     pub interconnect: Option<Interconnect>,
+    pub network: Option<Network>,
     pub power_w: Option<f64>,
     /// Indicative on-demand price.
     pub price_usd_per_hour: Option<f64>,
@@ -229,6 +248,19 @@ impl Chip {
                 &i.bandwidth,
                 QuantityKind::Bandwidth,
             )
+        });
+        let link_latency = file
+            .interconnect
+            .as_ref()
+            .and_then(|i| i.latency.as_ref())
+            .map(|v| quantity("interconnect.latency", v, QuantityKind::Time));
+        let network = file.network.as_ref().map(|n| {
+            let bandwidth = quantity("network.bandwidth", &n.bandwidth, QuantityKind::Bandwidth);
+            let latency = n
+                .latency
+                .as_ref()
+                .map(|v| quantity("network.latency", v, QuantityKind::Time));
+            (bandwidth, latency)
         });
         let power = file
             .power
@@ -296,6 +328,13 @@ impl Chip {
                     .interconnect
                     .as_ref()
                     .and_then(|i| i.domain.as_ref().map(|d| d.value)),
+                latency_s: link_latency.flatten().unwrap_or(0.0),
+            }),
+            network: network.and_then(|(bw, latency)| {
+                Some(Network {
+                    bandwidth_bytes_per_s: bw?,
+                    latency_s: latency.flatten().unwrap_or(0.0),
+                })
             }),
             power_w: power.flatten(),
             price_usd_per_hour: price.flatten(),

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::chip::{Achievable, Chip};
 use crate::dtype::{DType, Role, RoleDTypes};
 use crate::scenario::{Mode, Scenario};
-use crate::workload::{Evaluation, Kernel, Workload};
+use crate::workload::{Algorithm, Collective, Evaluation, Kernel, OpKind, Workload};
 use crate::Error;
 
 /// Which limit sets a kernel's time.
@@ -23,6 +23,8 @@ pub enum Bound {
     /// The fixed cost of a kernel (launch, first load, last store) outweighs both roofs: the
     /// seeds' "third limit under both roofs". Expected mode only.
     Launch,
+    /// A collective: the interconnect (or network) between chips.
+    Interconnect,
 }
 
 impl Bound {
@@ -31,6 +33,7 @@ impl Bound {
             Bound::Compute => "compute",
             Bound::Memory => "memory",
             Bound::Launch => "launch",
+            Bound::Interconnect => "interconnect",
         }
     }
 }
@@ -97,7 +100,7 @@ pub struct StepSummary {
     /// Time per generated token of one sequence: the step time divided by the tokens each
     /// sequence gets in the step (the step time, in decode). Needs the workload's `sequences`.
     pub ms_per_token: Option<f64>,
-    /// Chips the step runs on (1 until steps are split across chips).
+    /// Chips one replica of the step runs on (the workload's `chips`, e.g. `tp * pp`).
     pub chips: u64,
     pub tokens_per_s_per_chip: Option<f64>,
     /// Cost of a million tokens at the chip's indicative price.
@@ -319,7 +322,7 @@ pub fn price_step(
     let t = step_time_s;
     let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, &scenario.dtypes);
     let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
-    let chips = 1;
+    let chips = ev.chips as u64;
     let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
     let max_batch = workload.batch_param().map(|b| {
         let batch = ev.params[b];
@@ -393,6 +396,19 @@ fn price_kernel(
     kernel: &Kernel,
     mode: Mode,
 ) -> Result<(KernelCost, f64), Error> {
+    if let [single] = kernel.members[..] {
+        if let OpKind::Collective {
+            collective,
+            algorithm,
+            ..
+        } = workload.ops[single].kind
+        {
+            let cost = price_collective(
+                workload, chip, ev, dtypes, kernel, collective, algorithm, mode,
+            )?;
+            return Ok((cost, 0.0));
+        }
+    }
     let achievable = match mode {
         Mode::Roofline => None,
         Mode::Expected => Some(chip.expected.as_ref().ok_or_else(|| {
@@ -568,6 +584,95 @@ fn price_kernel(
         dequant_s,
     };
     Ok((cost, mfu_time_s))
+}
+
+/// Prices a collective on the interconnect: roofline mode counts the bytes each chip must send
+/// over its link (a ring's `2 (n - 1) / n` of the buffer for an all-reduce, `(n - 1) / n` for the
+/// others); expected mode adds a latency per algorithm step and takes the faster of a ring and
+/// a tree (all-reduce), plus the kernel's launch. A group of one chip is no collective at all.
+#[allow(clippy::too_many_arguments)]
+fn price_collective(
+    workload: &Workload,
+    chip: &Chip,
+    ev: &Evaluation,
+    dtypes: &RoleDTypes,
+    kernel: &Kernel,
+    collective: Collective,
+    algorithm: Option<Algorithm>,
+    mode: Mode,
+) -> Result<KernelCost, Error> {
+    let i = kernel.members[0];
+    let op = &workload.ops[i];
+    let n = ev.group[i];
+    if n <= 1.0 {
+        return Ok(KernelCost::ABSENT);
+    }
+    let bytes = match collective {
+        Collective::ReduceScatter => ev.out_elements[i] * n,
+        _ => ev.out_elements[i],
+    } * dtypes.get(op.out_role).bytes();
+    let unreachable = || {
+        Error::Scenario(format!(
+            "op `{}` spans {n} chips, but chip `{}` has no interconnect{}",
+            op.name,
+            chip.id,
+            if chip.interconnect.is_some() {
+                " domain that large and no `network` beyond it"
+            } else {
+                ""
+            }
+        ))
+    };
+    let link = chip.interconnect.as_ref().ok_or_else(unreachable)?;
+    let (bandwidth, latency) = match link.domain {
+        Some(domain) if n > domain as f64 => {
+            let net = chip.network.as_ref().ok_or_else(unreachable)?;
+            (net.bandwidth_bytes_per_s, net.latency_s)
+        }
+        _ => (link.bandwidth_bytes_per_s, link.latency_s),
+    };
+    let (share, steps) = match collective {
+        Collective::AllReduce => (2.0 * (n - 1.0) / n, 2.0 * (n - 1.0)),
+        Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => {
+            ((n - 1.0) / n, n - 1.0)
+        }
+        Collective::SendRecv => (1.0, 1.0),
+    };
+    let roofline = share * bytes / bandwidth;
+    let ring = roofline + steps * latency;
+    let tree = 2.0 * bytes / bandwidth + 2.0 * n.log2().ceil() * latency;
+    let (time_s, launch_s) = match mode {
+        Mode::Roofline => (roofline, 0.0),
+        Mode::Expected => {
+            let t = match (collective, algorithm) {
+                (Collective::AllReduce, None) => ring.min(tree),
+                (Collective::AllReduce, Some(Algorithm::Tree)) => tree,
+                _ => ring,
+            };
+            let launch = chip.launch_s.unwrap_or(0.0);
+            (launch + t, launch)
+        }
+    };
+    Ok(KernelCost {
+        count: ev.repeats[kernel.block],
+        flops: 0.0,
+        bytes,
+        compute_dtype: dtypes.get(op.out_role),
+        unit: Unit::Vector,
+        compute_time_s: 0.0,
+        memory_time_s: roofline,
+        time_s,
+        bound: Bound::Interconnect,
+        activation_bytes: 2.0 * bytes,
+        roofline_time_s: roofline,
+        expected_compute_s: 0.0,
+        expected_memory_s: time_s - launch_s,
+        launch_s,
+        quantization: 1.0,
+        cache_hit_bytes: 0.0,
+        scale_bytes: 0.0,
+        dequant_s: 0.0,
+    })
 }
 
 /// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix

@@ -9,7 +9,8 @@ use std::fmt;
 pub enum QuantityKind {
     /// Operations per second: `FLOPS`, `FLOP/s`, `OPS` with an SI prefix (`TFLOPS`, `TOPS`).
     Rate,
-    /// Bytes per second: `B/s` with an SI or binary prefix (`TB/s`, `GiB/s`).
+    /// Bytes per second: `B/s` with an SI or binary prefix (`TB/s`, `GiB/s`), or bits per
+    /// second as networks are quoted (`400 Gb/s` is 50e9 bytes per second).
     Bandwidth,
     /// Bytes: `B` with an SI or binary prefix (`80 GB` is 80e9 bytes, `80 GiB` is 80 x 2^30).
     Bytes,
@@ -87,7 +88,9 @@ fn unit_factor(kind: QuantityKind, unit: &str) -> Option<f64> {
         QuantityKind::Rate => ["FLOPS", "FLOP/s", "OPS", "OP/s"]
             .iter()
             .find_map(|base| with_prefix(base, false)),
-        QuantityKind::Bandwidth => with_prefix("B/s", true),
+        QuantityKind::Bandwidth => with_prefix("B/s", true)
+            .or_else(|| with_prefix("b/s", false).map(|f| f / 8.0))
+            .or_else(|| with_prefix("bps", false).map(|f| f / 8.0)),
         QuantityKind::Bytes => with_prefix("B", true),
         // Negative powers are divisors (see `parse_quantity`), so `2.5 us` is exactly 2.5e-6.
         QuantityKind::Time => match unit {
@@ -231,6 +234,10 @@ mod tests {
         assert_eq!(parse_quantity("3.78 USD/h", QuantityKind::Price), Ok(3.78));
         assert_eq!(parse_quantity("1e3 GB", QuantityKind::Bytes), Ok(1e12));
         assert_eq!(parse_quantity("1 EB/s", QuantityKind::Bandwidth), Ok(1e18));
+        assert_eq!(
+            parse_quantity("400 Gb/s", QuantityKind::Bandwidth),
+            Ok(50e9)
+        );
     }
 
     #[test]

@@ -356,16 +356,20 @@ fn derived_kind(case: &Case) -> String {
 
 /// The predicted value, and the type most of a priced step's time computes in.
 fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DType>), Error> {
-    if case.tp > 1 {
-        return Err(Error::Scenario(format!(
-            "multi-chip (tp = {}): steps split across chips are not priced yet",
-            case.tp
-        )));
-    }
     let chip = Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)?;
     let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
+    let mut sets = case.sets.clone();
+    if case.tp > 1 {
+        if workload.params.iter().all(|p| p.name != "tp") {
+            return Err(Error::Scenario(format!(
+                "multi-chip (tp = {}): workload `{}` has no `tp` param to split it",
+                case.tp, workload.id
+            )));
+        }
+        sets.push(("tp".into(), case.tp as f64));
+    }
     let spec = ScenarioSpec {
-        sets: case.sets.clone(),
+        sets,
         dtypes: case.dtypes.clone(),
         fusion: case.fusion.clone(),
         mode,
@@ -407,7 +411,8 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
     Ok((value, main))
 }
 
-/// Median and 90th-percentile absolute error overall, then per chip, kind and weight type.
+/// Median and 90th-percentile absolute error overall, then per chip, kind, type and layout
+/// (single chip or several).
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
     let mut add = |group: String, error: f64| match groups.iter_mut().find(|(g, _)| *g == group) {
@@ -423,6 +428,13 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
         |o: &Outcome| format!("chip {}", o.case.chip),
         |o: &Outcome| format!("kind {}", o.case.kind),
         |o: &Outcome| format!("dtype {}", o.dtype),
+        |o: &Outcome| {
+            if o.case.tp > 1 {
+                "multi-chip".to_owned()
+            } else {
+                "single chip".to_owned()
+            }
+        },
     ] {
         for o in outcomes {
             if let Some(e) = o.error() {

@@ -214,17 +214,14 @@ fn the_shipped_measurements_are_within_the_targets() {
     {
         assert!(g["median_abs_error"].as_f64().unwrap() <= 0.15, "{g}");
     }
-    // multi-chip rows are listed as skipped, with the reason
-    let skipped: Vec<&serde_json::Value> = report["cases"]
+    // every row is priced, the multi-chip ones as their own group
+    assert!(report["cases"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| !c["skipped"].as_str().unwrap().is_empty())
-        .collect();
-    assert!(skipped
-        .iter()
-        .all(|c| c["skipped"].as_str().unwrap().contains("multi-chip")));
-    assert_eq!(skipped.len(), 3);
+        .all(|c| c["skipped"].as_str().unwrap().is_empty()));
+    let multi = groups.iter().find(|g| g["group"] == "multi-chip").unwrap();
+    assert_eq!(multi["cases"], 3);
 }
 
 #[test]

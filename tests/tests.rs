@@ -9,6 +9,7 @@ mod fusion;
 mod memory;
 mod models;
 mod ops;
+mod parallel;
 mod properties;
 mod seeds;
 mod sweep;

@@ -142,6 +142,10 @@ impl Row for SummaryRow<'_> {
         f("tokens_per_step", opt(|s| s.tokens_per_step));
         f("tokens_per_s", opt(|s| s.tokens_per_s));
         f("ms_per_token", opt(|s| s.ms_per_token));
+        f(
+            "chips_per_replica",
+            s.map_or(Value::Empty, |s| Value::Int(s.chips)),
+        );
         f("tokens_per_s_per_chip", opt(|s| s.tokens_per_s_per_chip));
         f("usd_per_million_tokens", opt(|s| s.usd_per_million_tokens));
         f("compute_bound_share", num(|s| s.compute_bound_share));

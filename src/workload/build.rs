@@ -7,10 +7,10 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
-use super::file::{BlockFile, OpFile, TensorFile, WorkloadFile};
+use super::file::{BlockFile, CollectiveFile, OpFile, TensorFile, WorkloadFile};
 use super::{
-    Block, Field, FusionPlan, Input, Kernel, KernelRead, Op, OpKind, Param, ReadSize, Ref, Tensor,
-    Workload,
+    Algorithm, Block, Collective, Field, FusionPlan, Input, Kernel, KernelRead, Op, OpKind, Param,
+    ReadSize, Ref, Tensor, Workload,
 };
 use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
 use crate::dtype::{DType, Role, RoleDTypes};
@@ -53,6 +53,7 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
         ("fusion", !file.fusion.is_empty()),
         ("tokens_per_step", file.tokens_per_step.is_some()),
         ("sequences", file.sequences.is_some()),
+        ("chips", file.chips.is_some()),
     ];
     if let Some((field, _)) = graph_fields.iter().find(|(_, set)| *set) {
         return Err(invalid(
@@ -90,7 +91,24 @@ fn op_name(op: &OpFile) -> &Spanned<String> {
         OpFile::Gemm(g) | OpFile::Gemv(g) => &g.name,
         OpFile::KvRead(r) => &r.name,
         OpFile::Elementwise(e) => &e.name,
+        OpFile::Allreduce(c)
+        | OpFile::Allgather(c)
+        | OpFile::Reducescatter(c)
+        | OpFile::Alltoall(c)
+        | OpFile::Sendrecv(c) => &c.name,
     }
+}
+
+/// The collective an op file names, if it is one.
+fn collective_of(op: &OpFile) -> Option<(Collective, &CollectiveFile)> {
+    Some(match op {
+        OpFile::Allreduce(c) => (Collective::AllReduce, c),
+        OpFile::Allgather(c) => (Collective::AllGather, c),
+        OpFile::Reducescatter(c) => (Collective::ReduceScatter, c),
+        OpFile::Alltoall(c) => (Collective::AllToAll, c),
+        OpFile::Sendrecv(c) => (Collective::SendRecv, c),
+        _ => return None,
+    })
 }
 
 fn op_kind(op: &OpFile) -> &'static str {
@@ -99,6 +117,7 @@ fn op_kind(op: &OpFile) -> &'static str {
         OpFile::Gemv(_) => "gemv",
         OpFile::KvRead(_) => "kv_read",
         OpFile::Elementwise(_) => "elementwise",
+        _ => collective_of(op).map_or("", |(c, _)| c.name()),
     }
 }
 
@@ -251,6 +270,7 @@ impl Builder {
             .opt_expr("tokens_per_step", &file.tokens_per_step)
             .flatten();
         let sequences = self.opt_expr("sequences", &file.sequences).flatten();
+        let chips = self.opt_expr("chips", &file.chips).flatten();
 
         let mut tensors = Vec::new();
         self.tensors("", &file.tensors, None, &mut tensors);
@@ -402,6 +422,7 @@ impl Builder {
             default_dtypes,
             tokens_per_step,
             sequences,
+            chips,
             tensors,
             blocks,
             ops,
@@ -523,6 +544,10 @@ impl Builder {
             OpFile::Gemm(g) | OpFile::Gemv(g) => (&g.of, &no_reads),
             OpFile::KvRead(r) => (&r.of, &r.reads),
             OpFile::Elementwise(e) => (&e.of, &e.reads),
+            _ => match collective_of(op) {
+                Some((_, c)) => (&c.of, &no_reads),
+                None => return None,
+            },
         };
         let origin = self.at(format!("{prefix}.of"), of);
         let list = of.value.list();
@@ -655,6 +680,36 @@ impl Builder {
                     out: out?,
                 }
             }
+            OpFile::Allreduce(_)
+            | OpFile::Allgather(_)
+            | OpFile::Reducescatter(_)
+            | OpFile::Alltoall(_)
+            | OpFile::Sendrecv(_) => {
+                let (collective, c) = collective_of(op)?;
+                let elements = self.expr(&format!("{prefix}.elements"), &c.elements);
+                let group = self.expr(&format!("{prefix}.group"), &c.group);
+                let algorithm = match &c.algorithm {
+                    None => Some(None),
+                    Some(a) => match (a.value.as_str(), collective) {
+                        ("ring", _) => Some(Some(Algorithm::Ring)),
+                        ("tree", Collective::AllReduce) => Some(Some(Algorithm::Tree)),
+                        (other, _) => {
+                            let origin = self.at(format!("{prefix}.algorithm"), a);
+                            self.problem(
+                                origin,
+                                format!("unknown algorithm `{other}` for {}; expected ring (or tree for an allreduce)", collective.name()),
+                            );
+                            None
+                        }
+                    },
+                };
+                OpKind::Collective {
+                    collective,
+                    elements: elements?,
+                    group: group?,
+                    algorithm: algorithm?,
+                }
+            }
             OpFile::Elementwise(e) => {
                 let elements = self.opt_expr(&format!("{prefix}.elements"), &e.elements);
                 let per_element =
@@ -716,6 +771,13 @@ impl Builder {
             }
             if group.is_empty() {
                 self.problem(origin.clone(), "a fusion group needs at least one op");
+            }
+            let collective = |i: &usize| matches!(ops[*i].kind, OpKind::Collective { .. });
+            if members.len() > 1 && members.iter().any(collective) {
+                self.problem(
+                    origin.clone(),
+                    format!("a group of plan `{plan_name}` holds a collective; collectives run on the interconnect and are not fused"),
+                );
             }
             if members
                 .windows(2)

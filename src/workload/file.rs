@@ -19,6 +19,7 @@ pub(super) struct WorkloadFile {
     pub(super) dtypes: IndexMap<String, Spanned<String>>,
     pub(super) tokens_per_step: Option<Spanned<String>>,
     pub(super) sequences: Option<Spanned<String>>,
+    pub(super) chips: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     #[serde(default)]
@@ -52,6 +53,21 @@ pub(super) enum OpFile {
     Gemv(GemmFile),
     KvRead(KvReadFile),
     Elementwise(ElementwiseFile),
+    Allreduce(CollectiveFile),
+    Allgather(CollectiveFile),
+    Reducescatter(CollectiveFile),
+    Alltoall(CollectiveFile),
+    Sendrecv(CollectiveFile),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CollectiveFile {
+    pub(super) name: Spanned<String>,
+    pub(super) of: Spanned<Names>,
+    pub(super) elements: Spanned<String>,
+    pub(super) group: Spanned<String>,
+    pub(super) algorithm: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -88,6 +88,42 @@ pub struct Input {
     pub role: Role,
 }
 
+/// A collective operation over a group of chips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    /// Every chip ends with the sum of every chip's buffer.
+    AllReduce,
+    /// Every chip ends with every chip's shard; `elements` is the gathered whole.
+    AllGather,
+    /// Every chip ends with its shard of the sum; `elements` is the whole input.
+    ReduceScatter,
+    /// Every chip sends a share of its buffer to every other; `elements` is one chip's buffer.
+    AllToAll,
+    /// One chip sends its buffer to the next (a pipeline stage boundary).
+    SendRecv,
+}
+
+impl Collective {
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "allreduce",
+            Collective::AllGather => "allgather",
+            Collective::ReduceScatter => "reducescatter",
+            Collective::AllToAll => "alltoall",
+            Collective::SendRecv => "sendrecv",
+        }
+    }
+}
+
+/// How a collective moves its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Around a ring: bandwidth-optimal, `n - 1` steps (twice for an all-reduce).
+    Ring,
+    /// Down and up a binary tree: `2 log2 n` steps, the whole buffer each way (all-reduce).
+    Tree,
+}
+
 /// The kind of work an op does, with its dimensions.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OpKind {
@@ -111,6 +147,14 @@ pub enum OpKind {
         flops_per_element: Field,
         out: Option<Field>,
     },
+    /// A collective of `elements` (see [`Collective`]) over `group` chips, on the chip's
+    /// interconnect (the network beyond one domain). `algorithm`: the fastest when `None`.
+    Collective {
+        collective: Collective,
+        elements: Field,
+        group: Field,
+        algorithm: Option<Algorithm>,
+    },
 }
 
 impl OpKind {
@@ -120,6 +164,7 @@ impl OpKind {
             OpKind::Gemm { gemv: true, .. } => "gemv",
             OpKind::KvRead { .. } => "kv_read",
             OpKind::Elementwise { .. } => "elementwise",
+            OpKind::Collective { collective, .. } => collective.name(),
         }
     }
 
@@ -223,6 +268,8 @@ pub struct Workload {
     pub tokens_per_step: Option<Field>,
     /// Sequences in the step (each gets `tokens_per_step / sequences` tokens).
     pub sequences: Option<Field>,
+    /// Chips one replica of the step runs on (`tp * pp`): the step's ops are one chip's share.
+    pub chips: Option<Field>,
     pub tensors: Vec<Tensor>,
     pub blocks: Vec<Block>,
     pub ops: Vec<Op>,
@@ -248,8 +295,12 @@ pub struct Evaluation {
     pub reads: Vec<f64>,
     /// `[batch, m, n, k]` of each GEMM (zeros for other ops).
     pub gemm: Vec<[f64; 4]>,
+    /// Chips in each collective's group (0 for other ops).
+    pub group: Vec<f64>,
     pub tokens_per_step: Option<f64>,
     pub sequences: Option<f64>,
+    /// Chips one replica runs on (1 when the workload does not say).
+    pub chips: f64,
 }
 
 /// Largest repeat count accepted for a block.
@@ -318,8 +369,10 @@ impl Workload {
             out_elements: vec![0.0; self.ops.len()],
             reads: vec![0.0; self.slot_count],
             gemm: vec![[0.0; 4]; self.ops.len()],
+            group: vec![0.0; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
+            chips: 1.0,
         }
     }
 
@@ -386,6 +439,10 @@ impl Workload {
         ev.sequences = match &self.sequences {
             Some(f) => Some(self.dim(f, ev)?),
             None => None,
+        };
+        ev.chips = match &self.chips {
+            Some(f) => self.dim(f, ev)?.ceil(),
+            None => 1.0,
         };
         Ok(())
     }
@@ -461,6 +518,30 @@ impl Workload {
                     ));
                 }
                 (n * per_element, out)
+            }
+            OpKind::Collective {
+                collective,
+                elements,
+                group,
+                ..
+            } => {
+                let n = self.dim(elements, ev)?;
+                let chips = self.dim(group, ev)?;
+                if chips.fract() != 0.0 {
+                    return Err(self.problem(
+                        &group.origin,
+                        format!(
+                            "`{}` is {chips}; a group is a whole number of chips",
+                            self.exprs[group.id]
+                        ),
+                    ));
+                }
+                ev.group[index] = chips;
+                let out = match collective {
+                    Collective::ReduceScatter => n / chips,
+                    _ => n,
+                };
+                (0.0, out)
             }
         };
         if !flops.is_finite() || !out.is_finite() {

@@ -1,0 +1,114 @@
+//! Steps split across chips: tensor parallelism and the collectives it costs.
+
+use stepcost::{Bound, DType, Role, ScenarioSpec};
+
+use crate::common::{assert_close, roofline, run};
+
+fn llama_70b(tp: f64, dtypes: &[(Role, DType)]) -> stepcost::StepReport {
+    run(
+        "llama-3.1-70b",
+        "h100-sxm",
+        &[
+            ("batch", 16.0),
+            ("tokens", 1.0),
+            ("context", 1024.0),
+            ("tp", tp),
+        ],
+        ScenarioSpec {
+            dtypes: dtypes.to_vec(),
+            ..roofline()
+        },
+    )
+}
+
+#[test]
+fn tensor_parallel_weights_are_an_eighth_plus_the_replicated_norms() {
+    let one = llama_70b(1.0, &[]).summary;
+    let eight = llama_70b(8.0, &[]).summary;
+    // Norm weights are replicated on every chip: 2 per layer and the final one, bf16.
+    let norms = (80.0 * 2.0 * 8192.0 + 8192.0) * 2.0;
+    assert_close(
+        eight.weight_bytes,
+        (one.weight_bytes - norms) / 8.0 + norms,
+        1e-12,
+    );
+    assert_eq!(eight.chips, 8);
+    assert_close(
+        eight.tokens_per_s_per_chip.unwrap(),
+        eight.tokens_per_s.unwrap() / 8.0,
+        1e-12,
+    );
+}
+
+#[test]
+fn a_layer_under_tp_has_two_ring_all_reduces_of_the_hidden_state() {
+    let r = llama_70b(8.0, &[]);
+    let bytes = 16.0 * 8192.0 * 2.0; // batch x tokens x hidden, bf16
+    for name in ["attn_allreduce", "ffn_allreduce"] {
+        let p = r.prices.iter().find(|p| p.name == name).unwrap();
+        assert_eq!(p.cost.count, 80);
+        assert_eq!(p.cost.bytes, bytes);
+        assert_eq!(p.cost.bound, Bound::Interconnect);
+        // ring all-reduce over 8 chips: each sends 2 (n - 1) / n of the buffer at 450 GB/s
+        assert_close(p.cost.time_s, 2.0 * 7.0 / 8.0 * bytes / 450e9, 1e-12);
+    }
+    // at tp = 1 there is nothing to reduce
+    assert!(llama_70b(1.0, &[])
+        .prices
+        .iter()
+        .all(|p| !p.name.contains("allreduce")));
+}
+
+#[test]
+fn kv_heads_replicate_when_tp_exceeds_them() {
+    // a GB200 NVL72 rack: 72 chips in one NVLink domain
+    let kv = |tp: f64| {
+        run(
+            "llama-3.1-70b",
+            "gb200",
+            &[("batch", 16.0), ("context", 1024.0), ("tp", tp)],
+            roofline(),
+        )
+        .summary
+        .kv_bytes
+    };
+    let one = kv(1.0);
+    // 8 KV heads: at tp = 8 each chip holds one; at tp = 16 each still holds one (a copy)
+    assert_close(kv(8.0), one / 8.0, 1e-12);
+    assert_close(kv(16.0), one / 8.0, 1e-12);
+    // so 16 chips hold the cache twice over
+    assert_close(16.0 * kv(16.0), 2.0 * one, 1e-12);
+}
+
+#[test]
+fn a_group_beyond_the_domain_needs_a_network() {
+    let w = crate::common::workload("llama-3.1-70b");
+    let spec = ScenarioSpec {
+        sets: vec![("tp".into(), 16.0)],
+        ..roofline()
+    };
+    let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+    let err = stepcost::price(&w, &crate::common::chip("h100-sxm"), &scenario).unwrap_err();
+    assert!(err.to_string().contains("spans 16 chips"), "{err}");
+}
+
+#[test]
+fn llama_405b_in_fp8_fits_an_h200_node_at_tp_8() {
+    let fp8 = [(Role::Weight, DType::Fp8)];
+    let at = |tp: f64| {
+        run(
+            "llama-3.1-405b",
+            "h200",
+            &[("batch", 1.0), ("tp", tp)],
+            ScenarioSpec {
+                dtypes: fp8.to_vec(),
+                ..roofline()
+            },
+        )
+        .summary
+    };
+    assert!(!at(1.0).fits);
+    let eight = at(8.0);
+    assert!(eight.fits, "{} bytes per chip", eight.footprint_bytes);
+    assert!(eight.max_batch.unwrap() >= 1);
+}
