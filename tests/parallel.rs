@@ -112,3 +112,46 @@ fn llama_405b_in_fp8_fits_an_h200_node_at_tp_8() {
     assert!(eight.fits, "{} bytes per chip", eight.footprint_bytes);
     assert!(eight.max_batch.unwrap() >= 1);
 }
+
+#[test]
+fn deepseek_v3_in_fp8_fits_an_h200_node_at_tp_8() {
+    let at = |tp: f64| {
+        run(
+            "deepseek-v3",
+            "h200",
+            &[("batch", 1.0), ("tp", tp)],
+            ScenarioSpec {
+                dtypes: vec![(Role::Weight, DType::Fp8)],
+                ..roofline()
+            },
+        )
+        .summary
+    };
+    let one = at(1.0);
+    assert!(!one.fits);
+    let eight = at(8.0);
+    assert!(eight.fits, "{} bytes per chip", eight.footprint_bytes);
+    // 671B parameters in fp8 over 8 chips, plus what every chip keeps whole (the low-rank
+    // attention projections, norms, router): a little over an eighth each
+    assert!(
+        eight.weight_bytes > one.weight_bytes / 8.0
+            && eight.weight_bytes < 1.05 * one.weight_bytes / 8.0
+    );
+}
+
+#[test]
+fn every_model_splits_across_a_node() {
+    for model in [
+        "llama-3.1-8b",
+        "mistral-7b",
+        "mixtral-8x7b",
+        "qwen3-235b-a22b",
+        "gpt-oss-120b",
+        "gemma-2-27b",
+    ] {
+        let one = run(model, "h200", &[("tp", 1.0)], roofline()).summary;
+        let eight = run(model, "h200", &[("tp", 8.0)], roofline()).summary;
+        assert!(eight.weight_bytes < one.weight_bytes / 4.0, "{model}");
+        assert_eq!(eight.chips, 8, "{model}");
+    }
+}
