@@ -25,11 +25,15 @@ pub struct PlanRequest {
 /// The best batch on one chip with one choice of types.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanPoint {
+    /// Tensor-parallel chips per replica (1 for a workload without a `tp` param).
+    pub tp: u64,
+    /// Replicas the target needs; `chips` is their chips in all.
+    pub replicas: u64,
     pub batch: u64,
     /// The largest batch whose footprint fits, latency aside.
     pub max_batch: u64,
     pub summary: StepSummary,
-    /// Chips (replicas of one chip each) the target needs.
+    /// Chips the target needs: replicas x chips per replica.
     pub chips: u64,
     /// What those chips cost per hour, where the chip has a price.
     pub usd_per_hour: Option<f64>,
@@ -46,7 +50,8 @@ pub struct PlanEntry {
 /// Largest batch the search considers.
 const MAX_BATCH: u64 = 1 << 20;
 
-/// Plans `request` on every chip and type choice. Entries come sorted: chips with a price by
+/// Plans `request` on every chip and type choice; for a workload with a `tp` param, every
+/// tensor-parallel layout within the chip's scale-up domain is tried and the cheapest kept. Entries come sorted: chips with a price by
 /// cost per hour, then chips without one by chips needed, then the choices that cannot meet
 /// the request on one chip, with the reason.
 pub fn plan(
@@ -65,26 +70,57 @@ pub fn plan(
             "the target tokens per second must be a number above 0".into(),
         ));
     }
+    let tp = workload.params.iter().position(|p| p.name == "tp");
     let mut ev = workload.new_evaluation();
     let mut costs: Vec<KernelCost> = Vec::new();
     let mut entries = Vec::new();
     for chip in chips {
+        // Tensor-parallel layouts within one scale-up domain: 1, 2, 4, ... chips.
+        let domain = chip
+            .interconnect
+            .as_ref()
+            .and_then(|i| i.domain)
+            .unwrap_or(1);
+        let layouts: Vec<u64> = match tp {
+            Some(_) => (0..7).map(|p| 1u64 << p).filter(|t| *t <= domain).collect(),
+            None => vec![1],
+        };
         for dtypes in &request.dtype_choices {
-            let mut scenario = request.scenario.clone();
-            scenario.dtypes = *dtypes;
-            let mut at = |b: u64| -> Result<StepSummary, Error> {
-                scenario.overrides.retain(|(i, _)| *i != batch);
-                scenario.overrides.push((batch, b as f64));
-                price_step(workload, chip, &scenario, &mut ev, &mut costs)
-            };
-            let outcome = best_point(request, chip, &mut at).map_err(|e| match e {
-                PlanError::Price(e) => first_line(&e.to_string()),
-                PlanError::Infeasible(why) => why,
-            });
+            let mut best: Option<PlanPoint> = None;
+            let mut reason = String::new();
+            for &layout in &layouts {
+                let mut scenario = request.scenario.clone();
+                scenario.dtypes = *dtypes;
+                if let Some(tp) = tp {
+                    scenario.overrides.retain(|(i, _)| *i != tp);
+                    scenario.overrides.push((tp, layout as f64));
+                }
+                let mut at = |b: u64| -> Result<StepSummary, Error> {
+                    scenario.overrides.retain(|(i, _)| *i != batch);
+                    scenario.overrides.push((batch, b as f64));
+                    price_step(workload, chip, &scenario, &mut ev, &mut costs)
+                };
+                match best_point(request, chip, &mut at) {
+                    Ok(point) => {
+                        let better = best.as_ref().is_none_or(|b| cheaper(&point, b));
+                        if better {
+                            best = Some(point);
+                        }
+                    }
+                    Err(PlanError::Price(e)) => reason = first_line(&e.to_string()),
+                    Err(PlanError::Infeasible(why)) => {
+                        reason = if layouts.len() > 1 {
+                            format!("at tp = {layout}: {why}")
+                        } else {
+                            why
+                        }
+                    }
+                }
+            }
             entries.push(PlanEntry {
                 chip: chip.id.clone(),
                 dtypes: *dtypes,
-                outcome,
+                outcome: best.ok_or(reason),
             });
         }
     }
@@ -103,6 +139,15 @@ pub fn plan(
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
     Ok(entries)
+}
+
+/// Whether `a` meets the target for less than `b`: less per hour where both are priced, else
+/// fewer chips.
+fn cheaper(a: &PlanPoint, b: &PlanPoint) -> bool {
+    match (a.usd_per_hour, b.usd_per_hour) {
+        (Some(x), Some(y)) => x < y,
+        _ => a.chips < b.chips,
+    }
 }
 
 enum PlanError {
@@ -165,12 +210,12 @@ fn best_point(
             }
         }
     }
-    let per_chip = best
-        .tokens_per_s_per_chip
-        .or(best.tokens_per_s)
-        .unwrap_or(1.0 / best.step_time_s);
-    let chips = (request.target_tokens_per_s / per_chip).ceil().max(1.0) as u64;
+    let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s);
+    let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0) as u64;
+    let chips = replicas * best.chips;
     Ok(PlanPoint {
+        tp: best.chips,
+        replicas,
         batch: lo,
         max_batch,
         chips,

@@ -155,3 +155,33 @@ fn every_model_splits_across_a_node() {
         assert_eq!(eight.chips, 8, "{model}");
     }
 }
+
+#[test]
+fn plan_splits_models_that_no_single_chip_holds() {
+    for model in ["llama-3.1-405b", "deepseek-v3"] {
+        let out = crate::common::stepcost()
+            .args([
+                "plan",
+                model,
+                "--target-tokens-per-s",
+                "5000",
+                "--max-ms-per-token",
+                "100",
+            ])
+            .args(["--chip", "h200", "--dtype", "weight=fp8", "--format", "csv"])
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let (header, rows) = crate::common::csv_rows(&text);
+        let get = |c: &str| {
+            crate::common::cell(&header, &rows[0], c)
+                .parse::<f64>()
+                .unwrap()
+        };
+        let (tp, replicas, chips) = (get("tp"), get("replicas"), get("chips"));
+        assert!((2.0..=8.0).contains(&tp), "{model} at tp = {tp}");
+        assert_eq!(chips, tp * replicas, "{model}");
+        assert!(get("ms_per_token") <= 100.0);
+        assert!(replicas * get("tokens_per_s_per_chip") * tp >= 5000.0 * 0.999);
+    }
+}

@@ -276,11 +276,12 @@ pub fn write_plan(
     }
     writeln!(
         out,
-        "; one chip per replica, decode at the largest batch that fits and meets the bound"
+        "; per chip and types the cheapest tensor-parallel layout within one node, decoding at the largest batch that fits and meets the bound"
     )?;
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
+        "tp",
         "batch",
         "ms/token",
         "tokens/s/chip",
@@ -301,6 +302,7 @@ pub fn write_plan(
                 table.add_row(vec![
                     e.chip.clone(),
                     types,
+                    p.tp.to_string(),
                     p.batch.to_string(),
                     s.ms_per_token.map_or("-".into(), three_significant),
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
