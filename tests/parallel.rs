@@ -185,3 +185,33 @@ fn plan_splits_models_that_no_single_chip_holds() {
         assert!(replicas * get("tokens_per_s_per_chip") * tp >= 5000.0 * 0.999);
     }
 }
+
+#[test]
+fn expert_parallelism_dispatches_and_combines_by_all_to_all() {
+    let at = |ep: f64| {
+        run(
+            "mixtral-8x7b",
+            "h200",
+            &[("batch", 64.0), ("ep", ep)],
+            roofline(),
+        )
+    };
+    let one = at(1.0);
+    let eight = at(8.0);
+    // each of 8 groups serves 8 sequences and sends each token's hidden state to its 2 experts
+    let bytes = 8.0 * 2.0 * 4096.0 * 2.0;
+    for name in ["dispatch", "gather_back"] {
+        let p = eight.prices.iter().find(|p| p.name == name).unwrap();
+        assert_eq!((p.cost.count, p.cost.bytes), (32, bytes));
+        assert_close(p.cost.time_s, 7.0 / 8.0 * bytes / 450e9, 1e-12);
+    }
+    assert!(one.prices.iter().all(|p| p.name != "dispatch"));
+    // each chip holds one expert of the eight
+    let expert_bytes = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0 * 2.0;
+    assert_close(
+        one.summary.weight_bytes - eight.summary.weight_bytes,
+        expert_bytes * 7.0 / 8.0,
+        1e-9,
+    );
+    assert_eq!(eight.summary.chips, 8);
+}
