@@ -306,7 +306,9 @@ pub fn price_step(
         }
         step_time_s += cost.time_s * n;
         flops += cost.flops * n;
-        bytes += cost.bytes * n;
+        if cost.bound != Bound::Interconnect {
+            bytes += cost.bytes * n; // a collective's bytes cross the link, not HBM
+        }
         kernels += cost.count;
         mfu_time_s += mfu_s * n;
         if cost.bound == Bound::Compute {
@@ -344,8 +346,8 @@ pub fn price_step(
         bytes,
         intensity_flop_per_byte: flops / bytes,
         attained_flop_per_s: flops / t,
-        mfu: mfu_time_s / t,
-        mbu: bytes / (t * chip.bandwidth_bytes_per_s),
+        mfu: mfu_time_s / t / ev.stages,
+        mbu: bytes / (t * chip.bandwidth_bytes_per_s) / ev.stages,
         kernels,
         tokens_per_step: ev.tokens_per_step,
         tokens_per_s,

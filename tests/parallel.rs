@@ -215,3 +215,47 @@ fn expert_parallelism_dispatches_and_combines_by_all_to_all() {
     );
     assert_eq!(eight.summary.chips, 8);
 }
+
+#[test]
+fn pipeline_stages_hold_a_share_of_the_layers_and_pass_the_hidden_state() {
+    let at = |pp: f64| llama_70b_with(&[("pp", pp)]);
+    let one = at(1.0);
+    let two = at(2.0);
+    // each stage holds half the layers: their weights and KV cache halve; embedding, lm_head
+    // and the final norm are counted on every chip (the first and last stage hold them)
+    let layer_weights = 80.0
+        * (8192.0 * (64.0 + 16.0) * 128.0
+            + 64.0 * 128.0 * 8192.0
+            + 3.0 * 8192.0 * 28672.0
+            + 2.0 * 8192.0)
+        * 2.0;
+    assert_close(
+        one.summary.weight_bytes - two.summary.weight_bytes,
+        layer_weights / 2.0,
+        1e-12,
+    );
+    assert_close(two.summary.kv_bytes, one.summary.kv_bytes / 2.0, 1e-12);
+    // a step still runs every layer, plus one hand-off of the hidden state between the stages
+    let send = two.prices.iter().find(|p| p.name == "stage_send").unwrap();
+    let bytes = 16.0 * 8192.0 * 2.0;
+    assert_eq!((send.cost.count, send.cost.bytes), (1, bytes));
+    assert_close(send.cost.time_s, bytes / 450e9, 1e-12);
+    assert_close(
+        two.summary.step_time_s,
+        one.summary.step_time_s + send.cost.time_s,
+        1e-12,
+    );
+    // so each chip is busy half the time
+    assert_close(
+        two.summary.mbu,
+        one.summary.mbu * one.summary.step_time_s / two.summary.step_time_s / 2.0,
+        1e-12,
+    );
+    assert_eq!(two.summary.chips, 2);
+}
+
+fn llama_70b_with(sets: &[(&str, f64)]) -> stepcost::StepReport {
+    let mut all = vec![("batch", 16.0), ("tokens", 1.0), ("context", 1024.0)];
+    all.extend_from_slice(sets);
+    run("llama-3.1-70b", "h100-sxm", &all, roofline())
+}

@@ -54,6 +54,7 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
         ("tokens_per_step", file.tokens_per_step.is_some()),
         ("sequences", file.sequences.is_some()),
         ("chips", file.chips.is_some()),
+        ("stages", file.stages.is_some()),
     ];
     if let Some((field, _)) = graph_fields.iter().find(|(_, set)| *set) {
         return Err(invalid(
@@ -271,6 +272,7 @@ impl Builder {
             .flatten();
         let sequences = self.opt_expr("sequences", &file.sequences).flatten();
         let chips = self.opt_expr("chips", &file.chips).flatten();
+        let stages = self.opt_expr("stages", &file.stages).flatten();
 
         let mut tensors = Vec::new();
         self.tensors("", &file.tensors, None, &mut tensors);
@@ -303,6 +305,9 @@ impl Builder {
             }
             let repeat = self
                 .opt_expr(&format!("blocks[{b}].repeat"), &block.repeat)
+                .flatten();
+            let held = self
+                .opt_expr(&format!("blocks[{b}].held"), &block.held)
                 .flatten();
             let first = ops.len();
             for (o, op) in block.ops.iter().enumerate() {
@@ -347,6 +352,7 @@ impl Builder {
             blocks.push(Block {
                 name: block.name.value.clone(),
                 repeat,
+                held,
                 ops: first..ops.len(),
             });
         }
@@ -423,6 +429,7 @@ impl Builder {
             tokens_per_step,
             sequences,
             chips,
+            stages,
             tensors,
             blocks,
             ops,

@@ -20,6 +20,7 @@ pub(super) struct WorkloadFile {
     pub(super) tokens_per_step: Option<Spanned<String>>,
     pub(super) sequences: Option<Spanned<String>>,
     pub(super) chips: Option<Spanned<String>>,
+    pub(super) stages: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     #[serde(default)]
@@ -41,6 +42,7 @@ pub(super) struct TensorFile {
 pub(super) struct BlockFile {
     pub(super) name: Spanned<String>,
     pub(super) repeat: Option<Spanned<String>>,
+    pub(super) held: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     pub(super) ops: Vec<OpFile>,

@@ -52,6 +52,9 @@ pub struct Tensor {
 pub struct Block {
     pub name: String,
     pub repeat: Option<Field>,
+    /// Repeats one chip holds the tensors of, when fewer than it runs (`layers / pp`: a
+    /// pipeline stage holds its share of the layers, while a step runs them all in turn).
+    pub held: Option<Field>,
     /// Indices into [`Workload::ops`].
     pub ops: Range<usize>,
 }
@@ -270,6 +273,9 @@ pub struct Workload {
     pub sequences: Option<Field>,
     /// Chips one replica of the step runs on (`tp * pp`): the step's ops are one chip's share.
     pub chips: Option<Field>,
+    /// Pipeline stages the step passes through one after the other (`pp`): each chip works
+    /// one stage's share of the step's time, which MFU and MBU account for.
+    pub stages: Option<Field>,
     pub tensors: Vec<Tensor>,
     pub blocks: Vec<Block>,
     pub ops: Vec<Op>,
@@ -289,6 +295,8 @@ pub struct Evaluation {
     /// Elements of each declared tensor.
     pub tensors: Vec<f64>,
     pub repeats: Vec<u64>,
+    /// Repeats of each block one chip holds the tensors of.
+    pub held: Vec<f64>,
     pub flops: Vec<f64>,
     pub out_elements: Vec<f64>,
     /// Elements each op reads of each input.
@@ -301,6 +309,8 @@ pub struct Evaluation {
     pub sequences: Option<f64>,
     /// Chips one replica runs on (1 when the workload does not say).
     pub chips: f64,
+    /// Pipeline stages (1 when the workload does not say).
+    pub stages: f64,
 }
 
 /// Largest repeat count accepted for a block.
@@ -365,6 +375,7 @@ impl Workload {
             exprs: vec![0.0; self.exprs.len()],
             tensors: vec![0.0; self.tensors.len()],
             repeats: vec![1; self.blocks.len()],
+            held: vec![1.0; self.blocks.len()],
             flops: vec![0.0; self.ops.len()],
             out_elements: vec![0.0; self.ops.len()],
             reads: vec![0.0; self.slot_count],
@@ -373,6 +384,7 @@ impl Workload {
             tokens_per_step: None,
             sequences: None,
             chips: 1.0,
+            stages: 1.0,
         }
     }
 
@@ -444,6 +456,16 @@ impl Workload {
             Some(f) => self.dim(f, ev)?.ceil(),
             None => 1.0,
         };
+        ev.stages = match &self.stages {
+            Some(f) => self.dim(f, ev)?,
+            None => 1.0,
+        };
+        for (b, block) in self.blocks.iter().enumerate() {
+            ev.held[b] = match &block.held {
+                Some(f) => self.amount(&Some(f.clone()), ev)?,
+                None => ev.repeats[b] as f64,
+            };
+        }
         Ok(())
     }
 
@@ -569,7 +591,7 @@ impl Workload {
     pub fn resident_bytes(&self, ev: &Evaluation, dtypes: &RoleDTypes) -> (f64, f64) {
         let mut weight = 0.0;
         let mut kv = 0.0;
-        let count = |block: Option<usize>| block.map_or(1.0, |b| ev.repeats[b] as f64);
+        let count = |block: Option<usize>| block.map_or(1.0, |b| ev.held[b]);
         for (t, tensor) in self.tensors.iter().enumerate() {
             let bytes = ev.tensors[t] * dtypes.get(tensor.role).bytes() * count(tensor.block);
             match tensor.role {
