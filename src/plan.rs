@@ -25,7 +25,9 @@ pub struct PlanRequest {
 /// The best batch on one chip with one choice of types.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanPoint {
-    /// Tensor-parallel chips per replica (1 for a workload without a `tp` param).
+    /// The parallel layout (`tp=4 pp=2`; empty for one chip).
+    pub layout: String,
+    /// Chips per replica.
     pub tp: u64,
     /// Replicas the target needs; `chips` is their chips in all.
     pub replicas: u64,
@@ -70,30 +72,32 @@ pub fn plan(
             "the target tokens per second must be a number above 0".into(),
         ));
     }
-    let tp = workload.params.iter().position(|p| p.name == "tp");
+    // The parallel dimensions the workload has: tensor, pipeline, expert.
+    let dims: Vec<usize> = ["tp", "pp", "ep"]
+        .iter()
+        .filter_map(|d| workload.params.iter().position(|p| p.name == *d))
+        .collect();
     let mut ev = workload.new_evaluation();
     let mut costs: Vec<KernelCost> = Vec::new();
     let mut entries = Vec::new();
     for chip in chips {
-        // Tensor-parallel layouts within one scale-up domain: 1, 2, 4, ... chips.
+        // Layouts within one scale-up domain: powers of two per dimension, their product at
+        // most the domain's chips.
         let domain = chip
             .interconnect
             .as_ref()
             .and_then(|i| i.domain)
             .unwrap_or(1);
-        let layouts: Vec<u64> = match tp {
-            Some(_) => (0..7).map(|p| 1u64 << p).filter(|t| *t <= domain).collect(),
-            None => vec![1],
-        };
+        let layouts = layouts(dims.len(), domain);
         for dtypes in &request.dtype_choices {
             let mut best: Option<PlanPoint> = None;
             let mut reason = String::new();
-            for &layout in &layouts {
+            for layout in &layouts {
                 let mut scenario = request.scenario.clone();
                 scenario.dtypes = *dtypes;
-                if let Some(tp) = tp {
-                    scenario.overrides.retain(|(i, _)| *i != tp);
-                    scenario.overrides.push((tp, layout as f64));
+                for (&param, &size) in dims.iter().zip(layout) {
+                    scenario.overrides.retain(|(i, _)| *i != param);
+                    scenario.overrides.push((param, size as f64));
                 }
                 let mut at = |b: u64| -> Result<StepSummary, Error> {
                     scenario.overrides.retain(|(i, _)| *i != batch);
@@ -101,7 +105,8 @@ pub fn plan(
                     price_step(workload, chip, &scenario, &mut ev, &mut costs)
                 };
                 match best_point(request, chip, &mut at) {
-                    Ok(point) => {
+                    Ok(mut point) => {
+                        point.layout = layout_name(workload, &dims, layout);
                         let better = best.as_ref().is_none_or(|b| cheaper(&point, b));
                         if better {
                             best = Some(point);
@@ -109,10 +114,9 @@ pub fn plan(
                     }
                     Err(PlanError::Price(e)) => reason = first_line(&e.to_string()),
                     Err(PlanError::Infeasible(why)) => {
-                        reason = if layouts.len() > 1 {
-                            format!("at tp = {layout}: {why}")
-                        } else {
-                            why
+                        reason = match layout_name(workload, &dims, layout) {
+                            name if name.is_empty() => why,
+                            name => format!("at {name}: {why}"),
                         }
                     }
                 }
@@ -139,6 +143,38 @@ pub fn plan(
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
     Ok(entries)
+}
+
+/// Every layout of `dims` parallel dimensions: powers of two whose product is at most `domain`.
+fn layouts(dims: usize, domain: u64) -> Vec<Vec<u64>> {
+    let mut all = vec![Vec::new()];
+    for _ in 0..dims {
+        all = all
+            .into_iter()
+            .flat_map(|prefix: Vec<u64>| {
+                let used: u64 = prefix.iter().product();
+                (0..7)
+                    .map(|p| 1u64 << p)
+                    .filter(move |s| used * s <= domain.max(1))
+                    .map(move |s| {
+                        let mut next = prefix.clone();
+                        next.push(s);
+                        next
+                    })
+            })
+            .collect();
+    }
+    all
+}
+
+/// `tp=4 pp=2`, naming only the dimensions above 1.
+fn layout_name(workload: &Workload, dims: &[usize], layout: &[u64]) -> String {
+    dims.iter()
+        .zip(layout)
+        .filter(|(_, s)| **s > 1)
+        .map(|(d, s)| format!("{}={s}", workload.params[*d].name))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether `a` meets the target for less than `b`: less per hour where both are priced, else
@@ -214,6 +250,7 @@ fn best_point(
     let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0) as u64;
     let chips = replicas * best.chips;
     Ok(PlanPoint {
+        layout: String::new(),
         tp: best.chips,
         replicas,
         batch: lo,

@@ -178,8 +178,8 @@ fn plan_splits_models_that_no_single_chip_holds() {
                 .parse::<f64>()
                 .unwrap()
         };
-        let (tp, replicas, chips) = (get("tp"), get("replicas"), get("chips"));
-        assert!((2.0..=8.0).contains(&tp), "{model} at tp = {tp}");
+        let (tp, replicas, chips) = (get("chips_per_replica"), get("replicas"), get("chips"));
+        assert!((2.0..=8.0).contains(&tp), "{model} on {tp} chips");
         assert_eq!(chips, tp * replicas, "{model}");
         assert!(get("ms_per_token") <= 100.0);
         assert!(replicas * get("tokens_per_s_per_chip") * tp >= 5000.0 * 0.999);

@@ -267,7 +267,11 @@ impl Row for PlanRow<'_> {
         f("kv_dtype", Value::Text(e.dtypes.kv.name()));
         f("target_tokens_per_s", Value::Num(self.target_tokens_per_s));
         f("max_ms_per_token", self.max_ms_per_token.into());
-        f("tp", p.map_or(Value::Empty, |p| Value::Int(p.tp)));
+        f("layout", p.map_or(Value::Empty, |p| Value::Text(&p.layout)));
+        f(
+            "chips_per_replica",
+            p.map_or(Value::Empty, |p| Value::Int(p.tp)),
+        );
         f(
             "replicas",
             p.map_or(Value::Empty, |p| Value::Int(p.replicas)),

@@ -276,12 +276,12 @@ pub fn write_plan(
     }
     writeln!(
         out,
-        "; per chip and types the cheapest tensor-parallel layout within one node, decoding at the largest batch that fits and meets the bound"
+        "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
     )?;
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
-        "tp",
+        "layout",
         "batch",
         "ms/token",
         "tokens/s/chip",
@@ -302,7 +302,11 @@ pub fn write_plan(
                 table.add_row(vec![
                     e.chip.clone(),
                     types,
-                    p.tp.to_string(),
+                    if p.layout.is_empty() {
+                        "1 chip".to_owned()
+                    } else {
+                        p.layout.clone()
+                    },
                     p.batch.to_string(),
                     s.ms_per_token.map_or("-".into(), three_significant),
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
