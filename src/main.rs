@@ -210,6 +210,9 @@ struct ScenarioArgs {
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
+    /// Let each collective's transfer overlap the kernel before it (off: they run in turn)
+    #[arg(long)]
+    overlap_comm: bool,
 }
 
 impl ScenarioArgs {
@@ -219,6 +222,7 @@ impl ScenarioArgs {
             dtypes: self.dtypes,
             fusion: self.fusion,
             mode: self.mode.into(),
+            overlap_comm: self.overlap_comm,
         }
     }
 }
@@ -401,6 +405,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 dtypes: Vec::new(),
                 fusion: args.fusion,
                 mode: args.mode.into(),
+                overlap_comm: false,
             };
             let scenario = Scenario::resolve(&workload, &spec)?;
             let axes = if args.dtypes.is_empty() {

@@ -46,6 +46,8 @@ pub struct Scenario {
     /// Index into [`Workload::fusion_plans`].
     pub fusion: usize,
     pub mode: Mode,
+    /// Whether a collective's transfer overlaps the kernel before it (off by default).
+    pub overlap_comm: bool,
 }
 
 /// A scenario as a person names it: param and plan names, before they are checked.
@@ -55,6 +57,7 @@ pub struct ScenarioSpec {
     pub dtypes: Vec<(Role, DType)>,
     pub fusion: Option<String>,
     pub mode: Mode,
+    pub overlap_comm: bool,
 }
 
 impl Scenario {
@@ -65,6 +68,7 @@ impl Scenario {
             dtypes: workload.default_dtypes,
             fusion: workload.default_fusion,
             mode: Mode::default(),
+            overlap_comm: false,
         }
     }
 
@@ -88,6 +92,7 @@ impl Scenario {
             scenario.fusion = workload.fusion_index(plan)?;
         }
         scenario.mode = spec.mode;
+        scenario.overlap_comm = spec.overlap_comm;
         Ok(scenario)
     }
 }

@@ -373,6 +373,7 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
         dtypes: case.dtypes.clone(),
         fusion: case.fusion.clone(),
         mode,
+        overlap_comm: false,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
     let wrong_metric =
