@@ -277,3 +277,22 @@ fn overlapping_communication_is_a_knob_off_by_default() {
     );
     assert!(on.summary.step_time_s < off.summary.step_time_s);
 }
+
+#[test]
+fn data_parallel_replicas_multiply_throughput_not_per_chip_work() {
+    let one = llama_70b_with(&[("tp", 8.0)]).summary;
+    let four = llama_70b_with(&[("tp", 8.0), ("dp", 4.0)]).summary;
+    assert_eq!(four.chips, 32);
+    assert_eq!(four.step_time_s, one.step_time_s);
+    assert_close(
+        four.tokens_per_s.unwrap(),
+        4.0 * one.tokens_per_s.unwrap(),
+        1e-12,
+    );
+    assert_close(
+        four.tokens_per_s_per_chip.unwrap(),
+        one.tokens_per_s_per_chip.unwrap(),
+        1e-12,
+    );
+    assert_eq!(four.weight_bytes, one.weight_bytes);
+}
