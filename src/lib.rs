@@ -39,7 +39,19 @@ pub use scenario::{Mode, Scenario, ScenarioSpec};
 pub use source::{FileKind, Source};
 pub use workload::Workload;
 
-/// Everything that can go wrong, as a caller would tell the cases apart.
+/// A name that is neither a file nor a built-in, with the closest built-in and the list.
+#[derive(Debug)]
+pub struct UnknownName {
+    pub kind: &'static str,
+    pub name: String,
+    /// ` (did you mean `x`?)`, or empty.
+    pub suggestion: String,
+    /// The built-in names, comma-separated.
+    pub known: String,
+}
+
+/// Everything that can go wrong, as a caller would tell the cases apart. (Kept small: it is
+/// the error of every hot evaluation step.)
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Problems in an input file, each with its file, line and field.
@@ -52,13 +64,11 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A chip or workload name that is neither a file nor a built-in.
-    #[error("unknown {kind} `{name}`{suggestion}; built-in {kind}s: {known} (or give the path of a YAML file)")]
-    UnknownName {
-        kind: &'static str,
-        name: String,
-        suggestion: String,
-        known: String,
-    },
+    #[error(
+        "unknown {} `{}`{}; built-in {}s: {} (or give the path of a YAML file)",
+        .0.kind, .0.name, .0.suggestion, .0.kind, .0.known
+    )]
+    UnknownName(Box<UnknownName>),
     /// A scenario the workload or chip cannot run: unknown param or plan, a data type the chip
     /// lacks.
     #[error("{0}")]

@@ -121,12 +121,12 @@ impl Source {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             });
         }
-        Err(Error::UnknownName {
+        Err(Error::UnknownName(Box::new(crate::UnknownName {
             kind: kind.name(),
             name: spec.to_owned(),
             suggestion: did_you_mean(spec, known.iter().copied()),
             known: known.join(", "),
-        })
+        })))
     }
 
     /// Resolves the template a workload names: a path relative to the workload's own file,

@@ -292,6 +292,11 @@ pub struct Workload {
 pub struct Evaluation {
     pub params: Vec<f64>,
     pub exprs: Vec<f64>,
+    /// The params `exprs` were last evaluated with, whether they are all current, and which
+    /// params changed since (scratch).
+    previous: Vec<f64>,
+    valid: bool,
+    changed: Vec<bool>,
     /// Elements of each declared tensor.
     pub tensors: Vec<f64>,
     pub repeats: Vec<u64>,
@@ -373,6 +378,9 @@ impl Workload {
         Evaluation {
             params: vec![0.0; self.params.len()],
             exprs: vec![0.0; self.exprs.len()],
+            previous: vec![0.0; self.params.len()],
+            valid: false,
+            changed: vec![true; self.params.len()],
             tensors: vec![0.0; self.tensors.len()],
             repeats: vec![1; self.blocks.len()],
             held: vec![1.0; self.blocks.len()],
@@ -402,11 +410,22 @@ impl Workload {
                 }
             };
         }
-        for (k, expr) in self.exprs.iter().enumerate() {
-            ev.exprs[k] = expr
-                .eval(&ev.params)
-                .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
+        // A sweep changes a param or two from one scenario to the next: evaluate only the
+        // expressions that read a param whose value changed since the last evaluation.
+        for (i, &value) in ev.params.iter().enumerate() {
+            ev.changed[i] = !ev.valid || value.to_bits() != ev.previous[i].to_bits();
         }
+        ev.previous.copy_from_slice(&ev.params);
+        let first = !ev.valid;
+        ev.valid = false; // until every expression below is current
+        for (k, expr) in self.exprs.iter().enumerate() {
+            if first || expr.params().iter().any(|&p| ev.changed[p]) {
+                ev.exprs[k] = expr
+                    .eval(&ev.params)
+                    .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
+            }
+        }
+        ev.valid = true;
         for (t, tensor) in self.tensors.iter().enumerate() {
             let mut elements = 1.0;
             for d in &tensor.shape {
