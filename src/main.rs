@@ -354,18 +354,8 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Chips { chips, output } => {
-            let names: Vec<String> = if chips.is_empty() {
-                builtin::CHIPS
-                    .iter()
-                    .map(|(id, _)| (*id).to_owned())
-                    .collect()
-            } else {
-                chips
-            };
-            let chips = names
-                .iter()
-                .map(|name| Ok(Chip::load(&Source::resolve(name, FileKind::Chip)?)?))
-                .collect::<Result<Vec<_>>>()?;
+            let all = ["all".to_owned()];
+            let chips = load_chips(if chips.is_empty() { &all } else { &chips })?;
             let mut buffer = Vec::new();
             report::write_chips(&mut buffer, &chips, output.format.into())?;
             emit(&buffer, output.out.as_deref())?;
@@ -394,55 +384,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::write_compare(&mut buffer, &reports, args.output.format.into())?;
             emit(&buffer, args.output.out.as_deref())?;
         }
-        Command::Plan(args) => {
-            let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
-            let mut sets = args.sets;
-            if let Some(context) = args.context {
-                sets.push(("context".into(), context));
-            }
-            let spec = ScenarioSpec {
-                sets,
-                dtypes: Vec::new(),
-                fusion: args.fusion,
-                mode: args.mode.into(),
-                overlap_comm: false,
-            };
-            let scenario = Scenario::resolve(&workload, &spec)?;
-            let axes = if args.dtypes.is_empty() {
-                vec![(Role::Weight, vec![DType::Bf16, DType::Fp8])]
-            } else {
-                args.dtypes
-            };
-            let mut dtype_choices = vec![scenario.dtypes];
-            for (role, types) in &axes {
-                dtype_choices = dtype_choices
-                    .iter()
-                    .flat_map(|base| {
-                        types.iter().map(move |t| {
-                            let mut d = *base;
-                            d.set(*role, *t);
-                            d
-                        })
-                    })
-                    .collect();
-            }
-            let request = stepcost::plan::PlanRequest {
-                target_tokens_per_s: args.target_tokens_per_s,
-                max_ms_per_token: args.max_ms_per_token,
-                scenario,
-                dtype_choices,
-            };
-            let entries = stepcost::plan::plan(&workload, &load_chips(&args.chip)?, &request)?;
-            let mut buffer = Vec::new();
-            report::write_plan(
-                &mut buffer,
-                &workload.name,
-                &request,
-                &entries,
-                args.output.format.into(),
-            )?;
-            emit(&buffer, args.output.out.as_deref())?;
-        }
+        Command::Plan(args) => plan_command(args)?,
         Command::Import { config, out } => {
             let source = Source::read(&config)?;
             let imported = stepcost::import::import(&source.text, &source.name)?;
@@ -492,6 +434,59 @@ fn load_chips(names: &[String]) -> Result<Vec<Chip>> {
         }
     }
     Ok(chips)
+}
+
+/// `plan`: every chip and combination of the data types asked for (weight bf16 and fp8 when
+/// none are), at the cheapest layout.
+fn plan_command(args: PlanArgs) -> Result<()> {
+    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let mut sets = args.sets;
+    if let Some(context) = args.context {
+        sets.push(("context".into(), context));
+    }
+    let spec = ScenarioSpec {
+        sets,
+        dtypes: Vec::new(),
+        fusion: args.fusion,
+        mode: args.mode.into(),
+        overlap_comm: false,
+    };
+    let scenario = Scenario::resolve(&workload, &spec)?;
+    let axes = if args.dtypes.is_empty() {
+        vec![(Role::Weight, vec![DType::Bf16, DType::Fp8])]
+    } else {
+        args.dtypes
+    };
+    let mut dtype_choices = vec![scenario.dtypes];
+    for (role, types) in &axes {
+        dtype_choices = dtype_choices
+            .iter()
+            .flat_map(|base| {
+                types.iter().map(move |t| {
+                    let mut d = *base;
+                    d.set(*role, *t);
+                    d
+                })
+            })
+            .collect();
+    }
+    let request = stepcost::plan::PlanRequest {
+        target_tokens_per_s: args.target_tokens_per_s,
+        max_ms_per_token: args.max_ms_per_token,
+        scenario,
+        dtype_choices,
+    };
+    let entries = stepcost::plan::plan(&workload, &load_chips(&args.chip)?, &request)?;
+    let mut buffer = Vec::new();
+    report::write_plan(
+        &mut buffer,
+        &workload.name,
+        &request,
+        &entries,
+        args.output.format.into(),
+    )?;
+    emit(&buffer, args.output.out.as_deref())?;
+    Ok(())
 }
 
 fn sweep_command(args: SweepArgs) -> Result<ExitCode> {

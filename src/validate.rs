@@ -247,7 +247,6 @@ fn parse_case(get: &dyn Fn(&str) -> String, line: u64) -> Result<Case, (&'static
             ))
         }
     };
-    let _ = line;
     Ok(Case {
         id,
         line,
