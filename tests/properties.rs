@@ -105,3 +105,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Buffers reused across scenarios (as a sweep does, re-evaluating only what changed) give
+    /// the same step as a fresh evaluation.
+    #[test]
+    fn reused_buffers_match_a_fresh_evaluation(
+        steps in proptest::collection::vec((1u32..64, 1u32..4096, 0usize..4), 1..12),
+    ) {
+        let w = layer();
+        let c = chip(989.0, 3.35);
+        let mut ev = w.new_evaluation();
+        let mut costs = Vec::new();
+        for (batch, tokens, fusion) in steps {
+            let s = scenario(&w, batch.into(), tokens.into(), fusion);
+            let reused = stepcost::price::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
+            let fresh = price(&w, &c, &s).unwrap().summary;
+            prop_assert_eq!(reused, fresh);
+        }
+    }
+}

@@ -326,8 +326,10 @@ impl Builder {
                         out_role: out_roles[index],
                         slots: start..slots,
                         operands: [false; 3],
+                        deps: Vec::new(),
                         origin: self.at(format!("{prefix}.name"), op_name(op)),
                     };
+                    op.deps = op_deps(&op);
                     for role in op.operand_roles().collect::<Vec<_>>() {
                         op.operands[role as usize] = true;
                     }
@@ -345,6 +347,7 @@ impl Builder {
                         out_role: out_roles[index],
                         slots: slots..slots,
                         operands: [false; 3],
+                        deps: Vec::new(),
                         origin: Origin::default(),
                     });
                 }
@@ -906,6 +909,37 @@ fn topological_order(deps: &[&[usize]]) -> Result<Vec<usize>, Vec<usize>> {
         }
     }
     Ok(order)
+}
+
+/// The expressions an op's numbers come from: its dimensions and the sizes it reads.
+fn op_deps(op: &Op) -> Vec<usize> {
+    let mut fields: Vec<&Field> = match &op.kind {
+        OpKind::Gemm { m, n, k, batch, .. } => [Some(m), Some(n), Some(k), batch.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        OpKind::KvRead { flops, out } => flops.iter().chain(out).collect(),
+        OpKind::Elementwise {
+            elements,
+            flops_per_element,
+            out,
+        } => elements
+            .iter()
+            .chain(std::iter::once(flops_per_element))
+            .chain(out)
+            .collect(),
+        OpKind::Collective {
+            elements, group, ..
+        } => vec![elements, group],
+    };
+    fields.extend(op.inputs.iter().filter_map(|i| match &i.size {
+        ReadSize::Explicit(f) => Some(f),
+        _ => None,
+    }));
+    let mut deps: Vec<usize> = fields.into_iter().map(|f| f.id).collect();
+    deps.sort_unstable();
+    deps.dedup();
+    deps
 }
 
 /// For each op, the ops that read its output.

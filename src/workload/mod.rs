@@ -190,6 +190,8 @@ pub struct Op {
     pub slots: Range<usize>,
     /// Which roles are among [`Op::operand_roles`], indexed by `Role as usize`.
     pub operands: [bool; 3],
+    /// The expressions the op's numbers come from (into [`Workload::exprs`]).
+    pub deps: Vec<usize>,
     pub origin: Origin,
 }
 
@@ -297,6 +299,10 @@ pub struct Evaluation {
     previous: Vec<f64>,
     valid: bool,
     changed: Vec<bool>,
+    /// Which expressions, tensors and ops changed in the last evaluation (scratch).
+    expr_changed: Vec<bool>,
+    tensor_changed: Vec<bool>,
+    op_changed: Vec<bool>,
     /// Elements of each declared tensor.
     pub tensors: Vec<f64>,
     pub repeats: Vec<u64>,
@@ -381,6 +387,9 @@ impl Workload {
             previous: vec![0.0; self.params.len()],
             valid: false,
             changed: vec![true; self.params.len()],
+            expr_changed: vec![true; self.exprs.len()],
+            tensor_changed: vec![true; self.tensors.len()],
+            op_changed: vec![true; self.ops.len()],
             tensors: vec![0.0; self.tensors.len()],
             repeats: vec![1; self.blocks.len()],
             held: vec![1.0; self.blocks.len()],
@@ -419,19 +428,22 @@ impl Workload {
         let first = !ev.valid;
         ev.valid = false; // until every expression below is current
         for (k, expr) in self.exprs.iter().enumerate() {
-            if first || expr.params().iter().any(|&p| ev.changed[p]) {
+            ev.expr_changed[k] = first || expr.params().iter().any(|&p| ev.changed[p]);
+            if ev.expr_changed[k] {
                 ev.exprs[k] = expr
                     .eval(&ev.params)
                     .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
             }
         }
-        ev.valid = true;
         for (t, tensor) in self.tensors.iter().enumerate() {
-            let mut elements = 1.0;
-            for d in &tensor.shape {
-                elements *= self.dim(d, ev)?;
+            ev.tensor_changed[t] = tensor.shape.iter().any(|d| ev.expr_changed[d.id]);
+            if ev.tensor_changed[t] {
+                let mut elements = 1.0;
+                for d in &tensor.shape {
+                    elements *= self.dim(d, ev)?;
+                }
+                ev.tensors[t] = elements;
             }
-            ev.tensors[t] = elements;
         }
         for (b, block) in self.blocks.iter().enumerate() {
             ev.repeats[b] = match &block.repeat {
@@ -452,7 +464,16 @@ impl Workload {
             };
         }
         for (i, op) in self.ops.iter().enumerate() {
-            self.evaluate_op(i, op, ev)?;
+            // An op whose expressions and inputs are as they were keeps its numbers.
+            ev.op_changed[i] = op.deps.iter().any(|&k| ev.expr_changed[k])
+                || op.inputs.iter().any(|input| match input.source {
+                    Ref::Tensor(t) => ev.tensor_changed[t],
+                    Ref::Op(j) => j >= i || ev.op_changed[j],
+                    Ref::OwnWeight(_) => false,
+                });
+            if ev.op_changed[i] {
+                self.evaluate_op(i, op, ev)?;
+            }
         }
         // Reads of whole op outputs, now that every output is known (an op may read an op
         // defined after it).
@@ -485,6 +506,7 @@ impl Workload {
                 None => ev.repeats[b] as f64,
             };
         }
+        ev.valid = true;
         Ok(())
     }
 
