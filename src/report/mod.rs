@@ -2,6 +2,7 @@
 //! and programs (CSV and JSON with raw numbers and units in the column names). Exporters write
 //! to any `io::Write`; where the bytes go is the caller's business.
 
+pub mod document;
 pub mod row;
 mod table;
 

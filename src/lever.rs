@@ -1,0 +1,91 @@
+//! Levers: the one-step changes a planner can make to a scenario (twice or half the batch, a
+//! narrower data type for one role, another fusion plan), each priced against the scenario so
+//! a report can say which one moves the step.
+
+use serde::Serialize;
+
+use crate::chip::Chip;
+use crate::dtype::{DType, Role};
+use crate::price::{price, StepReport};
+use crate::scenario::Scenario;
+use crate::workload::Workload;
+use crate::Error;
+
+/// One change to a scenario and what it does to the step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lever {
+    /// What changes, e.g. `batch 32 -> 64`, `weight bf16 -> fp8`, `fusion none -> flash`.
+    pub change: String,
+    /// Throughput with the change over throughput without: tokens/s where the workload counts
+    /// tokens, else the inverse ratio of step times. Above 1 is faster.
+    pub throughput_ratio: f64,
+    /// Time per output token of one sequence with the change over without, where the workload
+    /// counts sequences. Above 1 is slower for each user.
+    pub ms_per_token_ratio: Option<f64>,
+    /// Whether the changed scenario still fits the chip's memory.
+    pub fits: bool,
+}
+
+/// Data types tried for a role narrower than its current one, widest first.
+const NARROWER: [DType; 2] = [DType::Fp8, DType::Fp4];
+
+/// Every lever that applies to `scenario` on `chip` (a data type the chip cannot compute in,
+/// or a batch of zero, is left out), fastest first. `base` is the scenario's own report.
+pub fn levers(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    base: &StepReport,
+) -> Result<Vec<Lever>, Error> {
+    let mut candidates: Vec<(String, Scenario)> = Vec::new();
+    if let Some(index) = workload.batch_param() {
+        let batch = base.params[index].1;
+        for factor in [2.0, 0.5] {
+            let value = (batch * factor).round();
+            if value >= 1.0 && value != batch {
+                let mut s = scenario.clone();
+                s.overrides.push((index, value));
+                candidates.push((format!("batch {batch} -> {value}"), s));
+            }
+        }
+    }
+    for role in Role::ALL {
+        let current = scenario.dtypes.get(role);
+        if let Some(narrower) = NARROWER
+            .into_iter()
+            .find(|d| d.bytes() < current.bytes() && chip.matrix_peak(*d).is_ok())
+        {
+            let mut s = scenario.clone();
+            s.dtypes.set(role, narrower);
+            candidates.push((format!("{role} {current} -> {narrower}"), s));
+        }
+    }
+    for (index, plan) in workload.fusion_plans.iter().enumerate() {
+        if index != scenario.fusion {
+            let mut s = scenario.clone();
+            s.fusion = index;
+            candidates.push((format!("fusion {} -> {}", base.fusion, plan.name), s));
+        }
+    }
+    let mut levers = Vec::new();
+    for (change, s) in candidates {
+        // A type the chip lacks for one of the ops is not a lever on this chip.
+        let Ok(report) = price(workload, chip, &s) else {
+            continue;
+        };
+        let (a, b) = (&base.summary, &report.summary);
+        let throughput_ratio = match (a.tokens_per_s, b.tokens_per_s) {
+            (Some(before), Some(after)) if before > 0.0 => after / before,
+            _ => a.step_time_s / b.step_time_s,
+        };
+        let ms_per_token_ratio = a.ms_per_token.zip(b.ms_per_token).map(|(x, y)| y / x);
+        levers.push(Lever {
+            change,
+            throughput_ratio,
+            ms_per_token_ratio,
+            fits: b.fits,
+        });
+    }
+    levers.sort_by(|x, y| y.throughput_ratio.total_cmp(&x.throughput_ratio));
+    Ok(levers)
+}
