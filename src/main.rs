@@ -17,7 +17,8 @@ use stepcost::report::{self, Format};
 use stepcost::scenario::parse_set;
 use stepcost::sweep;
 use stepcost::{
-    builtin, price, Chip, DType, FileKind, Mode, Role, Scenario, ScenarioSpec, Source, Workload,
+    builtin, price, Chip, DType, FileKind, Mode, Role, Scenario, ScenarioSpec, Source, StepReport,
+    Workload,
 };
 
 #[derive(Parser)]
@@ -74,6 +75,15 @@ enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
+    /// sweep CSV
+    Plot {
+        #[command(subcommand)]
+        picture: PlotCommand,
+    },
+    /// A self-contained report of one scenario on one or more chips: summary, every kernel,
+    /// what bounds the step, which lever moves it, and the roofline picture
+    Report(ReportArgs),
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check
@@ -225,6 +235,97 @@ impl ScenarioArgs {
             overlap_comm: self.overlap_comm,
         }
     }
+}
+
+#[derive(Subcommand)]
+enum PlotCommand {
+    /// Log-log roofline of each chip (memory slope, compute roofs, ridge points; achievable
+    /// roofs dashed in expected mode) with every kernel at its intensity and attained rate,
+    /// marker area proportional to its share of the step
+    Roofline {
+        #[command(flatten)]
+        scenario: ChipsScenario,
+        /// Write the SVG to FILE instead of stdout
+        #[arg(long, value_name = "FILE.svg")]
+        out: Option<PathBuf>,
+    },
+    /// Line chart of two columns of a sweep CSV, one line per value of --series
+    Sweep {
+        /// The CSV written by `stepcost sweep`
+        csv: PathBuf,
+        /// Column for the horizontal axis, e.g. batch
+        #[arg(long)]
+        x: String,
+        /// Column for the vertical axis, e.g. tokens_per_s
+        #[arg(long)]
+        y: String,
+        /// Column whose values make separate lines, e.g. chip
+        #[arg(long)]
+        series: Option<String>,
+        /// Logarithmic horizontal axis
+        #[arg(long)]
+        log_x: bool,
+        /// Logarithmic vertical axis
+        #[arg(long)]
+        log_y: bool,
+        /// Write the SVG to FILE instead of stdout
+        #[arg(long, value_name = "FILE.svg")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// A workload, one scenario and the chips to price it on.
+#[derive(Args)]
+struct ChipsScenario {
+    /// Workload: built-in name or YAML file
+    workload: String,
+    /// Chips, comma-separated (built-in names or YAML files), or `all`
+    #[arg(long, value_delimiter = ',', required = true)]
+    chip: Vec<String>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+}
+
+/// A scenario priced on each chip asked for.
+struct Priced {
+    workload: Workload,
+    scenario: Scenario,
+    reports: Vec<(Chip, StepReport)>,
+}
+
+impl Priced {
+    fn pairs(&self) -> Vec<(&Chip, &StepReport)> {
+        self.reports.iter().map(|(c, r)| (c, r)).collect()
+    }
+}
+
+impl ChipsScenario {
+    fn price(self) -> Result<Priced> {
+        let workload = Workload::load(&Source::resolve(&self.workload, FileKind::Workload)?)?;
+        let scenario = Scenario::resolve(&workload, &self.scenario.spec())?;
+        let priced = load_chips(&self.chip)?
+            .into_iter()
+            .map(|chip| {
+                let report = price(&workload, &chip, &scenario)?;
+                Ok((chip, report))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Priced {
+            workload,
+            scenario,
+            reports: priced,
+        })
+    }
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    scenario: ChipsScenario,
+    /// The report: FILE.md (the roofline written beside it as FILE.svg) or FILE.html (the
+    /// roofline inline)
+    #[arg(long, value_name = "FILE.md|FILE.html")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -417,8 +518,72 @@ fn run(cli: Cli) -> Result<ExitCode> {
             emit(&buffer, output.out.as_deref())?;
         }
         Command::Check { files, kind } => return check(&files, kind),
+        Command::Plot { picture } => plot_command(picture)?,
+        Command::Report(args) => report_command(args)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn plot_command(picture: PlotCommand) -> Result<()> {
+    let (svg, out) = match picture {
+        PlotCommand::Roofline { scenario, out } => {
+            (stepcost::plot::roofline(&scenario.price()?.pairs())?, out)
+        }
+        PlotCommand::Sweep {
+            csv,
+            x,
+            y,
+            series,
+            log_x,
+            log_y,
+            out,
+        } => {
+            let source = Source::read(&csv)?;
+            let chart = stepcost::plot::SweepChart {
+                x,
+                y,
+                series,
+                log_x,
+                log_y,
+            };
+            (
+                stepcost::plot::sweep(&source.text, &source.name, &chart)?,
+                out,
+            )
+        }
+    };
+    emit(svg.as_bytes(), out.as_deref())
+}
+
+fn report_command(args: ReportArgs) -> Result<()> {
+    let kind = match args.out.extension().and_then(|e| e.to_str()) {
+        Some("md") => stepcost::report::document::Kind::Markdown,
+        Some("html" | "htm") => stepcost::report::document::Kind::Html,
+        _ => anyhow::bail!(
+            "--out {}: the report is Markdown or HTML; name the file FILE.md or FILE.html",
+            args.out.display()
+        ),
+    };
+    let priced = args.scenario.price()?;
+    let svg = stepcost::plot::roofline(&priced.pairs())?;
+    let mut sections = Vec::new();
+    for (chip, report) in &priced.reports {
+        let levers = stepcost::lever::levers(&priced.workload, chip, &priced.scenario, report)?;
+        sections.push((report, levers));
+    }
+    let svg_path = args.out.with_extension("svg");
+    let svg_name = svg_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text = match kind {
+        stepcost::report::document::Kind::Markdown => {
+            emit(svg.as_bytes(), Some(&svg_path))?;
+            stepcost::report::document::markdown(&sections, &svg_name)
+        }
+        stepcost::report::document::Kind::Html => stepcost::report::document::html(&sections, &svg),
+    };
+    emit(text.as_bytes(), Some(&args.out))
 }
 
 /// Loads the chips named on the command line; `all` is every built-in chip.

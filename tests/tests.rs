@@ -10,6 +10,7 @@ mod memory;
 mod models;
 mod ops;
 mod parallel;
+mod plot;
 mod properties;
 mod seeds;
 mod sweep;
