@@ -136,9 +136,9 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
             x_max = x_max.max(peak * 1e12 / chip.bandwidth_bytes_per_s);
         }
     }
-    let x_min = (if x_min.is_finite() { x_min } else { 1.0 } / 3.0).clamp(1e-3, 1.0);
+    let x_min = (if x_min.is_finite() { x_min } else { 1.0 } / 3.0).min(1.0);
     let x_max = x_max * 4.0;
-    let y_min = (if y_min.is_finite() { y_min } else { 1.0 } / 3.0).clamp(1e-4, 1.0);
+    let y_min = (if y_min.is_finite() { y_min } else { 1.0 } / 3.0).min(1.0);
     let y_max = y_max * 2.5;
 
     let mut svg = String::new();
