@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use stepcost::dtype::parse_role_dtype;
 use stepcost::output::{write_atomically, AtomicFile};
+use stepcost::report::document::{self, Kind};
 use stepcost::report::{self, Format};
 use stepcost::scenario::parse_set;
 use stepcost::sweep;
@@ -557,8 +558,8 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
 
 fn report_command(args: ReportArgs) -> Result<()> {
     let kind = match args.out.extension().and_then(|e| e.to_str()) {
-        Some("md") => stepcost::report::document::Kind::Markdown,
-        Some("html" | "htm") => stepcost::report::document::Kind::Html,
+        Some("md") => Kind::Markdown,
+        Some("html" | "htm") => Kind::Html,
         _ => anyhow::bail!(
             "--out {}: the report is Markdown or HTML; name the file FILE.md or FILE.html",
             args.out.display()
@@ -577,11 +578,11 @@ fn report_command(args: ReportArgs) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let text = match kind {
-        stepcost::report::document::Kind::Markdown => {
+        Kind::Markdown => {
             emit(svg.as_bytes(), Some(&svg_path))?;
-            stepcost::report::document::markdown(&sections, &svg_name)
+            document::markdown(&sections, &svg_name)
         }
-        stepcost::report::document::Kind::Html => stepcost::report::document::html(&sections, &svg),
+        Kind::Html => document::html(&sections, &svg),
     };
     emit(text.as_bytes(), Some(&args.out))
 }
