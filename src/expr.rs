@@ -10,11 +10,6 @@
 
 use std::fmt;
 
-/// Deepest nesting of parentheses, calls and unary minus an expression may have.
-pub const MAX_DEPTH: usize = 64;
-/// Longest expression text accepted.
-pub const MAX_LEN: usize = 4096;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Func {
     Min,
@@ -121,10 +116,13 @@ impl Expr {
         text: &str,
         resolve: &dyn Fn(&str) -> Result<usize, String>,
     ) -> Result<Expr, ParseError> {
-        if text.len() > MAX_LEN {
+        // Longest text and deepest nesting (parentheses, calls, unary minus): see crate::limits.
+        let limits = crate::limits::limits().map_err(ParseError)?;
+        if text.len() > limits.expr_length {
             return Err(ParseError(format!(
-                "expression is {} characters long; the limit is {MAX_LEN}",
-                text.len()
+                "expression is {} characters long; the limit is {} (STEPCOST_MAX_EXPR_LENGTH raises it)",
+                text.len(),
+                limits.expr_length
             )));
         }
         let tokens = tokenize(text)?;
@@ -132,6 +130,7 @@ impl Expr {
             tokens: &tokens,
             pos: 0,
             depth: 0,
+            max_depth: limits.expr_depth,
             resolve,
         };
         let node = parser.expr()?;
@@ -366,6 +365,7 @@ struct Parser<'a> {
     tokens: &'a [Token],
     pos: usize,
     depth: usize,
+    max_depth: usize,
     resolve: &'a dyn Fn(&str) -> Result<usize, String>,
 }
 
@@ -395,9 +395,10 @@ impl Parser<'_> {
 
     fn nest(&mut self) -> Result<(), ParseError> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             Err(ParseError(format!(
-                "expression nested more than {MAX_DEPTH} levels deep"
+                "expression nested more than {} levels deep (STEPCOST_MAX_EXPR_DEPTH raises it)",
+                self.max_depth
             )))
         } else {
             Ok(())

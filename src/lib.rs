@@ -21,6 +21,7 @@ pub mod dtype;
 pub mod expr;
 pub mod import;
 pub mod lever;
+pub mod limits;
 pub mod output;
 pub mod plan;
 pub mod plot;

@@ -429,7 +429,18 @@ impl From<ModeArg> for Mode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Bad arguments are bad input: exit 1 (clap's own default is 2, which here means a bug).
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS // --help, --version
+            };
+        }
+    };
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(code)) => code,
         Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -517,6 +528,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut buffer = Vec::new();
             report::write_validation(&mut buffer, &outcomes, &stats, output.format.into())?;
             emit(&buffer, output.out.as_deref())?;
+            let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count();
+            if skipped > 0 {
+                anyhow::bail!(
+                    "{skipped} of {} cases in {} could not be priced (listed as skipped in the report)",
+                    outcomes.len(),
+                    source.name
+                );
+            }
         }
         Command::Check { files, kind } => return check(&files, kind),
         Command::Plot { picture } => plot_command(picture)?,

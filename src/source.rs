@@ -9,9 +9,6 @@ use crate::builtin;
 use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
 use crate::Error;
 
-/// Largest input file read, in bytes (16 MiB): real chip and workload files are a few kB.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
 /// What a file describes; decides which built-ins a bare name is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
@@ -67,7 +64,8 @@ impl Source {
         }
     }
 
-    /// Reads the file at `path`, refusing files over [`MAX_FILE_BYTES`] and text that is not UTF-8.
+    /// Reads the file at `path`, refusing files over the size limit (see [`crate::limits`]) and
+    /// text that is not UTF-8.
     pub fn read(path: &Path) -> Result<Source, Error> {
         let name = path.display().to_string();
         let io = |source: std::io::Error| Error::Io {
@@ -75,11 +73,14 @@ impl Source {
             source,
         };
         let meta = std::fs::metadata(path).map_err(io)?;
-        if meta.len() > MAX_FILE_BYTES {
+        let limit = crate::limits::limits()
+            .map_err(|e| whole_file(&name, e))?
+            .file_bytes;
+        if meta.len() > limit {
             return Err(whole_file(
                 &name,
                 format!(
-                    "file is {} bytes; the limit is {MAX_FILE_BYTES} bytes",
+                    "file is {} bytes; the limit is {limit} bytes (STEPCOST_MAX_FILE_BYTES raises it)",
                     meta.len()
                 ),
             ));
@@ -149,7 +150,15 @@ impl Source {
     /// strings (a field named `n` must not read as a boolean), and unknown fields get the
     /// closest valid name.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, Diagnostics> {
-        let options = serde_saphyr::options! { strict_booleans: true };
+        let limits = crate::limits::limits()
+            .map_err(|e| Diagnostics(vec![self.problem(&Origin::default(), e)]))?;
+        let options = serde_saphyr::options! {
+            strict_booleans: true,
+            budget: serde_saphyr::budget! {
+                max_depth: limits.yaml_depth,
+                max_nodes: limits.yaml_nodes,
+            },
+        };
         serde_saphyr::from_str_with_options(&self.text, options).map_err(|err| {
             let location = err.location();
             let raw = err.without_snippet().to_string();

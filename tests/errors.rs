@@ -151,7 +151,7 @@ fn unknown_dtype() {
     stepcost()
         .args(["run", "gemm", "--chip", "h100-sxm", "--dtype", "weight=fp9"])
         .assert()
-        .code(2) // clap's usage error
+        .code(1) // a usage error is bad input
         .stderr(predicate::str::contains("unknown data type `fp9`"));
 }
 

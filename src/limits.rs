@@ -1,0 +1,104 @@
+//! Limits on input that keep time, memory and the stack bounded whatever a file holds. No
+//! real chip or workload file comes near them; each can be moved with an environment
+//! variable, read once per process.
+//!
+//! | variable | default | what it bounds |
+//! | --- | --- | --- |
+//! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | size of any file read |
+//! | `STEPCOST_MAX_YAML_DEPTH` | 64 | nesting of YAML collections |
+//! | `STEPCOST_MAX_YAML_NODES` | 250000 | YAML nodes (collections and scalars), aliases expanded |
+//! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | characters of one expression |
+//! | `STEPCOST_MAX_EXPR_DEPTH` | 64 | nesting of parentheses and calls in one expression |
+//!
+//! The sweep's grid limit is the `--max-scenarios` option; a block's repeat count is at most
+//! 10^9 and an expression's evaluation stack at most 24 values (fixed: the evaluator keeps it
+//! in an array).
+
+use std::sync::OnceLock;
+
+/// The limits in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub file_bytes: u64,
+    pub yaml_depth: usize,
+    pub yaml_nodes: usize,
+    pub expr_length: usize,
+    pub expr_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            file_bytes: 16 * 1024 * 1024,
+            yaml_depth: 64,
+            yaml_nodes: 250_000,
+            expr_length: 4096,
+            expr_depth: 64,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, each replaced by its environment variable where that is set; a variable
+    /// that is not a whole number above zero is an error that names it.
+    pub fn from_env() -> Result<Limits, String> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Limits, String> {
+        let read = |name: &str, default: u64| -> Result<u64, String> {
+            match lookup(name) {
+                None => Ok(default),
+                Some(text) => text
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .ok_or_else(|| format!("{name}={text}: expected a whole number above zero")),
+            }
+        };
+        let d = Limits::default();
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Ok(Limits {
+            file_bytes: read("STEPCOST_MAX_FILE_BYTES", d.file_bytes)?,
+            yaml_depth: size(read("STEPCOST_MAX_YAML_DEPTH", d.yaml_depth as u64)?),
+            yaml_nodes: size(read("STEPCOST_MAX_YAML_NODES", d.yaml_nodes as u64)?),
+            expr_length: size(read("STEPCOST_MAX_EXPR_LENGTH", d.expr_length as u64)?),
+            expr_depth: size(read("STEPCOST_MAX_EXPR_DEPTH", d.expr_depth as u64)?),
+        })
+    }
+}
+
+/// The limits of this process, read from the environment on first use.
+pub fn limits() -> Result<&'static Limits, String> {
+    static LIMITS: OnceLock<Result<Limits, String>> = OnceLock::new();
+    LIMITS
+        .get_or_init(Limits::from_env)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_replace_defaults_and_bad_values_are_named() {
+        let env = |pairs: &'static [(&str, &str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert_eq!(Limits::from_lookup(env(&[])), Ok(Limits::default()));
+        let raised =
+            Limits::from_lookup(env(&[("STEPCOST_MAX_FILE_BYTES", "1000000000")])).unwrap();
+        assert_eq!(raised.file_bytes, 1_000_000_000);
+        assert_eq!(raised.yaml_depth, 64);
+        let bad = Limits::from_lookup(env(&[("STEPCOST_MAX_EXPR_DEPTH", "-3")])).unwrap_err();
+        assert!(bad.contains("STEPCOST_MAX_EXPR_DEPTH=-3"), "{bad}");
+        assert!(Limits::from_lookup(env(&[("STEPCOST_MAX_YAML_NODES", "0")])).is_err());
+    }
+}
