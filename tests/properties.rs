@@ -127,3 +127,76 @@ proptest! {
         }
     }
 }
+
+/// A built-in model at any batch, context, prompt length, data types, fusion plan and chip.
+fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::ScenarioSpec)> {
+    use stepcost::{DType, Mode, Role};
+    let dtype = prop::sample::select(vec![DType::Bf16, DType::Fp8, DType::Fp4, DType::Int8]);
+    (
+        prop::sample::select(vec![
+            "llama-3.1-70b",
+            "mixtral-8x7b",
+            "deepseek-v3",
+            "gemma-2-27b",
+        ]),
+        prop::sample::select(vec!["h100-sxm", "b200", "mi300x", "tpu-v5e", "a100-80gb"]),
+        1u32..2048,
+        0u32..65536,
+        prop::sample::select(vec![1u32, 1, 128, 4096]),
+        (dtype.clone(), dtype.clone(), dtype),
+        prop::sample::select(vec!["none", "flash", "full"]),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(w, c, batch, context, tokens, (wt, at, kt), fusion, roofline)| {
+                let spec = stepcost::ScenarioSpec {
+                    sets: vec![
+                        ("batch".into(), batch.into()),
+                        ("context".into(), context.into()),
+                        ("tokens".into(), tokens.into()),
+                    ],
+                    dtypes: vec![(Role::Weight, wt), (Role::Activation, at), (Role::Kv, kt)],
+                    fusion: Some(fusion.into()),
+                    mode: if roofline {
+                        Mode::Roofline
+                    } else {
+                        Mode::Expected
+                    },
+                    overlap_comm: false,
+                };
+                (w.to_owned(), c.to_owned(), spec)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Whatever is priced, expected mode never beats the datasheet roofline, and every number
+    /// written as CSV or JSON is finite (a scenario the chip cannot run is an error instead).
+    #[test]
+    fn priced_steps_respect_the_roofline_and_print_only_finite_numbers(
+        (workload, chip, spec) in model_scenario(),
+    ) {
+        let w = crate::common::workload(&workload);
+        let c = crate::common::chip(&chip);
+        let Ok(scenario) = Scenario::resolve(&w, &spec) else {
+            return Ok(()); // a fusion plan this model lacks
+        };
+        let Ok(report) = price(&w, &c, &scenario) else {
+            return Ok(()); // a data type this chip lacks
+        };
+        let s = &report.summary;
+        prop_assert!(s.step_time_s >= s.roofline_step_time_s * (1.0 - 1e-12));
+        prop_assert!(s.fraction_of_roofline > 0.0 && s.fraction_of_roofline <= 1.0 + 1e-12);
+        for format in [stepcost::report::Format::Csv, stepcost::report::Format::Json] {
+            let mut out = Vec::new();
+            stepcost::report::write_run(&mut out, &report, true, format).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            // (serde_json would write a NaN as `null`; the CSV pass catches that case)
+            for bad in ["NaN", "inf"] {
+                prop_assert!(!text.contains(bad), "{bad} in {text}");
+            }
+        }
+    }
+}

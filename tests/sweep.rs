@@ -247,6 +247,15 @@ fn a_failed_sweep_leaves_no_file() {
 
 #[test]
 fn ctrl_c_stops_promptly_and_leaves_the_previous_file() {
+    interrupted_sweep_leaves_the_previous_file("-INT");
+}
+
+#[test]
+fn sigterm_stops_promptly_and_leaves_the_previous_file() {
+    interrupted_sweep_leaves_the_previous_file("-TERM");
+}
+
+fn interrupted_sweep_leaves_the_previous_file(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep.csv");
     std::fs::write(&out, "previous").unwrap();
@@ -270,7 +279,7 @@ fn ctrl_c_stops_promptly_and_leaves_the_previous_file() {
     std::thread::sleep(Duration::from_millis(400));
     let sent = Instant::now();
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
@@ -341,4 +350,42 @@ fn compare_follows_the_ridge_points() {
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&table.get_output().stdout).contains("1.43x"));
+}
+
+#[test]
+fn a_sweep_piped_into_head_exits_quietly() {
+    let binary = assert_cmd::cargo::cargo_bin("stepcost");
+    // `head` closes the pipe after one line while the sweep still has thousands to write
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("\"$0\" sweep llama-3.1-70b --chip all --set batch=1..=20000 | head -1; exit ${PIPESTATUS[0]}")
+        .arg(binary)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("workload,chip,"));
+}
+
+#[test]
+fn a_full_disk_is_a_clear_error() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return; // not a Linux machine: nothing to write to that is always full
+    }
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        .args(["sweep", "gemm", "--chip", "h100-sxm", "--set", "m=1..=64"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("No space left on device"), "{stderr}");
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod catalogue;
 mod cli;
 mod errors;
 mod expected;
