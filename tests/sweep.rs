@@ -389,3 +389,32 @@ fn a_full_disk_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("No space left on device"), "{stderr}");
 }
+
+#[test]
+fn a_directory_that_cannot_be_written_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root ignores permissions; sysfs refuses new files even to root
+    let unwritable = [locked.as_path(), std::path::Path::new("/sys")]
+        .into_iter()
+        .find(|d| d.is_dir() && std::fs::write(d.join("probe"), "").is_err());
+    let Some(unwritable) = unwritable else {
+        return; // nowhere on this machine refuses a new file
+    };
+    let out = unwritable.join("sweep.csv");
+    stepcost()
+        .args([
+            "sweep", "gemm", "--chip", "h100-sxm", "--set", "m=1..=64", "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "cannot write `{}`",
+            out.display()
+        )));
+    assert!(!out.exists());
+}
