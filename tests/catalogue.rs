@@ -56,7 +56,10 @@ const CATALOGUE: &[(&str, &[&str])] = &[
     ),
     ("chip/zero-bandwidth.yaml", &[":4:14:", "greater than zero"]),
     ("workload/alias-bomb.yaml", &[":1:1:", "unknown field `x`"]),
-    ("workload/alias-bomb-in-a-field.yaml", &[":3:3:", "expected string"]),
+    (
+        "workload/alias-bomb-in-a-field.yaml",
+        &[":3:3:", "expected string"],
+    ),
     ("workload/cycle.yaml", &[":11:22:", "cycle: proj -> act"]),
     (
         "workload/deep-expression.yaml",
