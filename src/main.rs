@@ -193,19 +193,13 @@ struct SweepArgs {
 
 #[derive(Args)]
 struct CompareArgs {
-    /// Workload: built-in name or YAML file
-    workload: String,
-    /// Chips, comma-separated (built-in names or YAML files), or `all`; the first is the
-    /// reference for relative speeds
-    #[arg(long, value_delimiter = ',', required = true)]
-    chip: Vec<String>,
     #[command(flatten)]
-    scenario: ScenarioArgs,
+    scenario: ChipsScenario,
     #[command(flatten)]
     output: OutputArgs,
 }
 
-/// One scenario's choices, as `run` and `compare` take them.
+/// One scenario's choices, as `run`, `compare`, `plot roofline` and `report` take them.
 #[derive(Args)]
 struct ScenarioArgs {
     /// Override a param, e.g. --set batch=32 (repeatable)
@@ -487,12 +481,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Sweep(args) => return sweep_command(args),
         Command::Compare(args) => {
-            let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
-            let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
-            let reports = load_chips(&args.chip)?
-                .iter()
-                .map(|chip| price(&workload, chip, &scenario))
-                .collect::<Result<Vec<_>, _>>()?;
+            let reports: Vec<StepReport> = (args.scenario.price()?.reports)
+                .into_iter()
+                .map(|(_, report)| report)
+                .collect();
             let mut buffer = Vec::new();
             report::write_compare(&mut buffer, &reports, args.output.format.into())?;
             emit(&buffer, args.output.out.as_deref())?;
