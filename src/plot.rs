@@ -189,8 +189,13 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
             let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
             let bandwidth = chip.bandwidth_bytes_per_s / 1e12; // TB/s: TFLOP/s per FLOP/B
             let top = peaks(chip).iter().map(|(_, p)| *p).fold(0.0f64, f64::max);
-            // memory slope up to the highest roof
-            let ridge_top = top / bandwidth;
+            // memory slope up to the highest roof (across the picture when the chip has no
+            // roof in the step's types)
+            let (ridge_top, top) = if top > 0.0 {
+                (top / bandwidth, top)
+            } else {
+                (x_max, x_max * bandwidth)
+            };
             chart
                 .draw_series(LineSeries::new(
                     [(x_min, x_min * bandwidth), (ridge_top, top)],
