@@ -6,7 +6,7 @@ use plotters::prelude::*;
 
 use crate::chip::Chip;
 use crate::dtype::DType;
-use crate::price::{Bound, StepReport};
+use crate::price::{Bound, Price, StepReport};
 use crate::scenario::Mode;
 use crate::Error;
 
@@ -97,11 +97,9 @@ pub const MARKER_OPACITY: f64 = 0.55;
 /// and attained rate, marker area proportional to its share of the step.
 pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
     let kernels = || {
-        reports.iter().flat_map(|(_, r)| {
-            r.prices
-                .iter()
-                .filter(|p| p.cost.flops > 0.0 && p.cost.bound != Bound::Interconnect)
-        })
+        reports
+            .iter()
+            .flat_map(|(_, r)| r.prices.iter().filter(|p| plotted(p)))
     };
     let dtypes: Vec<DType> = {
         let mut d: Vec<DType> = kernels()
@@ -202,7 +200,11 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
                     colour.stroke_width(2),
                 ))
                 .map_err(plot_error)?
-                .label(format!("{} ({} TB/s)", chip.id, three(bandwidth)))
+                .label(format!(
+                    "{} ({} TB/s)",
+                    chip.id,
+                    crate::units::three_significant(bandwidth)
+                ))
                 .legend(move |(x, y)| {
                     PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
                 });
@@ -268,11 +270,7 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
                 }
             }
             // the kernels, largest share last so small ones stay visible
-            let mut prices: Vec<_> = report
-                .prices
-                .iter()
-                .filter(|p| p.cost.flops > 0.0 && p.cost.bound != Bound::Interconnect)
-                .collect();
+            let mut prices: Vec<_> = report.prices.iter().filter(|p| plotted(p)).collect();
             prices.sort_by(|a, b| b.share.total_cmp(&a.share));
             for p in prices.iter().rev() {
                 let at = (p.intensity_flop_per_byte, p.attainable_flop_per_s / 1e12);
@@ -303,9 +301,7 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
             let mut top: Vec<_> = first
                 .prices
                 .iter()
-                .filter(|p| {
-                    p.cost.flops > 0.0 && p.cost.bound != Bound::Interconnect && p.share >= 0.02
-                })
+                .filter(|p| plotted(p) && p.share >= 0.02)
                 .collect();
             top.sort_by(|a, b| b.share.total_cmp(&a.share));
             for p in top.into_iter().take(6) {
@@ -391,6 +387,12 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
     Ok(svg)
 }
 
+/// Whether a kernel has a place on the roofline: FLOPs to put on a log axis, and not a
+/// collective (which runs on the interconnect, not on these roofs).
+fn plotted(p: &Price) -> bool {
+    p.cost.flops > 0.0 && p.cost.bound != Bound::Interconnect
+}
+
 /// Radius in pixels of a kernel's marker: its area grows with its share of the step.
 fn radius(share: f64) -> i32 {
     (4.0 + 26.0 * share.sqrt()).round() as i32
@@ -419,10 +421,6 @@ fn place(
         .find(|c| placed.iter().all(|p| !p.overlaps(c)))?;
     placed.push(chosen);
     Some(chosen)
-}
-
-fn three(x: f64) -> String {
-    crate::units::three_significant(x)
 }
 
 /// Ticks of a log axis over `lo..hi`: 1, 2 and 5 times each power of ten, or only the

@@ -149,26 +149,21 @@ fn roofs_meet_at_the_hand_computed_ridge() {
     let y = picture.log_axis([("10", 10.0), ("1k", 1e3)], false);
     let (ridge_x, roof_y) = (x(ridge), y(989.0));
     let blue = "#1F77B4";
-    let roof = picture
-        .lines
-        .iter()
-        .find(|l| {
-            l.stroke == blue
-                && l.width == "2"
-                && l.points.len() == 2
-                && l.points[0].1 == l.points[1].1
-        })
-        .expect("a horizontal compute roof");
-    let slope = picture
-        .lines
-        .iter()
-        .find(|l| {
-            l.stroke == blue
-                && l.width == "2"
-                && l.points.len() == 2
-                && l.points[0].1 > l.points[1].1
-        })
-        .expect("a rising memory slope");
+    // the chip's two-point solid lines, told apart by how they run (y grows downwards)
+    let line = |runs: fn(f64, f64) -> bool, what: &str| {
+        picture
+            .lines
+            .iter()
+            .find(|l| {
+                l.stroke == blue
+                    && l.width == "2"
+                    && l.points.len() == 2
+                    && runs(l.points[0].1, l.points[1].1)
+            })
+            .unwrap_or_else(|| panic!("no {what}"))
+    };
+    let roof = line(|y0, y1| y0 == y1, "horizontal compute roof");
+    let slope = line(|y0, y1| y0 > y1, "rising memory slope");
     // pixel coordinates are whole numbers: within a pixel and a half of the exact spot
     for (px, py) in [roof.points[0], slope.points[1]] {
         assert!(

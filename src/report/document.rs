@@ -172,19 +172,9 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
             .prices
             .iter()
             .map(|p| {
-                vec![
-                    p.name.clone(),
-                    p.block.clone(),
-                    p.kind.to_owned(),
-                    format!("x{}", p.cost.count),
-                    human(p.cost.flops, "FLOP"),
-                    human(p.cost.bytes, "B"),
-                    three_significant(p.intensity_flop_per_byte),
-                    p.cost.compute_dtype.to_string(),
-                    p.cost.bound.name().to_owned(),
-                    human(p.cost.time_s, "s"),
-                    percent(p.share),
-                ]
+                let mut row = super::table::kernel_cells(p);
+                row.push(percent(p.share));
+                row
             })
             .collect();
         out.push(Block::Table { header, rows });

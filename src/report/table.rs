@@ -8,7 +8,7 @@ use super::table_dtypes;
 use crate::chip::Chip;
 use crate::dtype::DType;
 use crate::plan::{PlanEntry, PlanRequest};
-use crate::price::StepReport;
+use crate::price::{Price, StepReport};
 use crate::units::{human, three_significant};
 use crate::validate::{ErrorStats, Outcome};
 
@@ -160,17 +160,8 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
             "share",
         ]);
         for p in &report.prices {
-            ops.add_row(vec![
-                p.name.clone(),
-                p.block.clone(),
-                p.kind.to_owned(),
-                format!("x{}", p.cost.count),
-                human(p.cost.flops, "FLOP"),
-                human(p.cost.bytes, "B"),
-                three_significant(p.intensity_flop_per_byte),
-                p.cost.compute_dtype.to_string(),
-                p.cost.bound.name().to_owned(),
-                human(p.cost.time_s, "s"),
+            let mut row = kernel_cells(p);
+            row.extend([
                 human(p.cost.roofline_time_s, "s"),
                 human(p.cost.launch_s, "s"),
                 format!("x{:.2}", p.cost.quantization),
@@ -178,11 +169,29 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
                 human(p.attainable_flop_per_s, "FLOPS"),
                 percent(p.share),
             ]);
+            ops.add_row(row);
         }
         align_right(&mut ops, 3);
         writeln!(out, "{ops}")?;
     }
     Ok(())
+}
+
+/// The cells every kernel table starts with, human-scaled: kernel, block, kind, count, FLOPs,
+/// bytes, FLOP/B, dtype, bound, time.
+pub(super) fn kernel_cells(p: &Price) -> Vec<String> {
+    vec![
+        p.name.clone(),
+        p.block.clone(),
+        p.kind.to_owned(),
+        format!("x{}", p.cost.count),
+        human(p.cost.flops, "FLOP"),
+        human(p.cost.bytes, "B"),
+        three_significant(p.intensity_flop_per_byte),
+        p.cost.compute_dtype.to_string(),
+        p.cost.bound.name().to_owned(),
+        human(p.cost.time_s, "s"),
+    ]
 }
 
 pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
