@@ -6,9 +6,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use stepcost::price::price_step;
-use stepcost::sweep::{self, Grid, SweepOptions};
-use stepcost::{price, Chip, FileKind, Scenario, Source, Workload};
+use stepcost::internals::price::price_step;
+use stepcost::internals::sweep::parse_values;
+use stepcost::{price, sweep, Axes, Chip, FileKind, Grid, Scenario, Source, Workload};
+use stepcost::{StreamFormat, SweepOptions, SweepRows};
 
 fn chip(name: &str) -> Chip {
     Chip::load(&Source::resolve(name, FileKind::Chip).unwrap()).unwrap()
@@ -68,23 +69,17 @@ const CONTEXTS: &str = "128..=128000:+128";
 
 fn million(c: &mut Criterion) {
     let workload = workload("llama-3.1-70b");
-    let grid = Grid {
-        workload: &workload,
+    let axes = Axes {
         chips: vec![chip("h100-sxm")],
         params: vec![
-            (
-                workload.param_index("batch").unwrap(),
-                sweep::parse_values(BATCHES).unwrap(),
-            ),
-            (
-                workload.param_index("context").unwrap(),
-                sweep::parse_values(CONTEXTS).unwrap(),
-            ),
+            ("batch".into(), parse_values(BATCHES).unwrap()),
+            ("context".into(), parse_values(CONTEXTS).unwrap()),
         ],
-        dtypes: Vec::new(),
-        fusions: vec![workload.default_fusion],
         mode: stepcost::Mode::Roofline,
+        ..Axes::default()
     };
+    let grid = Grid::new(&workload, axes).unwrap();
+    let sink = SweepRows::new(&workload, StreamFormat::Csv, false);
     assert_eq!(grid.len(), Some(1_024_000));
     let mut group = c.benchmark_group("sweep 1,024,000 llama-3.1-70b scenarios");
     group
@@ -93,9 +88,10 @@ fn million(c: &mut Criterion) {
     group.bench_function("engine to CSV in io::sink()", |b| {
         b.iter(|| {
             let cancel = AtomicBool::new(false);
-            sweep::run(
+            sweep(
                 &grid,
                 SweepOptions::default(),
+                &sink,
                 std::io::sink(),
                 &|_| {},
                 &cancel,

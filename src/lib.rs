@@ -3,77 +3,79 @@
 //! A [`Workload`] is the step as a graph of ops over tensors; a [`Chip`] is the accelerator's
 //! peaks, bandwidth and capacity. [`price`] places every op (or fused group of ops) on the
 //! chip's roofline and returns a [`StepReport`]: per-kernel prices and the step's totals.
+//! [`compare`] prices one scenario on several chips, [`plan()`] finds the chips a throughput
+//! target needs, and [`sweep`] streams a whole [`Grid`] of scenarios into any [`RowSink`].
 //!
 //! ```
-//! use stepcost::{price, Chip, Scenario, Source, Workload};
+//! use stepcost::{price, Chip, Mode, Scenario, ScenarioSpec, Workload};
 //!
-//! let chip = Chip::load(&Source::resolve("h100-sxm", stepcost::FileKind::Chip)?)?;
-//! let workload = Workload::load(&Source::resolve("gemm", stepcost::FileKind::Workload)?)?;
-//! let report = price(&workload, &chip, &Scenario::defaults(&workload))?;
-//! assert_eq!(report.summary.flops, 2.0 * 8192f64.powi(3));
+//! // Built-in names or paths of YAML files.
+//! let chip = Chip::named("h100-sxm")?;
+//! let workload = Workload::named("llama-3.1-70b")?;
+//! let spec = ScenarioSpec {
+//!     sets: vec![("batch".into(), 32.0)],
+//!     mode: Mode::Roofline,
+//!     ..ScenarioSpec::default()
+//! };
+//! let report = price(&workload, &chip, &Scenario::resolve(&workload, &spec)?)?;
+//! // A decode step at batch 32 reads every weight once: it is bound by memory.
+//! assert!(report.summary.memory_bound_share > 0.9);
+//! println!("{:.1} ms per token", report.summary.step_time_s * 1e3);
+//!
+//! // Errors from files say where: file, line and field.
+//! let bad = stepcost::Source::from_text("bad.yaml", "name: x\nmemory: {capacity: 80 GB}\n");
+//! let err = Chip::load(&bad).unwrap_err();
+//! assert_eq!(err.file(), Some("bad.yaml"));
 //! # Ok::<(), stepcost::Error>(())
 //! ```
+//!
+//! The code sits in wings with one-way doors: `cli` (the command line) over `study` (sweeps,
+//! plans, levers, validation) and `export` (rows, tables, documents, pictures), over `engine`
+//! (chips, workloads, pricing), over `base` (units, data types, diagnostics, limits, errors).
 
-pub mod builtin;
-pub mod chip;
-pub mod diagnostic;
-pub mod dtype;
-pub mod expr;
-pub mod import;
-pub mod lever;
-pub mod limits;
-pub mod output;
-pub mod plan;
-pub mod plot;
-pub mod price;
-pub mod report;
-pub mod scenario;
-pub mod source;
-pub mod sweep;
-pub mod units;
-pub mod validate;
-pub mod workload;
+pub(crate) mod base;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
+pub(crate) mod engine;
+pub(crate) mod export;
+pub(crate) mod study;
 
-pub use chip::Chip;
-pub use diagnostic::{Diagnostic, Diagnostics};
-pub use dtype::{DType, Role, RoleDTypes};
-pub use price::{price, Bound, Price, StepReport, StepSummary};
-pub use scenario::{Mode, Scenario, ScenarioSpec};
-pub use source::{FileKind, Source};
-pub use workload::Workload;
+pub use base::diagnostic::{Diagnostic, Diagnostics};
+pub use base::dtype::{DType, Role, RoleDTypes};
+pub use base::error::{Error, NotInWorkload, UnknownName, Unsupported};
+pub use base::param::ScenarioParam;
+pub use base::source::{FileKind, Source};
+pub use engine::chip::Chip;
+pub use engine::price::{price, Bound, KernelCost, Price, RequestSummary, StepReport, StepSummary};
+pub use engine::scenario::{Mode, Scenario, ScenarioSpec};
+pub use engine::workload::{KernelKind, Workload};
+pub use export::stream::{StreamFormat, SweepRows};
+pub use study::compare::{compare, Compared};
+pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
+pub use study::sweep::{
+    run as sweep, Axes, Grid, RowSink, SweepOptions, SweepStats, SweptScenario,
+};
 
-/// A name that is neither a file nor a built-in, with the closest built-in and the list.
-#[derive(Debug)]
-pub struct UnknownName {
-    pub kind: &'static str,
-    pub name: String,
-    /// ` (did you mean `x`?)`, or empty.
-    pub suggestion: String,
-    /// The built-in names, comma-separated.
-    pub known: String,
+/// The ids of the built-in chips, sorted.
+pub fn builtin_chips() -> impl Iterator<Item = &'static str> {
+    base::builtin::CHIPS.iter().map(|(id, _)| *id)
 }
 
-/// Everything that can go wrong, as a caller would tell the cases apart. (Kept small: it is
-/// the error of every hot evaluation step.)
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Problems in an input file, each with its file, line and field.
-    #[error("{0}")]
-    Invalid(Diagnostics),
-    #[error("cannot read `{path}`")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A chip or workload name that is neither a file nor a built-in.
-    #[error(
-        "unknown {} `{}`{}; built-in {}s: {} (or give the path of a YAML file)",
-        .0.kind, .0.name, .0.suggestion, .0.kind, .0.known
-    )]
-    UnknownName(Box<UnknownName>),
-    /// A scenario the workload or chip cannot run: unknown param or plan, a data type the chip
-    /// lacks.
-    #[error("{0}")]
-    Scenario(String),
+/// The ids of the built-in workloads, sorted.
+pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
+    base::builtin::WORKLOADS.iter().map(|(id, _)| *id)
+}
+
+/// What tests, benchmarks and fuzz targets reach beneath the front door. Not a stable API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::base::{builtin, limits, units};
+    pub use crate::engine::{expr, price, workload};
+    pub use crate::export::svg;
+    /// The exporters' entry points.
+    pub mod export {
+        pub use crate::export::{write_compare, write_run, Format};
+    }
+    pub use crate::study::{import, lever, sweep, validate};
 }

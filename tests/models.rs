@@ -141,7 +141,7 @@ fn mixtral_decode_reads_the_experts_its_tokens_reach() {
 #[test]
 fn what_fits_one_chip() {
     // Llama-3.1-405B in fp8 is 406 GB of weights: no single chip holds it.
-    for (id, _) in stepcost::builtin::CHIPS {
+    for (id, _) in stepcost::internals::builtin::CHIPS {
         let r = decode("llama-3.1-405b", id, &[], &[(Role::Weight, DType::Fp8)]);
         assert!(!r.summary.fits, "{id}");
         assert_eq!(r.summary.max_batch, Some(0), "{id}");

@@ -2,7 +2,7 @@
 
 use crate::common::stepcost;
 
-use stepcost::lever::levers;
+use stepcost::internals::lever::levers;
 use stepcost::{price, Mode, Scenario, ScenarioSpec};
 
 /// A text element of the picture: its content and anchor point.
@@ -73,7 +73,7 @@ impl Picture {
 
     /// Kernel markers: the only circles filled at the marker opacity.
     fn markers(&self) -> usize {
-        let opacity = stepcost::plot::MARKER_OPACITY.to_string();
+        let opacity = stepcost::internals::svg::MARKER_OPACITY.to_string();
         self.circles
             .iter()
             .filter(|(fill, o)| fill != "none" && *o == opacity)

@@ -97,7 +97,7 @@ proptest! {
         let r = price(&w, &chip(989.0, 3.35), &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
         for p in &r.prices {
             // attainable = min(peak, I x BW) for a kernel on one unit and type
-            if p.cost.unit == stepcost::price::Unit::Matrix {
+            if p.cost.unit == stepcost::internals::price::Unit::Matrix {
                 let roof = peak.min(p.intensity_flop_per_byte * bw);
                 prop_assert!((p.attainable_flop_per_s - roof).abs() <= 1e-9 * roof, "{}", p.name);
             }
@@ -121,7 +121,7 @@ proptest! {
         let mut costs = Vec::new();
         for (batch, tokens, fusion) in steps {
             let s = scenario(&w, batch.into(), tokens.into(), fusion);
-            let reused = stepcost::price::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
+            let reused = stepcost::internals::price::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
             let fresh = price(&w, &c, &s).unwrap().summary;
             prop_assert_eq!(reused, fresh);
         }
@@ -189,9 +189,9 @@ proptest! {
         let s = &report.summary;
         prop_assert!(s.step_time_s >= s.roofline_step_time_s * (1.0 - 1e-12));
         prop_assert!(s.fraction_of_roofline > 0.0 && s.fraction_of_roofline <= 1.0 + 1e-12);
-        for format in [stepcost::report::Format::Csv, stepcost::report::Format::Json] {
+        for format in [stepcost::internals::export::Format::Csv, stepcost::internals::export::Format::Json] {
             let mut out = Vec::new();
-            stepcost::report::write_run(&mut out, &report, true, format).unwrap();
+            stepcost::internals::export::write_run(&mut out, &report, true, format).unwrap();
             let text = String::from_utf8(out).unwrap();
             // (serde_json would write a NaN as `null`; the CSV pass catches that case)
             for bad in ["NaN", "inf"] {
@@ -217,29 +217,30 @@ proptest! {
     ) {
         use std::sync::atomic::AtomicBool;
         let w = crate::common::workload("llama-3.1-70b");
-        let grid = stepcost::sweep::Grid {
-            workload: &w,
+        let axes = stepcost::Axes {
             chips: chips.iter().map(|c| crate::common::chip(c)).collect(),
             params: vec![
-                (w.param_index("batch").unwrap(), batches.iter().map(|b| f64::from(*b)).collect()),
-                (w.param_index("context").unwrap(), contexts.iter().map(|c| f64::from(*c)).collect()),
+                ("batch".into(), batches.iter().map(|b| f64::from(*b)).collect()),
+                ("context".into(), contexts.iter().map(|c| f64::from(*c)).collect()),
             ],
             dtypes: vec![(stepcost::Role::Weight, weights)],
-            fusions,
+            fusions: fusions.iter().map(|i| w.fusion_plans[*i].name.clone()).collect(),
             mode: if roofline { stepcost::Mode::Roofline } else { stepcost::Mode::Expected },
         };
+        let grid = stepcost::Grid::new(&w, axes).unwrap();
+        let sink = stepcost::SweepRows::new(&w, stepcost::StreamFormat::Csv, false);
         let mut out = Vec::new();
-        stepcost::sweep::run(&grid, Default::default(), &mut out, &|_| {}, &AtomicBool::new(false)).unwrap();
+        stepcost::sweep(&grid, Default::default(), &sink, &mut out, &|_| {}, &AtomicBool::new(false)).unwrap();
         let text = String::from_utf8(out).unwrap();
         let rows: Vec<&str> = text.lines().skip(1).collect();
         prop_assert_eq!(rows.len() as u64, grid.len().unwrap());
         let mut scenario = Scenario::defaults(&w);
         for (i, row) in rows.iter().enumerate() {
-            let chip = &grid.chips[grid.scenario(i as u64, &mut scenario)];
+            let chip = &grid.chips()[grid.scenario(i as u64, &mut scenario)];
             match price(&w, chip, &scenario) {
                 Ok(report) => {
                     let mut single = Vec::new();
-                    stepcost::report::write_run(&mut single, &report, false, stepcost::report::Format::Csv).unwrap();
+                    stepcost::internals::export::write_run(&mut single, &report, false, stepcost::internals::export::Format::Csv).unwrap();
                     let single = String::from_utf8(single).unwrap();
                     prop_assert_eq!(single.lines().nth(1), Some(*row));
                 }

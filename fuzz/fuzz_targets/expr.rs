@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepcost::expr::Expr;
+use stepcost::internals::expr::Expr;
 
 fuzz_target!(|text: &str| {
     let resolve = |name: &str| match name {

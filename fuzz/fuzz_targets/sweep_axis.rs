@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    if let Ok(values) = stepcost::sweep::parse_values(text) {
+    if let Ok(values) = stepcost::internals::sweep::parse_values(text) {
         assert!(values.iter().all(|v| v.is_finite()));
     }
 });

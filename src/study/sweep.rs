@@ -8,6 +8,9 @@
 //! their own buffers; the buffers are handed, in order, to a writer thread while the next
 //! chunk is priced. Memory stays at a few chunks whatever the size of the grid, and the bytes
 //! out do not depend on the number of threads.
+//!
+//! The sweep decides which scenarios make rows; a [`RowSink`] decides what a row looks like
+//! (CSV, JSON Lines, or anything else), so this module never chooses a format.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,14 +18,12 @@ use std::sync::mpsc;
 
 use rayon::prelude::*;
 
-use crate::chip::Chip;
-use crate::dtype::{DType, Role};
-use crate::price::{price_request, price_step, KernelCost, StepSummary};
-use crate::report::row::{
-    self, param_columns, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
-};
-use crate::scenario::{Mode, Scenario};
-use crate::workload::{Evaluation, Workload};
+use crate::base::dtype::{DType, Role};
+use crate::base::error::Error;
+use crate::engine::chip::Chip;
+use crate::engine::price::{price_request, price_step, KernelCost, RequestSummary, StepSummary};
+use crate::engine::scenario::{Mode, Scenario};
+use crate::engine::workload::{Evaluation, Workload};
 
 /// Most values one axis may list.
 pub const MAX_AXIS_VALUES: usize = 10_000_000;
@@ -121,21 +122,101 @@ fn range(item: &str, start: &str, rest: &str, values: &mut Vec<f64>) -> Result<(
     Ok(())
 }
 
-/// The axes of a sweep; every scenario of their product is priced.
-#[derive(Debug, Clone)]
-pub struct Grid<'a> {
-    pub workload: &'a Workload,
+/// The axes of a sweep as a person gives them, before they are checked against the workload.
+#[derive(Debug, Clone, Default)]
+pub struct Axes {
     pub chips: Vec<Chip>,
-    /// `(param index, values)`, in the order given.
-    pub params: Vec<(usize, Vec<f64>)>,
+    /// `(param name, values)`, in the order given.
+    pub params: Vec<(String, Vec<f64>)>,
     /// `(role, types)`, in the order given.
     pub dtypes: Vec<(Role, Vec<DType>)>,
-    /// Fusion plan indices.
-    pub fusions: Vec<usize>,
+    /// Fusion plans by name: none for the workload's default plan, `all` for every plan.
+    pub fusions: Vec<String>,
     pub mode: Mode,
 }
 
-impl Grid<'_> {
+/// The axes of a sweep, checked: at least one chip, no empty axis, no param or role given
+/// twice, every param and plan one the workload has. Every scenario of their product is
+/// priced.
+#[derive(Debug, Clone)]
+pub struct Grid<'a> {
+    workload: &'a Workload,
+    chips: Vec<Chip>,
+    /// `(param index, values)`, in the order given.
+    params: Vec<(usize, Vec<f64>)>,
+    /// `(role, types)`, in the order given.
+    dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plan indices.
+    fusions: Vec<usize>,
+    mode: Mode,
+}
+
+impl<'a> Grid<'a> {
+    /// Checks `axes` against `workload`.
+    pub fn new(workload: &'a Workload, axes: Axes) -> Result<Grid<'a>, Error> {
+        if axes.chips.is_empty() {
+            return Err(Error::value("a sweep needs at least one chip"));
+        }
+        let mut params: Vec<(usize, Vec<f64>)> = Vec::new();
+        for (name, values) in axes.params {
+            let index = workload.param_index(&name)?;
+            if params.iter().any(|(i, _)| *i == index) {
+                return Err(Error::value(format!(
+                    "param `{name}` is set twice; give all its values in one --set"
+                )));
+            }
+            if values.is_empty() {
+                return Err(Error::value(format!("param `{name}` has no values")));
+            }
+            if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                return Err(Error::value(format!(
+                    "param `{name}` must be a finite number, found {bad}"
+                )));
+            }
+            params.push((index, values));
+        }
+        let mut dtypes: Vec<(Role, Vec<DType>)> = Vec::new();
+        for (role, types) in axes.dtypes {
+            if dtypes.iter().any(|(r, _)| *r == role) {
+                return Err(Error::value(format!(
+                    "role `{role}` is set twice; give all its types in one --dtype"
+                )));
+            }
+            if types.is_empty() {
+                return Err(Error::value(format!("role `{role}` has no data types")));
+            }
+            dtypes.push((role, types));
+        }
+        let fusions = match axes.fusions.as_slice() {
+            [] => vec![workload.default_fusion],
+            [all] if all == "all" => (0..workload.fusion_plans.len()).collect(),
+            names => names
+                .iter()
+                .map(|n| workload.fusion_index(n))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        Ok(Grid {
+            workload,
+            chips: axes.chips,
+            params,
+            dtypes,
+            fusions,
+            mode: axes.mode,
+        })
+    }
+
+    pub fn workload(&self) -> &'a Workload {
+        self.workload
+    }
+
+    pub fn chips(&self) -> &[Chip] {
+        &self.chips
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
     /// Sizes of the axes, most significant first: chips, params, dtypes, fusion plans.
     fn radices(&self) -> impl Iterator<Item = usize> + '_ {
         std::iter::once(self.chips.len())
@@ -150,7 +231,7 @@ impl Grid<'_> {
             .try_fold(1u64, |acc, n| acc.checked_mul(n as u64))
     }
 
-    /// Whether the grid has no scenario (an empty axis).
+    /// Whether the grid has no scenario (never, once built; kept for the `len` convention).
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)
     }
@@ -177,13 +258,9 @@ impl Grid<'_> {
     }
 }
 
-/// How a sweep writes its rows.
+/// Which scenarios a sweep prices and what it prices with them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SweepOptions {
-    /// One row per kernel per scenario instead of one per scenario.
-    pub per_op: bool,
-    /// JSON Lines instead of CSV.
-    pub json: bool,
     /// Leave out scenarios that cannot be priced instead of writing an `error` row.
     pub skip_invalid: bool,
     /// Also price a request of `(input, output)` tokens per sequence at each scenario.
@@ -203,6 +280,31 @@ pub struct SweepStats {
     pub cancelled: bool,
 }
 
+/// One scenario of a sweep, priced, as a [`RowSink`] sees it.
+pub struct SweptScenario<'a> {
+    pub workload: &'a Workload,
+    pub chip: &'a Chip,
+    pub scenario: &'a Scenario,
+    /// Every param's value, indexed like the workload's params.
+    pub params: &'a [f64],
+    /// The step's totals, or the first line of why it could not be priced.
+    pub outcome: Result<&'a StepSummary, &'a str>,
+    pub request: Option<&'a RequestSummary>,
+    /// One cost per kernel of the scenario's fusion plan (valid when `outcome` is `Ok`).
+    pub costs: &'a [KernelCost],
+}
+
+/// Turns a sweep's scenarios into bytes. Called from many threads at once, each with its own
+/// buffer; the buffers are written out in grid order.
+pub trait RowSink: Sync {
+    /// The most rows one scenario of `workload` makes (sizes the chunks held in memory).
+    fn rows_per_scenario(&self, workload: &Workload) -> u64;
+    /// Appends what comes before the rows (a CSV header; nothing for JSON Lines).
+    fn header(&self, grid: &Grid, out: &mut Vec<u8>);
+    /// Appends the rows of one scenario and returns how many.
+    fn scenario(&self, scenario: &SweptScenario, out: &mut Vec<u8>) -> u64;
+}
+
 /// Per-task buffers, reused across the scenarios of a task.
 struct Worker {
     scenario: Scenario,
@@ -213,13 +315,14 @@ struct Worker {
 /// Rows of scenarios targeted per chunk (a chunk's buffers are in memory at once).
 const ROWS_PER_CHUNK: u64 = 32_768;
 
-/// Prices every scenario of `grid` and writes the rows to `out`, in grid order. `progress` is
-/// called after each chunk with the scenarios it priced; setting `cancel` stops the sweep
-/// after the chunk in flight. Only writing can fail: a scenario that cannot be priced is an
-/// `error` row (or no row, with `skip_invalid`).
-pub fn run<W: Write + Send>(
+/// Prices every scenario of `grid` and writes the rows `sink` makes of them to `out`, in grid
+/// order. `progress` is called after each chunk with the scenarios it priced; setting `cancel`
+/// stops the sweep after the chunk in flight. Only writing can fail: a scenario that cannot
+/// be priced is an `error` row (or no row, with `skip_invalid`).
+pub fn run<W: Write + Send, S: RowSink>(
     grid: &Grid,
     options: SweepOptions,
+    sink: &S,
     out: W,
     progress: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
@@ -231,14 +334,7 @@ pub fn run<W: Write + Send>(
             "the grid has more than 2^64 scenarios",
         )
     })?;
-    let columns = param_columns(workload);
-    let rows_per_scenario = if options.per_op {
-        let most = workload.fusion_plans.iter().map(|p| p.kernels.len()).max();
-        most.unwrap_or(1).max(1) as u64
-    } else {
-        1
-    };
-    let per_chunk = (ROWS_PER_CHUNK / rows_per_scenario).max(1);
+    let per_chunk = (ROWS_PER_CHUNK / sink.rows_per_scenario(workload).max(1)).max(1);
     let tasks_per_chunk = (rayon::current_num_threads() as u64 * 4).max(1);
     let per_task = per_chunk.div_ceil(tasks_per_chunk).max(1);
 
@@ -256,9 +352,7 @@ pub fn run<W: Write + Send>(
         });
 
         let mut header = Vec::new();
-        if !options.json {
-            write_header(grid, &columns, options, &mut header);
-        }
+        sink.header(grid, &mut header);
         let mut pending = vec![header];
         let mut start = 0;
         while start < total {
@@ -282,7 +376,7 @@ pub fn run<W: Write + Send>(
                         let (mut rows, mut errors) = (0, 0);
                         for index in from..to {
                             let (r, e) =
-                                write_scenario(grid, &columns, options, index, worker, &mut buffer);
+                                price_scenario(grid, options, sink, index, worker, &mut buffer);
                             rows += r;
                             errors += e;
                         }
@@ -313,55 +407,11 @@ pub fn run<W: Write + Send>(
     })
 }
 
-fn label<'a>(
-    grid: &'a Grid,
-    columns: &'a [String],
-    chip: &'a Chip,
-    scenario: &Scenario,
-    params: &'a [f64],
-) -> ScenarioLabel<'a> {
-    ScenarioLabel {
-        workload: &grid.workload.id,
-        chip: &chip.id,
-        mode: scenario.mode,
-        fusion: &grid.workload.fusion_plans[scenario.fusion].name,
-        dtypes: scenario.dtypes,
-        param_columns: columns,
-        params,
-    }
-}
-
-fn write_header(grid: &Grid, columns: &[String], options: SweepOptions, out: &mut Vec<u8>) {
-    let scenario = Scenario::defaults(grid.workload);
-    // Any values will do: the header only takes the column names.
-    let values = vec![0.0; columns.len()];
-    let label = label(grid, columns, &grid.chips[0], &scenario, &values);
-    if options.per_op {
-        let row = KernelRow {
-            label,
-            kernel: None,
-            cost: None,
-            step_time_s: 0.0,
-            error: "",
-        };
-        row::csv_header(out, &row);
-    } else {
-        row::csv_header(
-            out,
-            &SummaryRow {
-                label,
-                outcome: Err(""),
-                request: None,
-            },
-        );
-    }
-}
-
 /// Prices scenario `index` and appends its rows; returns (rows written, errors).
-fn write_scenario(
+fn price_scenario<S: RowSink>(
     grid: &Grid,
-    columns: &[String],
     options: SweepOptions,
+    sink: &S,
     index: u64,
     worker: &mut Worker,
     out: &mut Vec<u8>,
@@ -391,64 +441,17 @@ fn write_scenario(
         }
         (_, Some(Err(err))) => Err(err.lines().next().unwrap_or("")),
     };
-    let request = request.as_ref().and_then(|r| r.as_ref().ok());
-    let label = label(grid, columns, chip, &worker.scenario, &worker.ev.params);
-    let line = |out: &mut Vec<u8>, row: &dyn Row| {
-        if options.json {
-            row::json_line(out, row);
-        } else {
-            row::csv_line(out, row);
-        }
-    };
     let errors = u64::from(outcome.is_err());
-    match outcome {
-        Ok(summary) if options.per_op => {
-            let workload = grid.workload;
-            let plan = &workload.fusion_plans[worker.scenario.fusion];
-            let mut rows = 0;
-            for (kernel, cost) in plan.kernels.iter().zip(&worker.costs) {
-                if cost.count == 0 {
-                    continue; // a block repeated 0 times is not in the step
-                }
-                rows += 1;
-                let row = KernelRow {
-                    label,
-                    kernel: Some(KernelName {
-                        name: &kernel.name,
-                        block: &workload.blocks[kernel.block].name,
-                        kind: kernel.kind,
-                    }),
-                    cost: Some(cost),
-                    step_time_s: summary.step_time_s,
-                    error: "",
-                };
-                line(out, &row);
-            }
-            (rows, 0)
-        }
-        Err(error) if options.per_op => {
-            let row = KernelRow {
-                label,
-                kernel: None,
-                cost: None,
-                step_time_s: 0.0,
-                error,
-            };
-            line(out, &row);
-            (1, errors)
-        }
-        outcome => {
-            line(
-                out,
-                &SummaryRow {
-                    label,
-                    outcome,
-                    request,
-                },
-            );
-            (1, errors)
-        }
-    }
+    let swept = SweptScenario {
+        workload: grid.workload,
+        chip,
+        scenario: &worker.scenario,
+        params: &worker.ev.params,
+        outcome,
+        request: request.as_ref().and_then(|r| r.as_ref().ok()),
+        costs: &worker.costs,
+    };
+    (sink.scenario(&swept, out), errors)
 }
 
 #[cfg(test)]

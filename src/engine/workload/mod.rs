@@ -13,11 +13,12 @@ mod file;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
-use crate::dtype::{DType, Role, RoleDTypes};
-use crate::expr::Expr;
-use crate::source::Source;
-use crate::Error;
+use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::{Error, NotInWorkload};
+use crate::base::param::ScenarioParam;
+use crate::base::source::Source;
+use crate::engine::expr::Expr;
 
 /// A use of a shared expression, and the place in the file it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,15 +161,62 @@ pub enum OpKind {
     },
 }
 
-impl OpKind {
-    pub fn name(&self) -> &'static str {
+/// What a kernel is, as rows and pictures name it: one op's kind, or a fused group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelKind {
+    Gemm,
+    Gemv,
+    KvRead,
+    Elementwise,
+    /// Several ops run as one kernel.
+    Fused,
+    Collective(Collective),
+}
+
+impl KernelKind {
+    /// The name in the `kind` column.
+    pub fn name(self) -> &'static str {
         match self {
-            OpKind::Gemm { gemv: false, .. } => "gemm",
-            OpKind::Gemm { gemv: true, .. } => "gemv",
-            OpKind::KvRead { .. } => "kv_read",
-            OpKind::Elementwise { .. } => "elementwise",
-            OpKind::Collective { collective, .. } => collective.name(),
+            KernelKind::Gemm => "gemm",
+            KernelKind::Gemv => "gemv",
+            KernelKind::KvRead => "kv_read",
+            KernelKind::Elementwise => "elementwise",
+            KernelKind::Fused => "fused",
+            KernelKind::Collective(c) => c.name(),
         }
+    }
+}
+
+impl serde::Serialize for KernelKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// The sizes of `count` independent `[m x k] x [k x n]` products; all zero for an op that is
+/// not a GEMM.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GemmDims {
+    pub count: f64,
+    pub m: f64,
+    pub n: f64,
+    pub k: f64,
+}
+
+impl OpKind {
+    /// The kind of the kernel this op makes alone.
+    pub fn kernel_kind(&self) -> KernelKind {
+        match self {
+            OpKind::Gemm { gemv: false, .. } => KernelKind::Gemm,
+            OpKind::Gemm { gemv: true, .. } => KernelKind::Gemv,
+            OpKind::KvRead { .. } => KernelKind::KvRead,
+            OpKind::Elementwise { .. } => KernelKind::Elementwise,
+            OpKind::Collective { collective, .. } => KernelKind::Collective(*collective),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kernel_kind().name()
     }
 
     /// Whether the op's FLOPs run on the matrix unit (else the vector unit).
@@ -219,8 +267,7 @@ impl Op {
 pub struct Kernel {
     /// The op's name, or the fused ops' names joined by `+`.
     pub name: String,
-    /// `gemm`, `gemv`, `kv_read`, `elementwise`, or `fused`.
-    pub kind: &'static str,
+    pub kind: KernelKind,
     pub block: usize,
     /// Op indices, in file order.
     pub members: Vec<usize>,
@@ -286,6 +333,8 @@ pub struct Workload {
     /// The plans, `none` (no fusion) first.
     pub fusion_plans: Vec<FusionPlan>,
     pub default_fusion: usize,
+    /// Where each [`ScenarioParam`] is among `params`, found at load.
+    known: [Option<usize>; ScenarioParam::ALL.len()],
 }
 
 /// The numbers of one scenario, in flat arrays indexed like the workload's params,
@@ -313,7 +362,7 @@ pub struct Evaluation {
     /// Elements each op reads of each input.
     pub reads: Vec<f64>,
     /// `[batch, m, n, k]` of each GEMM (zeros for other ops).
-    pub gemm: Vec<[f64; 4]>,
+    pub gemm: Vec<GemmDims>,
     /// Chips in each collective's group (0 for other ops).
     pub group: Vec<f64>,
     pub tokens_per_step: Option<f64>,
@@ -328,6 +377,14 @@ pub struct Evaluation {
 pub const MAX_REPEAT: f64 = 1e9;
 
 impl Workload {
+    /// Loads a built-in workload by name, or a workload file by path.
+    pub fn named(name: &str) -> Result<Workload, Error> {
+        Workload::load(&Source::resolve(
+            name,
+            crate::base::source::FileKind::Workload,
+        )?)
+    }
+
     /// Parses and validates a workload file; every problem found is reported.
     pub fn load(source: &Source) -> Result<Workload, Error> {
         build::build(source)
@@ -349,12 +406,13 @@ impl Workload {
             .position(|p| p.name == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
-                Error::Scenario(format!(
-                    "workload `{}` has no param `{name}`{}; its params: {}",
-                    self.id,
-                    did_you_mean(name, names.iter().copied()),
-                    names.join(", ")
-                ))
+                Error::NotInWorkload(Box::new(NotInWorkload {
+                    what: "param",
+                    name: name.to_owned(),
+                    workload: self.id.clone(),
+                    suggestion: did_you_mean(name, names.iter().copied()),
+                    known: names.join(", "),
+                }))
             })
     }
 
@@ -365,18 +423,28 @@ impl Workload {
             .position(|p| p.name == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.fusion_plans.iter().map(|p| p.name.as_str()).collect();
-                Error::Scenario(format!(
-                    "workload `{}` has no fusion plan `{name}`{}; its plans: {}",
-                    self.id,
-                    did_you_mean(name, names.iter().copied()),
-                    names.join(", ")
-                ))
+                Error::NotInWorkload(Box::new(NotInWorkload {
+                    what: "fusion plan",
+                    name: name.to_owned(),
+                    workload: self.id.clone(),
+                    suggestion: did_you_mean(name, names.iter().copied()),
+                    known: names.join(", "),
+                }))
             })
     }
 
-    /// The param that counts sequences, by convention the one named `batch`.
-    pub fn batch_param(&self) -> Option<usize> {
-        self.params.iter().position(|p| p.name == "batch")
+    /// Index of the param with meaning `p`, if the workload has it.
+    pub fn param(&self, p: ScenarioParam) -> Option<usize> {
+        self.known[p.index()]
+    }
+
+    /// Index of the param with meaning `p`, or an error saying what cannot be done without it.
+    pub fn require(&self, p: ScenarioParam, consequence: &'static str) -> Result<usize, Error> {
+        self.param(p).ok_or_else(|| Error::MissingParam {
+            workload: self.id.as_str().into(),
+            param: p,
+            consequence,
+        })
     }
 
     /// An evaluation sized for this workload, to be filled by [`Workload::evaluate`].
@@ -396,7 +464,7 @@ impl Workload {
             flops: vec![0.0; self.ops.len()],
             out_elements: vec![0.0; self.ops.len()],
             reads: vec![0.0; self.slot_count],
-            gemm: vec![[0.0; 4]; self.ops.len()],
+            gemm: vec![GemmDims::default(); self.ops.len()],
             group: vec![0.0; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
@@ -551,7 +619,12 @@ impl Workload {
                 };
                 // Each matrix once: A is [m x k], B is [k x n], C is [m x n], per batch entry.
                 (left, right) = (batch * m * k, batch * k * n);
-                ev.gemm[index] = [batch, m, n, k];
+                ev.gemm[index] = GemmDims {
+                    count: batch,
+                    m,
+                    n,
+                    k,
+                };
                 (2.0 * batch * m * n * k, batch * m * n)
             }
             OpKind::KvRead { flops, out } => (self.amount(flops, ev)?, self.amount(out, ev)?),

@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use comfy_table::{presets, CellAlignment, Table};
 
 use super::table_dtypes;
-use crate::chip::Chip;
-use crate::dtype::DType;
-use crate::plan::{PlanEntry, PlanRequest};
-use crate::price::{Price, StepReport};
-use crate::units::{human, three_significant};
-use crate::validate::{ErrorStats, Outcome};
+use crate::base::dtype::DType;
+use crate::base::units::{human, three_significant};
+use crate::engine::chip::Chip;
+use crate::engine::price::{Price, StepReport};
+use crate::study::plan::{PlanEntry, PlanRequest};
+use crate::study::validate::{ErrorStats, Outcome};
 
 fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
@@ -77,7 +77,7 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
         summary.add_row(vec![name.to_owned(), value]);
     };
     row("step time", human(s.step_time_s, "s"));
-    if report.mode == crate::scenario::Mode::Expected {
+    if report.mode == crate::engine::scenario::Mode::Expected {
         row(
             "on the roofline",
             format!(
@@ -183,7 +183,7 @@ pub(super) fn kernel_cells(p: &Price) -> Vec<String> {
     vec![
         p.name.clone(),
         p.block.clone(),
-        p.kind.to_owned(),
+        p.kind.name().to_owned(),
         format!("x{}", p.cost.count),
         human(p.cost.flops, "FLOP"),
         human(p.cost.bytes, "B"),

@@ -9,14 +9,15 @@ use serde_saphyr::Spanned;
 
 use super::file::{BlockFile, CollectiveFile, OpFile, TensorFile, WorkloadFile};
 use super::{
-    Algorithm, Block, Collective, Field, FusionPlan, Input, Kernel, KernelRead, Op, OpKind, Param,
-    ReadSize, Ref, Tensor, Workload,
+    Algorithm, Block, Collective, Field, FusionPlan, Input, Kernel, KernelKind, KernelRead, Op,
+    OpKind, Param, ReadSize, Ref, Tensor, Workload,
 };
-use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
-use crate::dtype::{DType, Role, RoleDTypes};
-use crate::expr::Expr;
-use crate::source::Source;
-use crate::Error;
+use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::base::source::Source;
+use crate::engine::expr::Expr;
 
 pub(super) fn build(source: &Source) -> Result<Workload, Error> {
     let file: WorkloadFile = source.parse().map_err(Error::Invalid)?;
@@ -419,7 +420,9 @@ impl Builder {
         if !self.problems.is_empty() {
             return Err(Error::Invalid(Diagnostics(self.problems)));
         }
+        let known = ScenarioParam::ALL.map(|p| params.iter().position(|q| q.name == p.name()));
         Ok(Workload {
+            known,
             id: source.id.clone(),
             name: name.value.trim().to_owned(),
             file: source.name.clone(),
@@ -1014,9 +1017,9 @@ fn kernels(ops: &[Op], groups: &[Vec<usize>], consumers: &[Vec<usize>]) -> Vec<K
         kernels.push(Kernel {
             name,
             kind: if members.len() > 1 {
-                "fused"
+                KernelKind::Fused
             } else {
-                ops[members[0]].kind.name()
+                ops[members[0]].kind.kernel_kind()
             },
             block: ops[members[0]].block,
             reads: reads.into_iter().map(|(_, read)| read).collect(),

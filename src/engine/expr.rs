@@ -116,8 +116,8 @@ impl Expr {
         text: &str,
         resolve: &dyn Fn(&str) -> Result<usize, String>,
     ) -> Result<Expr, ParseError> {
-        // Longest text and deepest nesting (parentheses, calls, unary minus): see crate::limits.
-        let limits = crate::limits::limits().map_err(ParseError)?;
+        // Longest text and deepest nesting (parentheses, calls, unary minus): see crate::base::limits.
+        let limits = crate::base::limits::limits().map_err(ParseError)?;
         if text.len() > limits.expr_length {
             return Err(ParseError(format!(
                 "expression is {} characters long; the limit is {} (STEPCOST_MAX_EXPR_LENGTH raises it)",

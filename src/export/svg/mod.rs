@@ -4,11 +4,12 @@
 
 use plotters::prelude::*;
 
-use crate::chip::Chip;
-use crate::dtype::DType;
-use crate::price::{Bound, Price, StepReport};
-use crate::scenario::Mode;
-use crate::Error;
+use crate::base::dtype::DType;
+use crate::base::error::Error;
+use crate::engine::chip::Chip;
+use crate::engine::price::{Bound, Price, StepReport};
+use crate::engine::scenario::Mode;
+use crate::engine::workload::KernelKind;
 
 /// Width and height of every picture, in pixels.
 const SIZE: (u32, u32) = (1100, 720);
@@ -24,21 +25,21 @@ const CHIP_COLOURS: [RGBColor; 6] = [
 ];
 
 /// Colour of a kernel's marker, by kind.
-fn kind_colour(kind: &str) -> RGBColor {
+fn kind_colour(kind: KernelKind) -> RGBColor {
     match kind {
-        "gemm" | "gemv" => RGBColor(70, 130, 180),
-        "fused" => RGBColor(218, 112, 214),
-        "kv_read" => RGBColor(60, 179, 113),
-        _ => RGBColor(160, 160, 160), // elementwise
+        KernelKind::Gemm | KernelKind::Gemv => RGBColor(70, 130, 180),
+        KernelKind::Fused => RGBColor(218, 112, 214),
+        KernelKind::KvRead => RGBColor(60, 179, 113),
+        KernelKind::Elementwise | KernelKind::Collective(_) => RGBColor(160, 160, 160),
     }
 }
 
-/// The legend entry a kernel kind falls under.
-fn legend_kind(kind: &str) -> &str {
+/// The legend entry a kernel kind falls under (collectives are drawn with the vector work).
+fn legend_kind(kind: KernelKind) -> KernelKind {
     match kind {
-        "gemv" => "gemm",
-        "gemm" | "fused" | "kv_read" => kind,
-        _ => "elementwise",
+        KernelKind::Gemm | KernelKind::Gemv => KernelKind::Gemm,
+        KernelKind::Fused | KernelKind::KvRead | KernelKind::Elementwise => kind,
+        KernelKind::Collective(_) => KernelKind::Elementwise,
     }
 }
 
@@ -55,15 +56,15 @@ fn dash<'a, DB: DrawingBackend + 'a>(
 
 const LEGEND_MARGIN: u32 = 12;
 
-const KINDS: [(&str, &str); 4] = [
-    ("gemm", "GEMM / GEMV"),
-    ("fused", "fused group"),
-    ("kv_read", "KV read"),
-    ("elementwise", "elementwise"),
+const KINDS: [(KernelKind, &str); 4] = [
+    (KernelKind::Gemm, "GEMM / GEMV"),
+    (KernelKind::Fused, "fused group"),
+    (KernelKind::KvRead, "KV read"),
+    (KernelKind::Elementwise, "elementwise"),
 ];
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
-    Error::Scenario(format!("cannot draw the picture: {e}"))
+    Error::Plot(format!("cannot draw the picture: {e}").into())
 }
 
 /// A text box already drawn, in pixels, so labels can avoid each other.
@@ -103,7 +104,7 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
     };
     let dtypes: Vec<DType> = {
         let mut d: Vec<DType> = kernels()
-            .filter(|p| p.kind != "elementwise")
+            .filter(|p| p.kind != KernelKind::Elementwise)
             .map(|p| p.cost.compute_dtype)
             .collect();
         if d.is_empty() {
@@ -203,7 +204,7 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
                 .label(format!(
                     "{} ({} TB/s)",
                     chip.id,
-                    crate::units::three_significant(bandwidth)
+                    crate::base::units::three_significant(bandwidth)
                 ))
                 .legend(move |(x, y)| {
                     PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
@@ -340,7 +341,7 @@ pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
             }
         }
         // kinds present in the legend, as empty series
-        let kinds: Vec<&str> = kernels().map(|p| legend_kind(p.kind)).collect();
+        let kinds: Vec<KernelKind> = kernels().map(|p| legend_kind(p.kind)).collect();
         for (kind, name) in KINDS.into_iter().filter(|(k, _)| kinds.contains(k)) {
             let colour = kind_colour(kind);
             chart
@@ -504,17 +505,20 @@ pub fn sweep(csv_text: &str, name: &str, options: &SweepChart) -> Result<String,
     let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
     let header: Vec<String> = reader
         .headers()
-        .map_err(|e| Error::Scenario(format!("{name}: not a CSV file: {e}")))?
+        .map_err(|e| Error::Plot(format!("{name}: not a CSV file: {e}").into()))?
         .iter()
         .map(str::to_owned)
         .collect();
     let column = |c: &str| {
         header.iter().position(|h| h == c).ok_or_else(|| {
-            Error::Scenario(format!(
-                "{name} has no column `{c}`{}; its columns: {}",
-                crate::diagnostic::did_you_mean(c, header.iter().map(String::as_str)),
-                header.join(", ")
-            ))
+            Error::Plot(
+                format!(
+                    "{name} has no column `{c}`{}; its columns: {}",
+                    crate::base::diagnostic::did_you_mean(c, header.iter().map(String::as_str)),
+                    header.join(", ")
+                )
+                .into(),
+            )
         })
     };
     let (xi, yi) = (column(&options.x)?, column(&options.y)?);
@@ -522,7 +526,7 @@ pub fn sweep(csv_text: &str, name: &str, options: &SweepChart) -> Result<String,
     let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (row, record) in reader.records().enumerate() {
         let record =
-            record.map_err(|e| Error::Scenario(format!("{name}: row {}: {e}", row + 2)))?;
+            record.map_err(|e| Error::Plot(format!("{name}: row {}: {e}", row + 2).into()))?;
         let value = |i: usize| {
             record
                 .get(i)
@@ -542,10 +546,13 @@ pub fn sweep(csv_text: &str, name: &str, options: &SweepChart) -> Result<String,
         }
     }
     if lines.is_empty() {
-        return Err(Error::Scenario(format!(
-            "{name} has no row with numbers in both `{}` and `{}`",
-            options.x, options.y
-        )));
+        return Err(Error::Plot(
+            format!(
+                "{name} has no row with numbers in both `{}` and `{}`",
+                options.x, options.y
+            )
+            .into(),
+        ));
     }
     for (_, points) in &mut lines {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));

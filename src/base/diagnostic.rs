@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
-use crate::source::Source;
+use crate::base::source::Source;
 
 /// Where in a file a value came from: 1-based line and column (0 when unknown), the field's
 /// path (`blocks[0].ops[2].gemm.n`) and, where a value may come from another file than the

@@ -6,11 +6,12 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
-use crate::dtype::DType;
-use crate::source::Source;
-use crate::units::{parse_quantity, QuantityKind};
-use crate::Error;
+use crate::base::builtin;
+use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::base::dtype::DType;
+use crate::base::error::Error;
+use crate::base::source::{FileKind, Source};
+use crate::base::units::{parse_quantity, QuantityKind};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,7 +205,28 @@ pub struct Chip {
 }
 
 impl Chip {
+    /// Loads a built-in chip by name, or a chip file by path.
+    pub fn named(name: &str) -> Result<Chip, Error> {
+        Chip::load(&Source::resolve(name, FileKind::Chip)?)
+    }
+
     /// Parses and validates a chip file; every problem found is reported.
+    /// Loads each chip named: a built-in name or a YAML file; `all` is every built-in chip.
+    pub fn load_all(names: &[impl AsRef<str>]) -> Result<Vec<Chip>, Error> {
+        let mut chips = Vec::new();
+        for name in names.iter().map(AsRef::as_ref) {
+            if name == "all" {
+                for (id, _) in builtin::CHIPS {
+                    chips.push(Chip::load(&Source::resolve(id, FileKind::Chip)?)?);
+                }
+            } else {
+                chips.push(Chip::load(&Source::resolve(name, FileKind::Chip)?)?);
+            }
+        }
+        Ok(chips)
+    }
+
+    /// Loads a chip file.
     pub fn load(source: &Source) -> Result<Chip, Error> {
         let file: ChipFile = source.parse().map_err(Error::Invalid)?;
         let mut problems = Vec::new();

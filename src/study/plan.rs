@@ -2,12 +2,13 @@
 //! tokens per second per chip while a decode step stays within a latency bound and the step's
 //! memory fits one chip, then the chips a throughput target needs and what they cost.
 
-use crate::chip::Chip;
-use crate::dtype::RoleDTypes;
-use crate::price::{price_step, KernelCost, StepSummary};
-use crate::scenario::Scenario;
-use crate::workload::Workload;
-use crate::Error;
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::engine::chip::Chip;
+use crate::engine::price::{price_step, KernelCost, StepSummary};
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::Workload;
 
 /// What a planner asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +21,27 @@ pub struct PlanRequest {
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<RoleDTypes>,
+}
+
+/// Every combination of the types in `axes` over `base` (weight bf16 and fp8 when `axes` is
+/// empty), in the order the axes list them.
+pub fn dtype_choices(base: RoleDTypes, axes: &[(Role, Vec<DType>)]) -> Vec<RoleDTypes> {
+    let default = [(Role::Weight, vec![DType::Bf16, DType::Fp8])];
+    let axes = if axes.is_empty() { &default[..] } else { axes };
+    let mut choices = vec![base];
+    for (role, types) in axes {
+        choices = choices
+            .iter()
+            .flat_map(|base| {
+                types.iter().map(move |t| {
+                    let mut d = *base;
+                    d.set(*role, *t);
+                    d
+                })
+            })
+            .collect();
+    }
+    choices
 }
 
 /// The best batch on one chip with one choice of types.
@@ -61,21 +83,15 @@ pub fn plan(
     chips: &[Chip],
     request: &PlanRequest,
 ) -> Result<Vec<PlanEntry>, Error> {
-    let batch = workload.batch_param().ok_or_else(|| {
-        Error::Scenario(format!(
-            "workload `{}` has no `batch` param, so there is no batch to plan",
-            workload.id
-        ))
-    })?;
+    let batch = workload.require(ScenarioParam::Batch, "there is no batch to plan")?;
     if !(request.target_tokens_per_s.is_finite() && request.target_tokens_per_s > 0.0) {
-        return Err(Error::Scenario(
-            "the target tokens per second must be a number above 0".into(),
+        return Err(Error::value(
+            "the target tokens per second must be a number above 0",
         ));
     }
     // The parallel dimensions the workload has: tensor, pipeline, expert.
-    let dims: Vec<usize> = ["tp", "pp", "ep"]
-        .iter()
-        .filter_map(|d| workload.params.iter().position(|p| p.name == *d))
+    let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
+        .filter_map(|d| workload.param(*d))
         .collect();
     let mut ev = workload.new_evaluation();
     let mut costs: Vec<KernelCost> = Vec::new();
@@ -206,7 +222,7 @@ fn best_point(
     chip: &Chip,
     at: &mut dyn FnMut(u64) -> Result<StepSummary, Error>,
 ) -> Result<PlanPoint, PlanError> {
-    let human = crate::units::human;
+    let human = crate::base::units::human;
     let one = at(1)?;
     let max_batch = one.max_batch.unwrap_or(MAX_BATCH).min(MAX_BATCH);
     if !one.fits || max_batch == 0 {

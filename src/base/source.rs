@@ -5,9 +5,9 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use crate::builtin;
-use crate::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
-use crate::Error;
+use crate::base::builtin;
+use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::base::error::Error;
 
 /// What a file describes; decides which built-ins a bare name is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ impl Source {
         }
     }
 
-    /// Reads the file at `path`, refusing files over the size limit (see [`crate::limits`]) and
+    /// Reads the file at `path`, refusing files over the size limit (see [`crate::base::limits`]) and
     /// text that is not UTF-8.
     pub fn read(path: &Path) -> Result<Source, Error> {
         let name = path.display().to_string();
@@ -73,7 +73,7 @@ impl Source {
             source,
         };
         let meta = std::fs::metadata(path).map_err(io)?;
-        let limit = crate::limits::limits()
+        let limit = crate::base::limits::limits()
             .map_err(|e| whole_file(&name, e))?
             .file_bytes;
         if meta.len() > limit {
@@ -150,7 +150,7 @@ impl Source {
     /// strings (a field named `n` must not read as a boolean), and unknown fields get the
     /// closest valid name.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, Diagnostics> {
-        let limits = crate::limits::limits()
+        let limits = crate::base::limits::limits()
             .map_err(|e| Diagnostics(vec![self.problem(&Origin::default(), e)]))?;
         let options = serde_saphyr::options! {
             strict_booleans: true,

@@ -2,18 +2,21 @@
 //! and programs (CSV and JSON with raw numbers and units in the column names). Exporters write
 //! to any `io::Write`; where the bytes go is the caller's business.
 
+pub mod atomic;
 pub mod document;
-pub mod row;
+pub mod rows;
+pub mod stream;
+pub mod svg;
 mod table;
 
 use std::io::{self, Write};
 
-use crate::chip::Chip;
-use crate::dtype::DType;
-use crate::plan::{PlanEntry, PlanRequest};
-use crate::price::StepReport;
-use crate::validate::{ErrorStats, Outcome};
-use row::{
+use crate::base::dtype::DType;
+use crate::engine::chip::Chip;
+use crate::engine::price::StepReport;
+use crate::study::plan::{PlanEntry, PlanRequest};
+use crate::study::validate::{ErrorStats, Outcome};
+use rows::{
     CaseRow, ChipRow, CompareRow, KernelName, KernelRow, PlanRow, Row, ScenarioLabel, StatsRow,
     SummaryRow,
 };
@@ -30,16 +33,31 @@ pub enum Format {
     Json,
 }
 
+/// A report's params as row cells: column names and values.
+struct ParamCells {
+    columns: Vec<String>,
+    values: Vec<f64>,
+}
+
+impl ParamCells {
+    fn of(report: &StepReport) -> ParamCells {
+        ParamCells {
+            columns: rows::param_columns(report.params.iter().map(|(n, _)| n.as_str())),
+            values: report.params.iter().map(|(_, v)| *v).collect(),
+        }
+    }
+}
+
 /// The label columns of a report.
-fn label<'a>(report: &'a StepReport, param_columns: &'a [String]) -> ScenarioLabel<'a> {
+fn label<'a>(report: &'a StepReport, cells: &'a ParamCells) -> ScenarioLabel<'a> {
     ScenarioLabel {
         workload: &report.workload,
         chip: &report.chip,
         mode: report.mode,
         fusion: &report.fusion,
         dtypes: report.dtypes,
-        param_columns,
-        params: &report.param_values,
+        param_columns: &cells.columns,
+        params: &cells.values,
     }
 }
 
@@ -50,8 +68,9 @@ pub fn write_run(
     per_op: bool,
     format: Format,
 ) -> io::Result<()> {
+    let cells = ParamCells::of(report);
     let summary = SummaryRow {
-        label: label(report, &report.param_columns),
+        label: label(report, &cells),
         outcome: Ok(&report.summary),
         request: report.request.as_ref(),
     };
@@ -59,11 +78,11 @@ pub fn write_run(
         .prices
         .iter()
         .map(|p| KernelRow {
-            label: label(report, &report.param_columns),
+            label: label(report, &cells),
             kernel: Some(KernelName {
                 name: &p.name,
                 block: &p.block,
-                kind: p.kind,
+                kind: p.kind.name(),
             }),
             cost: Some(&p.cost),
             step_time_s: report.summary.step_time_s,
@@ -72,12 +91,14 @@ pub fn write_run(
         .collect();
     match format {
         Format::Table => table::write_run(out, report, per_op),
-        Format::Csv if per_op => row::write_rows(out, kernels.iter().map(|r| r as &dyn Row), false),
-        Format::Csv => row::write_rows(out, [&summary as &dyn Row], false),
+        Format::Csv if per_op => {
+            rows::write_rows(out, kernels.iter().map(|r| r as &dyn Row), false)
+        }
+        Format::Csv => rows::write_rows(out, [&summary as &dyn Row], false),
         Format::Json => {
-            let mut value = row::json_value(&summary);
+            let mut value = rows::json_value(&summary);
             if per_op {
-                let ops = kernels.iter().map(|k| row::json_value(k)).collect();
+                let ops = kernels.iter().map(|k| rows::json_value(k)).collect();
                 if let serde_json::Value::Object(map) = &mut value {
                     map.insert("ops".into(), serde_json::Value::Array(ops));
                 }
@@ -96,11 +117,13 @@ pub fn write_compare(
     format: Format,
 ) -> io::Result<()> {
     let first = reports.first().map(|r| r.summary.step_time_s);
+    let cells: Vec<ParamCells> = reports.iter().map(ParamCells::of).collect();
     let rows: Vec<CompareRow> = reports
         .iter()
-        .map(|r| CompareRow {
+        .zip(&cells)
+        .map(|(r, cells)| CompareRow {
             summary: SummaryRow {
-                label: label(r, &r.param_columns),
+                label: label(r, cells),
                 outcome: Ok(&r.summary),
                 request: r.request.as_ref(),
             },
@@ -109,9 +132,9 @@ pub fn write_compare(
         .collect();
     match format {
         Format::Table => table::write_compare(out, reports),
-        Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Csv => rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
         Format::Json => {
-            let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();
+            let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         }
@@ -137,9 +160,9 @@ pub fn write_plan(
         .collect();
     match format {
         Format::Table => table::write_plan(out, workload, request, entries),
-        Format::Csv => row::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Csv => rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
         Format::Json => {
-            let value: Vec<serde_json::Value> = rows.iter().map(|r| row::json_value(r)).collect();
+            let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         }
@@ -157,11 +180,11 @@ pub fn write_validation(
     let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
     match format {
         Format::Table => table::write_validation(out, outcomes, stats),
-        Format::Csv => row::write_rows(out, cases.iter().map(|r| r as &dyn Row), false),
+        Format::Csv => rows::write_rows(out, cases.iter().map(|r| r as &dyn Row), false),
         Format::Json => {
             let value = serde_json::json!({
-                "cases": cases.iter().map(|r| row::json_value(r)).collect::<Vec<_>>(),
-                "errors": stats.iter().map(|s| row::json_value(&StatsRow(s))).collect::<Vec<_>>(),
+                "cases": cases.iter().map(|r| rows::json_value(r)).collect::<Vec<_>>(),
+                "errors": stats.iter().map(|s| rows::json_value(&StatsRow(s))).collect::<Vec<_>>(),
             });
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
@@ -184,9 +207,9 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip], format: Format) -> io::R
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
         Format::Table => table::write_chips(out, chips),
-        Format::Csv => row::write_rows(out, rows, false),
+        Format::Csv => rows::write_rows(out, rows, false),
         Format::Json => {
-            let value: Vec<serde_json::Value> = rows.map(row::json_value).collect();
+            let value: Vec<serde_json::Value> = rows.map(rows::json_value).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         }

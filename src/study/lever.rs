@@ -4,12 +4,13 @@
 
 use serde::Serialize;
 
-use crate::chip::Chip;
-use crate::dtype::{DType, Role};
-use crate::price::{price, StepReport};
-use crate::scenario::Scenario;
-use crate::workload::Workload;
-use crate::Error;
+use crate::base::dtype::{DType, Role};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::engine::chip::Chip;
+use crate::engine::price::{price, StepReport};
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::Workload;
 
 /// One change to a scenario and what it does to the step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,7 +39,7 @@ pub fn levers(
     base: &StepReport,
 ) -> Result<Vec<Lever>, Error> {
     let mut candidates: Vec<(String, Scenario)> = Vec::new();
-    if let Some(index) = workload.batch_param() {
+    if let Some(index) = workload.param(ScenarioParam::Batch) {
         let batch = base.params[index].1;
         for factor in [2.0, 0.5] {
             let value = (batch * factor).round();

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
-use crate::Error;
+use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::base::error::Error;
 
 /// A workload file made from a config.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,9 +6,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::dtype::{DType, Role, RoleDTypes};
-use crate::workload::Workload;
-use crate::Error;
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::Error;
+use crate::engine::workload::Workload;
 
 /// How op times are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -79,7 +79,7 @@ impl Scenario {
         for (name, value) in &spec.sets {
             let index = workload.param_index(name)?;
             if !value.is_finite() {
-                return Err(Error::Scenario(format!(
+                return Err(Error::value(format!(
                     "param `{name}` must be a finite number, found {value}"
                 )));
             }

@@ -4,13 +4,12 @@
 
 use std::io::Write;
 
-use crate::chip::Chip;
-use crate::dtype::RoleDTypes;
-use crate::plan::{PlanEntry, PlanPoint};
-use crate::price::{KernelCost, RequestSummary, StepSummary};
-use crate::scenario::Mode;
-use crate::validate::{ErrorStats, Outcome};
-use crate::workload::Workload;
+use crate::base::dtype::RoleDTypes;
+use crate::engine::chip::Chip;
+use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
+use crate::engine::scenario::Mode;
+use crate::study::plan::{PlanEntry, PlanPoint};
+use crate::study::validate::{ErrorStats, Outcome};
 
 /// One value of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,7 +35,7 @@ pub trait Row {
 
 /// Column names of a workload's params in rows: the param's name, or `param_NAME` where the
 /// name is already one of the fixed columns of a summary or kernel row.
-pub fn param_columns(workload: &Workload) -> Vec<String> {
+pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let label = ScenarioLabel {
         workload: "",
         chip: "",
@@ -65,14 +64,13 @@ pub fn param_columns(workload: &Workload) -> Vec<String> {
         error: "",
     }
     .visit(&mut collect);
-    workload
-        .params
-        .iter()
-        .map(|p| {
-            if fixed.contains(&p.name) {
-                format!("param_{}", p.name)
+    names
+        .into_iter()
+        .map(|name| {
+            if fixed.iter().any(|f| f == name) {
+                format!("param_{name}")
             } else {
-                p.name.clone()
+                name.to_owned()
             }
         })
         .collect()
@@ -115,6 +113,17 @@ pub struct SummaryRow<'a> {
     pub outcome: Result<&'a StepSummary, &'a str>,
     /// The request priced with the scenario, if one was asked for.
     pub request: Option<&'a RequestSummary>,
+}
+
+impl<'a> SummaryRow<'a> {
+    /// The row of a scenario that could not be priced.
+    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> SummaryRow<'a> {
+        SummaryRow {
+            label,
+            outcome: Err(error),
+            request: None,
+        }
+    }
 }
 
 impl Row for SummaryRow<'_> {
@@ -206,6 +215,19 @@ pub struct KernelRow<'a> {
     /// The step time, for the kernel's share.
     pub step_time_s: f64,
     pub error: &'a str,
+}
+
+impl<'a> KernelRow<'a> {
+    /// The one row of a scenario that could not be priced: its error, no kernel.
+    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> KernelRow<'a> {
+        KernelRow {
+            label,
+            kernel: None,
+            cost: None,
+            step_time_s: 0.0,
+            error,
+        }
+    }
 }
 
 impl Row for KernelRow<'_> {
@@ -340,7 +362,7 @@ impl Row for StatsRow<'_> {
 /// A chip and one data type of its matrix unit.
 pub struct ChipRow<'a> {
     pub chip: &'a Chip,
-    pub dtype: crate::dtype::DType,
+    pub dtype: crate::base::dtype::DType,
     pub peak_flop_per_s: f64,
 }
 

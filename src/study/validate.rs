@@ -4,14 +4,15 @@
 
 use std::path::Path;
 
-use crate::chip::Chip;
-use crate::diagnostic::{Diagnostic, Diagnostics, Origin};
-use crate::dtype::{parse_role_dtype, DType, Role};
-use crate::price::{price, price_request};
-use crate::scenario::{parse_set, Mode, Scenario, ScenarioSpec};
-use crate::source::{FileKind, Source};
-use crate::workload::Workload;
-use crate::Error;
+use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::base::dtype::{parse_role_dtype, DType, Role};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::base::source::{FileKind, Source};
+use crate::engine::chip::Chip;
+use crate::engine::price::{price, price_request};
+use crate::engine::scenario::{parse_set, Mode, Scenario, ScenarioSpec};
+use crate::engine::workload::Workload;
 
 /// What a case measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,7 +344,7 @@ fn derived_kind(case: &Case) -> String {
     let tokens = case
         .sets
         .iter()
-        .find(|(n, _)| n == "tokens")
+        .find(|(n, _)| n == ScenarioParam::Tokens.name())
         .map(|(_, v)| *v);
     match tokens {
         Some(t) if t > 1.0 => "prefill",
@@ -359,13 +360,13 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
     let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
     let mut sets = case.sets.clone();
     if case.tp > 1 {
-        if workload.params.iter().all(|p| p.name != "tp") {
-            return Err(Error::Scenario(format!(
+        if workload.param(ScenarioParam::Tp).is_none() {
+            return Err(Error::value(format!(
                 "multi-chip (tp = {}): workload `{}` has no `tp` param to split it",
                 case.tp, workload.id
             )));
         }
-        sets.push(("tp".into(), case.tp as f64));
+        sets.push((ScenarioParam::Tp.name().into(), case.tp as f64));
     }
     let spec = ScenarioSpec {
         sets,
@@ -375,8 +376,7 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
         overlap_comm: false,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
-    let wrong_metric =
-        |what: &str| Error::Scenario(format!("metric `{}` {what}", case.metric.name()));
+    let wrong_metric = |what: &str| Error::value(format!("metric `{}` {what}", case.metric.name()));
     if let Some((input, output)) = case.request {
         let r = price_request(&workload, &chip, &scenario, input, output)?;
         let value = match case.metric {
@@ -404,7 +404,7 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
         Metric::BandwidthTbS => s.bytes / s.step_time_s / 1e12,
         Metric::StepTimeUs => s.step_time_s * 1e6,
         Metric::TokensPerS => s.tokens_per_s.ok_or_else(|| {
-            Error::Scenario(format!("workload `{}` has no tokens_per_step", workload.id))
+            Error::value(format!("workload `{}` has no tokens_per_step", workload.id))
         })?,
         _ => return Err(wrong_metric("needs a request")),
     };

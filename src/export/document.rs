@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use crate::lever::Lever;
-use crate::price::{Bound, StepReport};
-use crate::scenario::Mode;
-use crate::units::{human, three_significant};
+use crate::base::units::{human, three_significant};
+use crate::engine::price::{Bound, StepReport};
+use crate::engine::scenario::Mode;
+use crate::study::lever::Lever;
 
 /// The markup of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

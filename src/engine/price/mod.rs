@@ -8,11 +8,14 @@
 
 use serde::Serialize;
 
-use crate::chip::{Achievable, Chip};
-use crate::dtype::{DType, Role, RoleDTypes};
-use crate::scenario::{Mode, Scenario};
-use crate::workload::{Algorithm, Collective, Evaluation, Kernel, OpKind, Workload};
-use crate::Error;
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::{Error, Unsupported};
+use crate::base::param::ScenarioParam;
+use crate::engine::chip::{Achievable, Chip};
+use crate::engine::scenario::{Mode, Scenario};
+use crate::engine::workload::{
+    Algorithm, Collective, Evaluation, GemmDims, Kernel, KernelKind, OpKind, Workload,
+};
 
 /// Which limit sets a kernel's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -65,7 +68,7 @@ pub struct Price {
     pub name: String,
     pub block: String,
     /// `gemm`, `gemv`, `kv_read`, `elementwise`, or `fused`.
-    pub kind: &'static str,
+    pub kind: KernelKind,
     #[serde(flatten)]
     pub cost: KernelCost,
     pub intensity_flop_per_byte: f64,
@@ -138,11 +141,6 @@ pub struct StepReport {
     pub fusion: String,
     /// Every param with the value used, in the file's order.
     pub params: Vec<(String, f64)>,
-    /// The same values alone, for rows.
-    pub param_values: Vec<f64>,
-    /// Column names of the params in rows (see [`crate::report::row::param_columns`]).
-    pub param_columns: Vec<String>,
-
     pub dtypes: RoleDTypes,
     pub prices: Vec<Price>,
     pub summary: StepSummary,
@@ -262,8 +260,6 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             .map(|p| p.name.clone())
             .zip(ev.params.iter().copied())
             .collect(),
-        param_values: ev.params.clone(),
-        param_columns: crate::report::row::param_columns(workload),
         dtypes: scenario.dtypes,
         prices,
         summary,
@@ -325,7 +321,7 @@ pub fn price_step(
         costs.push(cost);
     }
     if !(step_time_s.is_finite() && flops.is_finite() && bytes.is_finite()) {
-        return Err(Error::Scenario(format!(
+        return Err(Error::value(format!(
             "the step's totals overflow ({step_time_s} s, {flops} FLOPs, {bytes} bytes): check the params"
         )));
     }
@@ -334,7 +330,7 @@ pub fn price_step(
     let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
     let chips = ev.chips as u64;
     let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
-    let max_batch = workload.batch_param().map(|b| {
+    let max_batch = workload.param(ScenarioParam::Batch).map(|b| {
         let batch = ev.params[b];
         let per_sequence = (kv_bytes + activation_bytes) / batch;
         let room = chip.capacity_bytes - weight_bytes;
@@ -421,12 +417,9 @@ fn price_kernel(
     }
     let achievable = match mode {
         Mode::Roofline => None,
-        Mode::Expected => Some(chip.expected.as_ref().ok_or_else(|| {
-            Error::Scenario(format!(
-                "chip `{}` has no `expected` section (achievable fractions of peak and bandwidth); price it with --mode roofline",
-                chip.id
-            ))
-        })?),
+        Mode::Expected => Some(
+            (chip.expected.as_ref()).ok_or_else(|| Error::NoExpected(chip.id.as_str().into()))?,
+        ),
     };
     let mut flops = 0.0;
     let mut compute_time_s = 0.0;
@@ -443,10 +436,12 @@ fn price_kernel(
         let on_matrix = op.kind.matrix_unit();
         if op_flops > 0.0 {
             let unsupported = |reason: String| {
-                Error::Scenario(format!(
-                    "op `{}` computes in {dtype}, but chip {reason}",
-                    op.name
-                ))
+                Error::Unsupported(Box::new(Unsupported {
+                    op: op.name.clone(),
+                    dtype,
+                    chip: chip.id.clone(),
+                    reason: format!("computes in {dtype}, but chip {reason}"),
+                }))
             };
             let peak = if on_matrix {
                 chip.matrix_peak(dtype).map_err(unsupported)?
@@ -539,8 +534,8 @@ fn price_kernel(
             let hbm_bytes = bytes - cache_hit_bytes + scale_bytes;
             let cache_time_s = cache.map_or(0.0, |(_, bw)| cache_hit_bytes / bw);
             let small_m = kernel.members.iter().any(|&i| {
-                let [_, m, _, _] = ev.gemm[i];
-                m > 0.0 && m < crate::chip::SMALL_M
+                let m = ev.gemm[i].m;
+                m > 0.0 && m < crate::engine::chip::SMALL_M
             });
             let memory_efficiency = a.memory * if small_m { a.small_m_memory } else { 1.0 };
             let t_memory = hbm_bytes / (bandwidth * memory_efficiency) + cache_time_s;
@@ -622,16 +617,20 @@ fn price_collective(
         _ => ev.out_elements[i],
     } * dtypes.get(op.out_role).bytes();
     let unreachable = || {
-        Error::Scenario(format!(
-            "op `{}` spans {n} chips, but chip `{}` has no interconnect{}",
-            op.name,
-            chip.id,
-            if chip.interconnect.is_some() {
-                " domain that large and no `network` beyond it"
-            } else {
-                ""
-            }
-        ))
+        Error::Unsupported(Box::new(Unsupported {
+            op: op.name.clone(),
+            dtype: dtypes.get(op.out_role),
+            chip: chip.id.clone(),
+            reason: format!(
+                "spans {n} chips, but chip `{}` has no interconnect{}",
+                chip.id,
+                if chip.interconnect.is_some() {
+                    " domain that large and no `network` beyond it"
+                } else {
+                    ""
+                }
+            ),
+        }))
     };
     let link = chip.interconnect.as_ref().ok_or_else(unreachable)?;
     let (bandwidth, latency) = match link.domain {
@@ -688,7 +687,8 @@ fn price_collective(
 /// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
 /// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
 /// with the CTA tile that wastes least.
-fn gemm_quantization(chip: &Chip, a: &Achievable, [batch, m, n, _]: [f64; 4]) -> f64 {
+fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
+    let GemmDims { count, m, n, .. } = dims;
     if m <= 0.0 {
         return 1.0; // not a GEMM
     }
@@ -707,7 +707,7 @@ fn gemm_quantization(chip: &Chip, a: &Achievable, [batch, m, n, _]: [f64; 4]) ->
             let [cta_m, cta_n] = tile.map(|t| t as f64);
             let cta_m = cta_m.min(padded_m);
             let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let ctas = batch * rows * columns;
+            let ctas = count * rows * columns;
             // Tiles that overhang the matrix compute their overhang too.
             let used = padded_m * n / (rows * cta_m * columns * cta_n);
             ctas / ((ctas / units).ceil() * units) * used
@@ -754,22 +754,14 @@ pub fn price_request(
     input: u64,
     output: u64,
 ) -> Result<RequestSummary, Error> {
-    let param = |name: &str| {
-        workload
-            .params
-            .iter()
-            .position(|p| p.name == name)
-            .ok_or_else(|| {
-                Error::Scenario(format!(
-                    "workload `{}` has no `{name}` param, so it cannot price a request",
-                    workload.id
-                ))
-            })
-    };
-    let (tokens, context) = (param("tokens")?, param("context")?);
+    let param = |p| workload.require(p, "it cannot price a request");
+    let (tokens, context) = (
+        param(ScenarioParam::Tokens)?,
+        param(ScenarioParam::Context)?,
+    );
     if input == 0 || output == 0 {
-        return Err(Error::Scenario(
-            "a request needs at least one input and one output token".into(),
+        return Err(Error::value(
+            "a request needs at least one input and one output token",
         ));
     }
     let mut ev = workload.new_evaluation();

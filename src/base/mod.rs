@@ -1,0 +1,11 @@
+//! The ground floor: quantities and their units, data types, where text came from and what is
+//! wrong with it, the limits on input, and the library's error. Imports nothing above it.
+
+pub mod builtin;
+pub mod diagnostic;
+pub mod dtype;
+pub mod error;
+pub mod limits;
+pub mod param;
+pub mod source;
+pub mod units;

@@ -1,0 +1,86 @@
+//! The params the engine and the studies read by meaning rather than as plain numbers: how
+//! many sequences, how many new tokens each, the context they already hold, and the parallel
+//! degrees. Declared once here; a workload finds them at load (see
+//! [`Workload::param`](crate::engine::workload::Workload::param)), and a question that needs
+//! one the workload lacks says so by name.
+
+use std::fmt;
+
+/// A param with a meaning the engine relies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScenarioParam {
+    /// Sequences in the step.
+    Batch,
+    /// New tokens per sequence in the step (1 in decode, the prompt in prefill).
+    Tokens,
+    /// Tokens each sequence's KV cache already holds.
+    Context,
+    /// Tensor-parallel degree.
+    Tp,
+    /// Pipeline-parallel degree.
+    Pp,
+    /// Expert-parallel degree.
+    Ep,
+    /// Data-parallel replicas.
+    Dp,
+}
+
+impl ScenarioParam {
+    /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
+    pub const ALL: [ScenarioParam; 7] = [
+        ScenarioParam::Batch,
+        ScenarioParam::Tokens,
+        ScenarioParam::Context,
+        ScenarioParam::Tp,
+        ScenarioParam::Pp,
+        ScenarioParam::Ep,
+        ScenarioParam::Dp,
+    ];
+
+    /// The param's name in workload files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScenarioParam::Batch => "batch",
+            ScenarioParam::Tokens => "tokens",
+            ScenarioParam::Context => "context",
+            ScenarioParam::Tp => "tp",
+            ScenarioParam::Pp => "pp",
+            ScenarioParam::Ep => "ep",
+            ScenarioParam::Dp => "dp",
+        }
+    }
+
+    /// Position in [`ScenarioParam::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The one called `name`, if any.
+    pub fn from_name(name: &str) -> Option<ScenarioParam> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The parallel degrees a layout search tries: tensor, pipeline, expert.
+    pub const LAYOUT: [ScenarioParam; 3] =
+        [ScenarioParam::Tp, ScenarioParam::Pp, ScenarioParam::Ep];
+}
+
+impl fmt::Display for ScenarioParam {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_index_matches_order() {
+        for (i, p) in ScenarioParam::ALL.into_iter().enumerate() {
+            assert_eq!(ScenarioParam::from_name(p.name()), Some(p));
+            assert_eq!(p.index(), i);
+        }
+        assert_eq!(ScenarioParam::from_name("hidden"), None);
+    }
+}

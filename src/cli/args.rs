@@ -1,0 +1,398 @@
+//! The command line as typed ("low" arguments): clap types, value parsers, and the conversions
+//! to the library's own types. Nothing here prices or prints.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::base::dtype::{parse_role_dtype, DType, Role};
+use crate::base::source::FileKind;
+use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
+use crate::export::stream::StreamFormat as Stream;
+use crate::export::Format;
+
+#[derive(Parser)]
+#[command(
+    name = "stepcost",
+    version,
+    about = "Price one transformer step (prefill or decode) on an accelerator's roofline"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// List chips: peaks per data type, bandwidth, capacity and ridge points
+    Chips {
+        /// Chips to list (built-in names or YAML files); all built-ins when omitted
+        chips: Vec<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Price one scenario: the step's totals, and with --per-op every kernel
+    Run(RunArgs),
+    /// Price the cartesian product of chips, param values, data types and fusion plans,
+    /// streamed to CSV or JSON Lines in product order
+    #[command(after_long_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
+    /// One scenario on several chips side by side, with speeds relative to the first chip
+    Compare(CompareArgs),
+    /// Chips needed for a throughput target: the best batch per chip and data types within a
+    /// latency bound and one chip's memory, ranked by cost
+    Plan(PlanArgs),
+    /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
+    /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss and Gemma-2 families)
+    Import {
+        /// The config.json
+        config: PathBuf,
+        /// Write the workload to FILE instead of stdout
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Price measured cases and report each prediction's error, then the median and 90th
+    /// percentile overall, per chip, per kind and per data type
+    Validate {
+        /// Case file (CSV): id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes
+        cases: PathBuf,
+        /// Pricing mode
+        #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+        mode: ModeArg,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
+    /// sweep CSV
+    Plot {
+        #[command(subcommand)]
+        picture: PlotCommand,
+    },
+    /// A self-contained report of one scenario on one or more chips: summary, every kernel,
+    /// what bounds the step, which lever moves it, and the roofline picture
+    Report(ReportArgs),
+    /// Validate chip and workload files and report every problem with its line
+    Check {
+        /// Files to check
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// What the files are; guessed from their top-level keys when omitted
+        #[arg(long, value_enum)]
+        kind: Option<KindArg>,
+    },
+}
+
+#[derive(Args)]
+pub(crate) struct OutputArgs {
+    /// Output format: human-scaled table, or raw numbers as CSV or JSON
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub(crate) format: FormatArg,
+    /// Write to FILE instead of stdout (written whole, or not at all)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// Workload: built-in name or YAML file
+    pub(crate) workload: String,
+    /// Chip: built-in name or YAML file
+    #[arg(long)]
+    pub(crate) chip: String,
+    #[command(flatten)]
+    pub(crate) scenario: ScenarioArgs,
+    /// Also list every kernel (op or fused group)
+    #[arg(long)]
+    pub(crate) per_op: bool,
+    /// Also price a whole request at the scenario's batch: in=I,out=O tokens per sequence
+    /// (time to first token, time per output token, end to end, output tokens/s)
+    #[arg(long, value_name = "in=I,out=O", value_parser = crate::study::validate::parse_request)]
+    pub(crate) request: Option<(u64, u64)>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+const SWEEP_HELP: &str = "\
+Axes (the sweep is their cartesian product):
+  --set NAME=LIST     values of a param; LIST is comma-separated numbers and ranges:
+                        1,2,4            a list
+                        1..=256          1, 2, ..., 256 (inclusive; `1..256` excludes 256)
+                        1..=256:x2       1, 2, 4, ..., 256 (geometric)
+                        128..=4096:+128  128, 256, ..., 4096 (arithmetic)
+                        1,8..=64:x2,100  lists and ranges mixed
+  --dtype ROLE=LIST   data types of a role, e.g. weight=bf16,fp8,int4
+  --fusion LIST|all   fusion plans of the workload
+  --chip LIST|all     chips (built-in names or files), `all` for every built-in chip
+
+Rows come in product order: chip, then params in the order given, then data types, then
+fusion plan. Columns: workload, chip, mode, fusion, weight_dtype, activation_dtype, kv_dtype,
+one per param, then the totals of `stepcost run --format csv` and `error` (filled when a
+scenario cannot be priced, e.g. a data type the chip lacks). With --per-op, one row per kernel.
+
+Examples:
+  stepcost sweep llama-3.1-70b --chip h100-sxm,h200 --set batch=1..=256:x2 \\
+      --dtype weight=bf16,fp8 --fusion none,flash --out sweep.csv
+  stepcost sweep llama-3.1-70b --chip all --set batch=1..=1024 --set context=1024,8192 \\
+      --skip-invalid --format json --out sweep.jsonl";
+
+#[derive(Args)]
+pub(crate) struct SweepArgs {
+    /// Workload: built-in name or YAML file
+    pub(crate) workload: String,
+    /// Chips, comma-separated (built-in names or YAML files), or `all`
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub(crate) chip: Vec<String>,
+    /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
+    #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
+    pub(crate) sets: Vec<(String, Vec<f64>)>,
+    /// Data types of a role: ROLE=LIST, e.g. weight=bf16,fp8 (repeatable)
+    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
+    pub(crate) dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plans, comma-separated, or `all` (default: the workload's default plan)
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) fusion: Vec<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+    pub(crate) mode: ModeArg,
+    /// One row per kernel per scenario (long format) instead of one per scenario
+    #[arg(long)]
+    pub(crate) per_op: bool,
+    /// Also price a whole request at each scenario: in=I,out=O tokens per sequence
+    #[arg(long, value_name = "in=I,out=O", value_parser = crate::study::validate::parse_request)]
+    pub(crate) request: Option<(u64, u64)>,
+    /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
+    #[arg(long)]
+    pub(crate) skip_invalid: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
+    pub(crate) format: StreamFormat,
+    /// Write to FILE instead of stdout (written whole, or not at all)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    /// Refuse grids larger than this many scenarios
+    #[arg(long, default_value_t = crate::study::sweep::DEFAULT_MAX_SCENARIOS)]
+    pub(crate) max_scenarios: u64,
+    /// No progress bar (it is shown only when stderr is a terminal anyway)
+    #[arg(long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct CompareArgs {
+    #[command(flatten)]
+    pub(crate) scenario: ChipsScenario,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+/// One scenario's choices, as `run`, `compare`, `plot roofline` and `report` take them.
+#[derive(Args)]
+pub(crate) struct ScenarioArgs {
+    /// Override a param, e.g. --set batch=32 (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    pub(crate) sets: Vec<(String, f64)>,
+    /// Data type of a role (weight, activation, kv), e.g. --dtype weight=fp8 (repeatable);
+    /// types: fp32, tf32, bf16, fp16, fp8, fp6, int8, fp4, int4
+    #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
+    pub(crate) dtypes: Vec<(Role, DType)>,
+    /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)
+    #[arg(long)]
+    pub(crate) fusion: Option<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+    pub(crate) mode: ModeArg,
+    /// Let each collective's transfer overlap the kernel before it (off: they run in turn)
+    #[arg(long)]
+    pub(crate) overlap_comm: bool,
+}
+
+impl ScenarioArgs {
+    pub(crate) fn spec(self) -> ScenarioSpec {
+        ScenarioSpec {
+            sets: self.sets,
+            dtypes: self.dtypes,
+            fusion: self.fusion,
+            mode: self.mode.into(),
+            overlap_comm: self.overlap_comm,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum PlotCommand {
+    /// Log-log roofline of each chip (memory slope, compute roofs, ridge points; achievable
+    /// roofs dashed in expected mode) with every kernel at its intensity and attained rate,
+    /// marker area proportional to its share of the step
+    Roofline {
+        #[command(flatten)]
+        scenario: ChipsScenario,
+        /// Write the SVG to FILE instead of stdout
+        #[arg(long, value_name = "FILE.svg")]
+        out: Option<PathBuf>,
+    },
+    /// Line chart of two columns of a sweep CSV, one line per value of --series
+    Sweep {
+        /// The CSV written by `stepcost sweep`
+        csv: PathBuf,
+        /// Column for the horizontal axis, e.g. batch
+        #[arg(long)]
+        x: String,
+        /// Column for the vertical axis, e.g. tokens_per_s
+        #[arg(long)]
+        y: String,
+        /// Column whose values make separate lines, e.g. chip
+        #[arg(long)]
+        series: Option<String>,
+        /// Logarithmic horizontal axis
+        #[arg(long)]
+        log_x: bool,
+        /// Logarithmic vertical axis
+        #[arg(long)]
+        log_y: bool,
+        /// Write the SVG to FILE instead of stdout
+        #[arg(long, value_name = "FILE.svg")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// A workload, one scenario and the chips to price it on.
+#[derive(Args)]
+pub(crate) struct ChipsScenario {
+    /// Workload: built-in name or YAML file
+    pub(crate) workload: String,
+    /// Chips, comma-separated (built-in names or YAML files), or `all`
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub(crate) chip: Vec<String>,
+    #[command(flatten)]
+    pub(crate) scenario: ScenarioArgs,
+}
+
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    pub(crate) scenario: ChipsScenario,
+    /// The report: FILE.md (the roofline written beside it as FILE.svg) or FILE.html (the
+    /// roofline inline)
+    #[arg(long, value_name = "FILE.md|FILE.html")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Args)]
+pub(crate) struct PlanArgs {
+    /// Workload: built-in name or YAML file (it needs a `batch` param)
+    pub(crate) workload: String,
+    /// Tokens per second the deployment must serve
+    #[arg(long, value_name = "N")]
+    pub(crate) target_tokens_per_s: f64,
+    /// Most milliseconds per output token a sequence may see
+    #[arg(long, value_name = "L")]
+    pub(crate) max_ms_per_token: Option<f64>,
+    /// Tokens already in each sequence's KV cache (the workload's `context` param)
+    #[arg(long, value_name = "C")]
+    pub(crate) context: Option<f64>,
+    /// Chips to consider, comma-separated, or `all`
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub(crate) chip: Vec<String>,
+    /// Data types to try: ROLE=LIST (repeatable; default weight=bf16,fp8); every combination
+    /// is tried on every chip
+    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
+    pub(crate) dtypes: Vec<(Role, Vec<DType>)>,
+    /// Override a param, e.g. --set tokens=1 (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    pub(crate) sets: Vec<(String, f64)>,
+    /// Fusion plan of the workload
+    #[arg(long)]
+    pub(crate) fusion: Option<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+    pub(crate) mode: ModeArg,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StreamFormat {
+    Csv,
+    /// JSON Lines: one object per line
+    Json,
+}
+
+pub(crate) fn parse_axis(text: &str) -> Result<(String, Vec<f64>), String> {
+    let (name, list) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=LIST (e.g. batch=1..=64:x2), found `{text}`"))?;
+    Ok((
+        name.trim().to_owned(),
+        crate::study::sweep::parse_values(list)?,
+    ))
+}
+
+pub(crate) fn parse_dtype_axis(text: &str) -> Result<(Role, Vec<DType>), String> {
+    let (role, list) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected ROLE=LIST (e.g. weight=bf16,fp8), found `{text}`"))?;
+    let types = list
+        .split(',')
+        .map(|d| d.parse::<DType>())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((role.parse()?, types))
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum FormatArg {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// What real kernels achieve: achievable fractions of peak and bandwidth, a fixed cost per
+    /// kernel, tile and wave quantization, cache hits, dequantization
+    Expected,
+    /// max(FLOPs / peak, bytes / bandwidth) with datasheet peaks: the ceiling
+    Roofline,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum KindArg {
+    Chip,
+    Workload,
+}
+
+impl From<StreamFormat> for Stream {
+    fn from(f: StreamFormat) -> Stream {
+        match f {
+            StreamFormat::Csv => Stream::Csv,
+            StreamFormat::Json => Stream::JsonLines,
+        }
+    }
+}
+
+impl From<KindArg> for FileKind {
+    fn from(k: KindArg) -> FileKind {
+        match k {
+            KindArg::Chip => FileKind::Chip,
+            KindArg::Workload => FileKind::Workload,
+        }
+    }
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Expected => Mode::Expected,
+            ModeArg::Roofline => Mode::Roofline,
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! `sweep`: the grid from the command line, a progress bar on a terminal, Ctrl-C that stops
+//! within a chunk, and an output file that is written whole or not at all.
+
+use std::io::{self, IsTerminal};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::args::SweepArgs;
+use crate::base::source::{FileKind, Source};
+use crate::engine::chip::Chip;
+use crate::engine::workload::Workload;
+use crate::export::atomic::AtomicFile;
+use crate::export::stream::SweepRows;
+use crate::study::sweep;
+
+pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
+    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let chips = Chip::load_all(&args.chip)?;
+    let axes = sweep::Axes {
+        chips,
+        params: args.sets,
+        dtypes: args.dtypes,
+        fusions: args.fusion,
+        mode: args.mode.into(),
+    };
+    let grid = sweep::Grid::new(&workload, axes)?;
+    let total = match grid.len() {
+        Some(n) if n <= args.max_scenarios => n,
+        size => anyhow::bail!(
+            "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
+            size.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+            args.max_scenarios
+        ),
+    };
+
+    let bar = if args.quiet || !io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:40} {human_pos}/{human_len} scenarios  {per_sec}  ETA {eta}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    // A second Ctrl-C ends at once; the final file is still never half-written.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    let options = sweep::SweepOptions {
+        skip_invalid: args.skip_invalid,
+        request: args.request,
+    };
+    let sink = SweepRows::new(&workload, args.format.into(), args.per_op);
+    let progress = |n: u64| bar.inc(n);
+    let (stats, file) = match &args.out {
+        Some(path) => {
+            let mut file = AtomicFile::create(path)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            let stats = sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel)
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            (stats, Some(file))
+        }
+        None => {
+            let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout());
+            (
+                sweep::run(&grid, options, &sink, stdout, &progress, &cancel)?,
+                None,
+            )
+        }
+    };
+    bar.finish_and_clear();
+    if stats.cancelled {
+        eprintln!(
+            "interrupted: {} of {total} scenarios priced ({} rows){}",
+            stats.scenarios,
+            stats.rows,
+            match &args.out {
+                Some(path) => format!("; `{}` was not written", path.display()),
+                None => String::new(),
+            }
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if let (Some(file), Some(path)) = (file, &args.out) {
+        file.commit()
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        if !args.quiet && io::stderr().is_terminal() {
+            eprintln!(
+                "{} scenarios, {} rows ({} could not be priced) written to `{}`",
+                stats.scenarios,
+                stats.rows,
+                stats.errors,
+                path.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

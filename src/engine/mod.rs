@@ -1,0 +1,8 @@
+//! The engine: chips, workloads and their graphs, scenarios, and the pricing of a step. It
+//! never parses arguments, prints, formats or chooses a format.
+
+pub mod chip;
+pub mod expr;
+pub mod price;
+pub mod scenario;
+pub mod workload;

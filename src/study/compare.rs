@@ -1,0 +1,48 @@
+//! One scenario priced on several chips: what `compare`, `plot roofline` and `report` show.
+
+use crate::base::error::Error;
+use crate::engine::chip::Chip;
+use crate::engine::price::{price, StepReport};
+use crate::engine::scenario::{Scenario, ScenarioSpec};
+use crate::engine::workload::Workload;
+
+/// A scenario priced on each chip asked for, in the order asked.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    pub workload: Workload,
+    pub scenario: Scenario,
+    pub reports: Vec<(Chip, StepReport)>,
+}
+
+impl Compared {
+    /// `(chip, report)` pairs, as the pictures take them.
+    pub fn pairs(&self) -> Vec<(&Chip, &StepReport)> {
+        self.reports.iter().map(|(c, r)| (c, r)).collect()
+    }
+
+    /// The reports alone.
+    pub fn into_reports(self) -> Vec<StepReport> {
+        self.reports.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// Prices the scenario `spec` names on every chip of `chips`.
+pub fn compare(
+    workload: Workload,
+    chips: Vec<Chip>,
+    spec: &ScenarioSpec,
+) -> Result<Compared, Error> {
+    let scenario = Scenario::resolve(&workload, spec)?;
+    let reports = chips
+        .into_iter()
+        .map(|chip| {
+            let report = price(&workload, &chip, &scenario)?;
+            Ok((chip, report))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Compared {
+        workload,
+        scenario,
+        reports,
+    })
+}

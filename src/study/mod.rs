@@ -1,0 +1,11 @@
+//! The questions people ask of the engine: sweeps over grids, plans for a target, levers,
+//! validation against measurements, checks of files, imports of model configs. Returns data;
+//! never formats it.
+
+pub mod check;
+pub mod compare;
+pub mod import;
+pub mod lever;
+pub mod plan;
+pub mod sweep;
+pub mod validate;
