@@ -1,6 +1,8 @@
 //! Properties of the roofline that hold for any chip and any shape.
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use std::sync::atomic::{AtomicU64, Ordering};
 use stepcost::{price, Chip, Scenario, Source, Workload};
 
 fn chip(peak_tflops: f64, bandwidth_tb_s: f64) -> Chip {
@@ -169,36 +171,86 @@ fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::Scenario
         )
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+/// A property's cases and how many of them it skipped (a scenario it cannot price): a
+/// property that skips most of its cases tests little, so [`run_counting_skips`] fails it.
+#[derive(Default)]
+struct Skips {
+    tried: AtomicU64,
+    skipped: AtomicU64,
+}
 
-    /// Whatever is priced, expected mode never beats the datasheet roofline, and every number
-    /// written as CSV or JSON is finite (a scenario the chip cannot run is an error instead).
-    #[test]
-    fn priced_steps_respect_the_roofline_and_print_only_finite_numbers(
-        (workload, chip, spec) in model_scenario(),
-    ) {
-        let w = crate::common::workload(&workload);
-        let c = crate::common::chip(&chip);
-        let Ok(scenario) = Scenario::resolve(&w, &spec) else {
-            return Ok(()); // a fusion plan this model lacks
-        };
-        let Ok(report) = price(&w, &c, &scenario) else {
-            return Ok(()); // a data type this chip lacks
-        };
-        let s = &report.summary;
-        prop_assert!(s.step_time_s >= s.roofline_step_time_s * (1.0 - 1e-12));
-        prop_assert!(s.fraction_of_roofline > 0.0 && s.fraction_of_roofline <= 1.0 + 1e-12);
-        for format in [stepcost::internals::export::Format::Csv, stepcost::internals::export::Format::Json] {
-            let mut out = Vec::new();
-            stepcost::internals::export::write_run(&mut out, &report, true, format).unwrap();
-            let text = String::from_utf8(out).unwrap();
-            // (serde_json would write a NaN as `null`; the CSV pass catches that case)
-            for bad in ["NaN", "inf"] {
-                prop_assert!(!text.contains(bad), "{bad} in {text}");
-            }
-        }
+impl Skips {
+    /// Counts the case as skipped and passes it.
+    fn skip(&self) -> Result<(), TestCaseError> {
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
+}
+
+/// Runs `property` as `proptest!` would (256 cases, a failure shrunk and persisted the same
+/// way), then fails if more than half of the cases it tried were skipped.
+fn run_counting_skips<S: Strategy>(
+    name: &str,
+    strategy: S,
+    property: impl Fn(S::Value, &Skips) -> Result<(), TestCaseError>,
+) {
+    let skips = Skips::default();
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        source_file: Some(file!()),
+        ..ProptestConfig::with_cases(256)
+    });
+    let result = runner.run(&strategy, |value| {
+        skips.tried.fetch_add(1, Ordering::Relaxed);
+        property(value, &skips)
+    });
+    if let Err(e) = result {
+        panic!("{name}: {e}\n{runner}");
+    }
+    let (tried, skipped) = (
+        skips.tried.load(Ordering::Relaxed),
+        skips.skipped.load(Ordering::Relaxed),
+    );
+    assert!(tried > 0, "{name}: no case was tried");
+    assert!(
+        skipped * 2 <= tried,
+        "{name}: {skipped} of {tried} cases skipped (at most half may be)"
+    );
+}
+
+/// Whatever is priced, expected mode never beats the datasheet roofline, and every number
+/// written as CSV or JSON is finite (a scenario the chip cannot run is an error instead).
+#[test]
+fn priced_steps_respect_the_roofline_and_print_only_finite_numbers() {
+    run_counting_skips(
+        "priced_steps_respect_the_roofline_and_print_only_finite_numbers",
+        model_scenario(),
+        |(workload, chip, spec), skips| {
+            let w = crate::common::workload(&workload);
+            let c = crate::common::chip(&chip);
+            let Ok(scenario) = Scenario::resolve(&w, &spec) else {
+                return skips.skip(); // a fusion plan this model lacks
+            };
+            let Ok(report) = price(&w, &c, &scenario) else {
+                return skips.skip(); // a data type this chip lacks
+            };
+            let s = &report.summary;
+            prop_assert!(s.step_time_s >= s.roofline_step_time_s * (1.0 - 1e-12));
+            prop_assert!(s.fraction_of_roofline > 0.0 && s.fraction_of_roofline <= 1.0 + 1e-12);
+            for format in [
+                stepcost::internals::export::Format::Csv,
+                stepcost::internals::export::Format::Json,
+            ] {
+                let mut out = Vec::new();
+                stepcost::internals::export::write_run(&mut out, &report, true, format).unwrap();
+                let text = String::from_utf8(out).unwrap();
+                // (serde_json would write a NaN as `null`; the CSV pass catches that case)
+                for bad in ["NaN", "inf"] {
+                    prop_assert!(!text.contains(bad), "{bad} in {text}");
+                }
+            }
+            Ok(())
+        },
+    );
 }
 
 proptest! {

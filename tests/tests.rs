@@ -14,4 +14,5 @@ mod parallel;
 mod plot;
 mod properties;
 mod seeds;
+mod snapshots;
 mod sweep;
