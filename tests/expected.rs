@@ -79,7 +79,7 @@ fn chip(text: &str) -> Chip {
 
 #[test]
 fn padding_and_waves_stretch_an_odd_gemm() {
-    // physics.md section 1: on 108 SMs with 256x128 tiles, M = N = 1793 needs 8 x 15 = 120
+    // docs/sources.md, kernel physics 1 (NVIDIA matmul guide): on 108 SMs with 256x128 tiles, M = N = 1793 needs 8 x 15 = 120
     // tiles, two waves of which the second is nearly empty.
     let a100 = chip(
         "name: t\nmemory: {capacity: 80 GB, bandwidth: 2 TB/s}\nmatrix: {bf16: 312 TFLOPS}\n\

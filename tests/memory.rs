@@ -4,7 +4,7 @@ use stepcost::{DType, Role, ScenarioSpec};
 
 use crate::common::run;
 
-/// Llama-3.1-70B (models.md, Table 1).
+/// Llama-3.1-70B (docs/sources.md: M1, M2c).
 const L: f64 = 80.0;
 const H: f64 = 8192.0;
 const HEADS: f64 = 64.0;
@@ -35,7 +35,7 @@ fn decode(chip: &str, batch: f64, dtypes: &[(Role, DType)]) -> stepcost::StepRep
 #[test]
 fn the_weights_are_the_parameters_at_their_type() {
     let params = llama_70b_parameters();
-    // models.md: 70.55B
+    // docs/sources.md, M8: 70.554B
     assert_eq!((params / 1e7).round() / 100.0, 70.55);
     assert_eq!(
         decode("h100-sxm", 1.0, &[]).summary.weight_bytes,

@@ -1,4 +1,5 @@
-//! The shipped models against models.md: parameter counts, KV cache per token, mixture of
+//! The shipped models against their published shapes and recomputed parameter counts
+//! (docs/sources.md: model shapes, M8): parameter counts, KV cache per token, mixture of
 //! experts, what fits, and import from Hugging Face configs.
 
 use stepcost::{price, DType, Role, Scenario, ScenarioSpec, Source, Workload};
@@ -25,8 +26,8 @@ fn decode(
 }
 
 #[test]
-fn parameter_counts_match_models_md_within_one_percent() {
-    // models.md, "Parameter-count check" and Table 1 (total parameters).
+fn parameter_counts_match_m8_within_one_percent() {
+    // docs/sources.md, M8: totals recomputed from the shapes.
     let expected = [
         ("llama-2-7b", 6.74e9),
         ("llama-2-70b", 68.98e9),
@@ -206,7 +207,7 @@ fn assert_import_matches(config_text: &str, shipped: &str) {
 #[test]
 fn import_reproduces_the_shipped_workloads() {
     use serde_json::json;
-    // Shapes as the Hugging Face configs write them (models.md, Tables 1 and 2).
+    // Shapes as the Hugging Face configs write them (docs/sources.md, model shapes: the M2 config sources).
     let llama = config(&[
         ("model_type", json!("llama")),
         ("hidden_size", json!(8192)),

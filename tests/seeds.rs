@@ -168,7 +168,7 @@ fn llama_70b_decode_counts_the_kv_cache() {
     assert_eq!(attention.cost.bytes, kv + q_and_out);
     assert_eq!(attention.cost.count, 80);
     assert_eq!(report.summary.kv_bytes, 80.0 * kv);
-    // the weights: 70.55 B parameters in bf16 (models.md's count from the shapes)
+    // the weights: 70.55 B parameters in bf16 (docs/sources.md, M8: the count from the shapes)
     assert_eq!(
         (report.summary.weight_bytes / 2.0 / 1e7).round() / 100.0,
         70.55

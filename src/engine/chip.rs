@@ -137,7 +137,7 @@ pub struct Network {
     pub latency_s: f64,
 }
 
-/// GEMMs with fewer rows than this are decode-shaped (physics.md section 2: the decode grid is
+/// GEMMs with fewer rows than this are decode-shaped (docs/sources.md, kernel physics 2: the decode grid is
 /// M = 1..256).
 pub const SMALL_M: f64 = 256.0;
 

@@ -386,8 +386,9 @@ const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
 /// A kernel's compute and memory overlap imperfectly: expected mode takes the smooth maximum
 /// `(t_c^2 + t_m^2)^(1/2)`, so a kernel at its ridge takes 1.41x its slower roof while a large
 /// GEMM whose loads are a tenth of its compute loses 0.5 %. (An exponent of 2 agrees with the
-/// large-GEMM measurements and, within their spread, with the near-ridge GEMM of physics.md
-/// section 2; 1, no overlap at all, would cost large GEMMs 10-20 %.)
+/// large-GEMM measurements and, within their spread, with the near-ridge B200 GEMM of
+/// vllm-project/vllm issue #35467 (docs/sources.md, kernel physics 2); 1, no overlap at all,
+/// would cost large GEMMs 10-20 %.)
 fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
     (t_compute * t_compute + t_memory * t_memory).sqrt()
 }
