@@ -1,26 +1,38 @@
 //! Compiles every `hardware/*.yaml`, `workloads/*.yaml` and `workloads/templates/*.yaml` into
-//! the binary, so built-in chips, workloads and templates work from any directory.
+//! the binary, so built-in chips, workloads and templates work from any directory. A missing
+//! or empty folder fails the build with its path: a crate that builds must be able to price
+//! its own built-in models.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn list(dir: &str) -> Vec<(String, String)> {
     println!("cargo:rerun-if-changed={dir}");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-                .filter_map(|p| {
-                    let stem = p.file_stem()?.to_str()?.to_owned();
-                    let abs = std::fs::canonicalize(&p).ok()?;
-                    println!("cargo:rerun-if-changed={}", p.display());
-                    Some((stem, abs.to_str()?.to_owned()))
-                })
-                .collect()
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| {
+        panic!("cannot read the data folder `{dir}` ({e}); the crate ships it and embeds every YAML file in it")
+    });
+    let mut files: Vec<(String, String)> = entries
+        .map(|e| {
+            e.unwrap_or_else(|e| panic!("cannot list `{dir}`: {e}"))
+                .path()
         })
-        .unwrap_or_default();
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str());
+            let stem = stem.unwrap_or_else(|| panic!("`{}`: not a UTF-8 name", p.display()));
+            let abs = std::fs::canonicalize(&p)
+                .unwrap_or_else(|e| panic!("cannot resolve `{}`: {e}", p.display()));
+            println!("cargo:rerun-if-changed={}", p.display());
+            let abs = abs
+                .to_str()
+                .unwrap_or_else(|| panic!("`{}`: not a UTF-8 path", abs.display()));
+            (stem.to_owned(), abs.to_owned())
+        })
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "the data folder `{dir}` has no YAML file"
+    );
     files.sort();
     files
 }
@@ -38,6 +50,6 @@ fn main() {
         }
         writeln!(out, "];").unwrap();
     }
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("builtin.rs");
-    std::fs::write(dest, out).unwrap();
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin.rs");
+    std::fs::write(&dest, out).unwrap_or_else(|e| panic!("cannot write `{}`: {e}", dest.display()));
 }

@@ -18,7 +18,7 @@ fn chips_csv_has_the_documented_columns() {
         "peak_tflops",
         "bandwidth_tb_s",
         "ridge_flop_per_byte",
-        "capacity_gb",
+        "capacity_bytes",
     ] {
         assert!(header.iter().any(|h| h == column), "{column} in {header:?}");
     }
@@ -29,8 +29,8 @@ fn chips_csv_has_the_documented_columns() {
     assert_eq!(cell(&header, a100, "peak_tflops"), "312");
     // usable memory: the 81,920 MiB the device reports, not the marketed 80 GB
     assert_eq!(
-        cell(&header, a100, "capacity_gb"),
-        (81920.0 * 1048576.0 / 1e9).to_string()
+        cell(&header, a100, "capacity_bytes"),
+        (81920u64 * 1048576).to_string()
     );
     // A100 has no fp8: no row claims one
     assert!(!rows

@@ -343,3 +343,33 @@ fn plan_ranks_chips_for_llama_8b_at_10k_tokens_per_s_under_50_ms() {
     let next = at(batch + 1.0);
     assert!(!next.fits || next.ms_per_token.unwrap() > 50.0);
 }
+
+/// Every `template:` a built-in workload names is itself built in, so the installed binary
+/// (or the packaged crate) can load every built-in model from any directory.
+#[test]
+fn every_built_in_template_is_built_in() {
+    let templates: Vec<&str> = stepcost::internals::builtin::TEMPLATES
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    let mut named = 0;
+    for (id, text) in stepcost::internals::builtin::WORKLOADS {
+        let template = text
+            .lines()
+            .find_map(|l| l.strip_prefix("template:"))
+            .map(|t| t.split('#').next().unwrap_or("").trim());
+        if let Some(template) = template {
+            named += 1;
+            assert!(
+                templates.contains(&template),
+                "workload `{id}` names template `{template}`, which is not built in ({templates:?})"
+            );
+        }
+        // And every built-in workload loads from its built-in text alone.
+        stepcost::Workload::named(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+    }
+    assert!(
+        named >= 12,
+        "only {named} built-in workloads name a template"
+    );
+}

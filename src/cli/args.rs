@@ -84,7 +84,7 @@ pub(crate) enum Command {
 
 #[derive(Args)]
 pub(crate) struct OutputArgs {
-    /// Output format: human-scaled table, or raw numbers as CSV or JSON
+    /// Output format: human-scaled table, or CSV or JSON with units in the column names
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub(crate) format: FormatArg,
     /// Write to FILE instead of stdout (written whole, or not at all)

@@ -1,6 +1,7 @@
 //! Turns priced steps and chip lists into bytes for people (tables with human-scaled units)
-//! and programs (CSV and JSON with raw numbers and units in the column names). Exporters write
-//! to any `io::Write`; where the bytes go is the caller's business.
+//! and programs (CSV and JSON, each number in the unit its column name ends with; see
+//! `docs/columns.md`). Exporters write to any `io::Write`; where the bytes go is the caller's
+//! business.
 
 pub mod atomic;
 pub mod document;
@@ -27,9 +28,9 @@ pub enum Format {
     /// Aligned tables with human-scaled units (`1.11 ms`, `403 MB`).
     #[default]
     Table,
-    /// Comma-separated values: raw SI numbers, units in the column names.
+    /// Comma-separated values: numbers in the units their column names end with.
     Csv,
-    /// JSON: raw SI numbers, units in the field names.
+    /// JSON: numbers in the units their field names end with.
     Json,
 }
 

@@ -101,6 +101,11 @@ impl ScenarioLabel<'_> {
             Value::Text(self.dtypes.activation.name()),
         );
         f("kv_dtype", Value::Text(self.dtypes.kv.name()));
+    }
+
+    /// The params' columns: after the metrics, so that a metric's column does not move with
+    /// the number of params a workload has.
+    fn visit_params(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         for (name, value) in self.param_columns.iter().zip(self.params) {
             f(name, Value::Num(*value));
         }
@@ -129,6 +134,14 @@ impl<'a> SummaryRow<'a> {
 impl Row for SummaryRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         self.label.visit(f);
+        self.visit_metrics(f);
+        self.label.visit_params(f);
+        f("error", Value::Text(self.outcome.err().unwrap_or("")));
+    }
+}
+
+impl SummaryRow<'_> {
+    fn visit_metrics(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         let s = self.outcome.ok();
         let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
         let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
@@ -180,7 +193,6 @@ impl Row for SummaryRow<'_> {
         f("tpot_ms", req(|r| r.tpot_s * 1e3));
         f("e2e_ms", req(|r| r.e2e_s * 1e3));
         f("output_tokens_per_s", req(|r| r.output_tokens_per_s));
-        f("error", Value::Text(self.outcome.err().unwrap_or("")));
     }
 }
 
@@ -201,8 +213,12 @@ pub struct CompareRow<'a> {
 
 impl Row for CompareRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
-        self.summary.visit(f);
+        let s = &self.summary;
+        s.label.visit(f);
+        s.visit_metrics(f);
         f("relative_speed", self.relative_speed.into());
+        s.label.visit_params(f);
+        f("error", Value::Text(s.outcome.err().unwrap_or("")));
     }
 }
 
@@ -264,6 +280,7 @@ impl Row for KernelRow<'_> {
             "share",
             c.map_or(Value::Empty, |c| Value::Num(c.time_s * c.count as f64 / t)),
         );
+        self.label.visit_params(f);
         f("error", Value::Text(self.error));
     }
 }
@@ -376,13 +393,10 @@ impl Row for ChipRow<'_> {
         f("peak_tflops", Value::Num(self.peak_flop_per_s / 1e12));
         f("bandwidth_tb_s", Value::Num(bw / 1e12));
         f("ridge_flop_per_byte", Value::Num(self.peak_flop_per_s / bw));
-        f("capacity_gb", Value::Num(c.capacity_bytes / 1e9));
+        f("capacity_bytes", Value::Num(c.capacity_bytes));
         let vector = c.vector_peak(self.dtype).ok().map(|(_, p)| p / 1e12);
         f("vector_tflops", vector.into());
-        f(
-            "cache_mb",
-            c.cache.as_ref().map(|x| x.size_bytes / 1e6).into(),
-        );
+        f("cache_bytes", c.cache.as_ref().map(|x| x.size_bytes).into());
         f("launch_us", c.launch_s.map(|s| s * 1e6).into());
         f("usd_per_hour", c.price_usd_per_hour.into());
     }
