@@ -2,6 +2,7 @@
 //! within a chunk, and an output file that is written whole or not at all.
 
 use std::io::{self, IsTerminal};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
 use crate::export::atomic::AtomicFile;
 use crate::export::stream::SweepRows;
-use crate::study::sweep;
+use crate::study::sweep::{self, SweepStats};
 
 pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
@@ -37,25 +38,8 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         ),
     };
 
-    let bar = if args.quiet || !io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{bar:40} {human_pos}/{human_len} scenarios  {per_sec}  ETA {eta}",
-        ) {
-            bar.set_style(style);
-        }
-        bar
-    };
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&cancel);
-    // A second Ctrl-C ends at once; the final file is still never half-written.
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    let bar = progress_bar(total, args.quiet);
+    let cancel = cancel_on_ctrl_c();
     let options = sweep::SweepOptions {
         skip_invalid: args.skip_invalid,
         request: args.request,
@@ -80,29 +64,66 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     };
     bar.finish_and_clear();
     if stats.cancelled {
-        eprintln!(
-            "interrupted: {} of {total} scenarios priced ({} rows){}",
-            stats.scenarios,
-            stats.rows,
-            match &args.out {
-                Some(path) => format!("; `{}` was not written", path.display()),
-                None => String::new(),
-            }
-        );
+        report_interrupted(&stats, total, args.out.as_deref());
         return Ok(ExitCode::from(130));
     }
     if let (Some(file), Some(path)) = (file, &args.out) {
         file.commit()
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         if !args.quiet && io::stderr().is_terminal() {
-            eprintln!(
-                "{} scenarios, {} rows ({} could not be priced) written to `{}`",
-                stats.scenarios,
-                stats.rows,
-                stats.errors,
-                path.display()
-            );
+            report_written(&stats, path);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A bar of scenarios priced on a terminal's stderr; hidden when quiet or not a terminal.
+fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
+    if quiet || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:40} {human_pos}/{human_len} scenarios  {per_sec}  ETA {eta}",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// A flag the first Ctrl-C sets, so the sweep stops after the chunk in flight.
+fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    // A second Ctrl-C ends at once; the final file is still never half-written.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    cancel
+}
+
+/// Tells how far an interrupted sweep got, and that its output file was not written.
+fn report_interrupted(stats: &SweepStats, total: u64, out: Option<&Path>) {
+    eprintln!(
+        "interrupted: {} of {total} scenarios priced ({} rows){}",
+        stats.scenarios,
+        stats.rows,
+        match out {
+            Some(path) => format!("; `{}` was not written", path.display()),
+            None => String::new(),
+        }
+    );
+}
+
+/// Tells what a finished sweep wrote to `path`.
+fn report_written(stats: &SweepStats, path: &Path) {
+    eprintln!(
+        "{} scenarios, {} rows ({} could not be priced) written to `{}`",
+        stats.scenarios,
+        stats.rows,
+        stats.errors,
+        path.display()
+    );
 }

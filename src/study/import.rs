@@ -151,83 +151,147 @@ fn problem(file: &str, text: &str, line: u64, column: u64, field: &str, message:
 
 /// Turns the config in `text` (read from `file`) into a workload file.
 pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        let message = format!("not a JSON config: {e}");
-        problem(file, text, e.line() as u64, e.column() as u64, "", message)
-    })?;
-    let Value::Object(config) = value else {
-        return Err(problem(
-            file,
-            text,
-            1,
-            1,
-            "",
-            "expected a JSON object".into(),
-        ));
-    };
-    let missing = |field: &str, why: &str| problem(file, text, 0, 0, field, why.to_owned());
-    let model_type = config
-        .get("model_type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| missing("model_type", "missing: it names the model family"))?;
-    let family = FAMILIES
-        .iter()
-        .find(|f| f.model_types.contains(&model_type))
-        .ok_or_else(|| {
-            let known: Vec<&str> = FAMILIES
-                .iter()
-                .flat_map(|f| f.model_types.iter().copied())
-                .collect();
-            missing(
-                "model_type",
-                &format!(
-                    "`{model_type}` is not a family stepcost imports; it imports: {}",
-                    known.join(", ")
-                ),
-            )
-        })?;
-
+    let config = Config::parse(text, file)?;
+    let model_type = config.model_type()?;
+    let family = config.family(model_type)?;
     let mut used: Vec<&str> = Vec::new();
-    let mut number = |fields: &'static str| -> Result<f64, Error> {
+    let params = config.params(family, model_type, &mut used)?;
+    let not_understood: Vec<String> = config
+        .fields
+        .keys()
+        .filter(|k| !used.contains(&k.as_str()) && !IRRELEVANT.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    let yaml = workload_yaml(
+        &config.name(),
+        model_type,
+        family.template,
+        &not_understood,
+        &params,
+    );
+    Ok(Imported {
+        yaml,
+        template: family.template,
+        not_understood,
+    })
+}
+
+/// A config's fields, and where they came from for the problems reported.
+struct Config<'a> {
+    file: &'a str,
+    text: &'a str,
+    fields: Map<String, Value>,
+}
+
+impl<'a> Config<'a> {
+    /// Reads `text`, which must hold a JSON object.
+    fn parse(text: &'a str, file: &'a str) -> Result<Self, Error> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            let message = format!("not a JSON config: {e}");
+            problem(file, text, e.line() as u64, e.column() as u64, "", message)
+        })?;
+        let Value::Object(fields) = value else {
+            return Err(problem(
+                file,
+                text,
+                1,
+                1,
+                "",
+                "expected a JSON object".into(),
+            ));
+        };
+        Ok(Config { file, text, fields })
+    }
+
+    /// A problem with `field`, which the config lacks or holds wrongly.
+    fn missing(&self, field: &str, why: &str) -> Error {
+        problem(self.file, self.text, 0, 0, field, why.to_owned())
+    }
+
+    fn model_type(&self) -> Result<&str, Error> {
+        self.fields
+            .get("model_type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.missing("model_type", "missing: it names the model family"))
+    }
+
+    /// The family `model_type` belongs to.
+    fn family(&self, model_type: &str) -> Result<&'static Family, Error> {
+        FAMILIES
+            .iter()
+            .find(|f| f.model_types.contains(&model_type))
+            .ok_or_else(|| {
+                let known: Vec<&str> = FAMILIES
+                    .iter()
+                    .flat_map(|f| f.model_types.iter().copied())
+                    .collect();
+                self.missing(
+                    "model_type",
+                    &format!(
+                        "`{model_type}` is not a family stepcost imports; it imports: {}",
+                        known.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// The number in `fields` (`a|b`: the first present), adding the fields to `used`.
+    fn number(&self, fields: &'static str, used: &mut Vec<&str>) -> Result<f64, Error> {
         for field in fields.split('|') {
-            if let Some(v) = config.get(field) {
+            if let Some(v) = self.fields.get(field) {
                 // The alternatives are understood too (Qwen3-MoE's dense width goes unused).
                 used.extend(fields.split('|'));
                 return v
                     .as_f64()
                     .filter(|x| x.is_finite() && *x >= 0.0)
                     .ok_or_else(|| {
-                        missing(field, &format!("expected a non-negative number, found {v}"))
+                        self.missing(field, &format!("expected a non-negative number, found {v}"))
                     });
             }
         }
-        Err(missing(fields, "missing: the workload needs it"))
-    };
-    let mut params: Vec<(&str, f64)> = Vec::new();
-    for &(param, field) in SHAPE.iter().chain(family.fields) {
-        params.push((param, number(field)?));
+        Err(self.missing(fields, "missing: the workload needs it"))
     }
-    let heads = number("num_attention_heads")?;
-    let hidden = number("hidden_size")?;
-    let layers = number("num_hidden_layers")?;
-    if family.template != "mla-moe" {
-        let kv_heads = config
-            .get("num_key_value_heads")
-            .and_then(Value::as_f64)
-            .unwrap_or(heads);
-        let head_dim = config
-            .get("head_dim")
-            .and_then(Value::as_f64)
-            .unwrap_or(hidden / heads);
-        params.push(("kv_heads", kv_heads));
-        params.push(("head_dim", head_dim));
-        let window = config.get("sliding_window").and_then(Value::as_f64);
-        let enabled = config
+
+    /// The template's params, in the order the workload file lists them; the fields they
+    /// come from are added to `used`.
+    fn params(
+        &self,
+        family: &Family,
+        model_type: &str,
+        used: &mut Vec<&str>,
+    ) -> Result<Vec<(&'static str, f64)>, Error> {
+        let mut params: Vec<(&str, f64)> = Vec::new();
+        for &(param, field) in SHAPE.iter().chain(family.fields) {
+            params.push((param, self.number(field, used)?));
+        }
+        if family.template != "mla-moe" {
+            let heads = self.number("num_attention_heads", used)?;
+            let hidden = self.number("hidden_size", used)?;
+            let layers = self.number("num_hidden_layers", used)?;
+            self.attention(model_type, (heads, hidden, layers), &mut params);
+        }
+        Ok(params)
+    }
+
+    /// The params of grouped-query attention, for every template but MLA's: KV heads, head
+    /// width, and the sliding-window layers, from the attention heads, hidden width and layers.
+    fn attention(
+        &self,
+        model_type: &str,
+        (heads, hidden, layers): (f64, f64, f64),
+        params: &mut Vec<(&'static str, f64)>,
+    ) {
+        let number = |field: &str| self.fields.get(field).and_then(Value::as_f64);
+        params.push(("kv_heads", number("num_key_value_heads").unwrap_or(heads)));
+        params.push(("head_dim", number("head_dim").unwrap_or(hidden / heads)));
+        let window = number("sliding_window");
+        let enabled = self
+            .fields
             .get("use_sliding_window")
             .and_then(Value::as_bool)
             .unwrap_or(true);
         if let (Some(window), true) = (window, enabled) {
-            let local = local_layers(&config, model_type, layers);
+            let local = local_layers(&self.fields, model_type, layers);
             params.push(("local_layers", local));
             params.push(("window", window));
         } else {
@@ -235,22 +299,30 @@ pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
         }
     }
 
-    let not_understood: Vec<String> = config
-        .keys()
-        .filter(|k| !used.contains(&k.as_str()) && !IRRELEVANT.contains(&k.as_str()))
-        .cloned()
-        .collect();
+    /// The model's name: the last part of `_name_or_path`, else the file's stem.
+    fn name(&self) -> String {
+        self.fields
+            .get("_name_or_path")
+            .and_then(Value::as_str)
+            .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| {
+                std::path::Path::new(self.file)
+                    .file_stem()
+                    .map_or("imported".into(), |s| s.to_string_lossy().into_owned())
+            })
+    }
+}
 
-    let name = config
-        .get("_name_or_path")
-        .and_then(Value::as_str)
-        .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| {
-            std::path::Path::new(file)
-                .file_stem()
-                .map_or("imported".into(), |s| s.to_string_lossy().into_owned())
-        });
+/// The workload file's text: a comment saying where it came from and what it leaves out, then
+/// the template and its params.
+fn workload_yaml(
+    name: &str,
+    model_type: &str,
+    template: &str,
+    not_understood: &[String],
+    params: &[(&str, f64)],
+) -> String {
     let mut yaml = format!(
         "# {name}: imported from a Hugging Face config.json (model_type `{model_type}`).\n"
     );
@@ -263,16 +335,12 @@ pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
     yaml.push_str(&format!(
         "name: {}\ntemplate: {}\nparams:\n",
         serde_json::to_string(&name).unwrap_or_default(),
-        family.template
+        template
     ));
-    for (param, value) in &params {
+    for (param, value) in params {
         yaml.push_str(&format!("  {param}: {value}\n"));
     }
-    Ok(Imported {
-        yaml,
-        template: family.template,
-        not_understood,
-    })
+    yaml
 }
 
 /// Layers with sliding-window attention: those `layer_types` marks, else every layer for

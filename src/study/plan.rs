@@ -8,7 +8,7 @@ use crate::base::param::ScenarioParam;
 use crate::engine::chip::Chip;
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::engine::workload::{Evaluation, Workload};
 
 /// What a planner asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,12 +89,16 @@ pub fn plan(
             "the target tokens per second must be a number above 0",
         ));
     }
-    // The parallel dimensions the workload has: tensor, pipeline, expert.
-    let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
-        .filter_map(|d| workload.param(*d))
-        .collect();
-    let mut ev = workload.new_evaluation();
-    let mut costs: Vec<KernelCost> = Vec::new();
+    let mut planner = Planner {
+        workload,
+        request,
+        batch,
+        dims: (ScenarioParam::LAYOUT.iter())
+            .filter_map(|d| workload.param(*d))
+            .collect(),
+        ev: workload.new_evaluation(),
+        costs: Vec::new(),
+    };
     let mut entries = Vec::new();
     for chip in chips {
         // Layouts within one scale-up domain: powers of two per dimension, their product at
@@ -104,48 +108,86 @@ pub fn plan(
             .as_ref()
             .and_then(|i| i.domain)
             .unwrap_or(1);
-        let layouts = layouts(dims.len(), domain);
+        let layouts = layouts(planner.dims.len(), domain);
         for dtypes in &request.dtype_choices {
-            let mut best: Option<PlanPoint> = None;
-            let mut reason = String::new();
-            for layout in &layouts {
-                let mut scenario = request.scenario.clone();
-                scenario.dtypes = *dtypes;
-                for (&param, &size) in dims.iter().zip(layout) {
-                    scenario.overrides.retain(|(i, _)| *i != param);
-                    scenario.overrides.push((param, size as f64));
-                }
-                let mut at = |b: u64| -> Result<StepSummary, Error> {
-                    scenario.overrides.retain(|(i, _)| *i != batch);
-                    scenario.overrides.push((batch, b as f64));
-                    price_step(workload, chip, &scenario, &mut ev, &mut costs)
-                };
-                match best_point(request, chip, &mut at) {
-                    Ok(mut point) => {
-                        point.layout = layout_name(workload, &dims, layout);
-                        let better = best.as_ref().is_none_or(|b| cheaper(&point, b));
-                        if better {
-                            best = Some(point);
-                        }
+            entries.push(planner.entry(chip, &layouts, *dtypes));
+        }
+    }
+    sort_entries(&mut entries);
+    Ok(entries)
+}
+
+/// What stays the same while one workload is planned on every chip, and the buffers its
+/// pricings reuse.
+struct Planner<'a> {
+    workload: &'a Workload,
+    request: &'a PlanRequest,
+    /// The batch param.
+    batch: usize,
+    /// The parallel dimensions the workload has: tensor, pipeline, expert.
+    dims: Vec<usize>,
+    ev: Evaluation,
+    costs: Vec<KernelCost>,
+}
+
+impl Planner<'_> {
+    /// The cheapest of the best points of `chip` with `dtypes` over `layouts`, or why none
+    /// meets the request (the last layout's reason).
+    fn entry(&mut self, chip: &Chip, layouts: &[Vec<u64>], dtypes: RoleDTypes) -> PlanEntry {
+        let mut best: Option<PlanPoint> = None;
+        let mut reason = String::new();
+        for layout in layouts {
+            match self.best_at(chip, dtypes, layout) {
+                Ok(mut point) => {
+                    point.layout = layout_name(self.workload, &self.dims, layout);
+                    let better = best.as_ref().is_none_or(|b| cheaper(&point, b));
+                    if better {
+                        best = Some(point);
                     }
-                    Err(PlanError::Price(e)) => reason = first_line(&e.to_string()),
-                    Err(PlanError::Infeasible(why)) => {
-                        reason = match layout_name(workload, &dims, layout) {
-                            name if name.is_empty() => why,
-                            name => format!("at {name}: {why}"),
-                        }
+                }
+                Err(PlanError::Price(e)) => reason = first_line(&e.to_string()),
+                Err(PlanError::Infeasible(why)) => {
+                    reason = match layout_name(self.workload, &self.dims, layout) {
+                        name if name.is_empty() => why,
+                        name => format!("at {name}: {why}"),
                     }
                 }
             }
-            entries.push(PlanEntry {
-                chip: chip.id.clone(),
-                dtypes: *dtypes,
-                outcome: best.ok_or(reason),
-            });
+        }
+        PlanEntry {
+            chip: chip.id.clone(),
+            dtypes,
+            outcome: best.ok_or(reason),
         }
     }
-    // Priced chips by cost per hour, then unpriced ones by chips needed, then the infeasible;
-    // a stable sort keeps the order given among equals.
+
+    /// The best point of `chip` with `dtypes` at one layout: a size per parallel dimension.
+    fn best_at(
+        &mut self,
+        chip: &Chip,
+        dtypes: RoleDTypes,
+        layout: &[u64],
+    ) -> Result<PlanPoint, PlanError> {
+        let mut scenario = self.request.scenario.clone();
+        scenario.dtypes = dtypes;
+        for (&param, &size) in self.dims.iter().zip(layout) {
+            scenario.overrides.retain(|(i, _)| *i != param);
+            scenario.overrides.push((param, size as f64));
+        }
+        let (workload, batch) = (self.workload, self.batch);
+        let (ev, costs) = (&mut self.ev, &mut self.costs);
+        let mut at = |b: u64| -> Result<StepSummary, Error> {
+            scenario.overrides.retain(|(i, _)| *i != batch);
+            scenario.overrides.push((batch, b as f64));
+            price_step(workload, chip, &scenario, ev, costs)
+        };
+        best_point(self.request, chip, &mut at)
+    }
+}
+
+/// Priced chips by cost per hour, then unpriced ones by chips needed, then the infeasible;
+/// a stable sort keeps the order given among equals.
+fn sort_entries(entries: &mut [PlanEntry]) {
     let key = |e: &PlanEntry| match &e.outcome {
         Ok(PlanPoint {
             usd_per_hour: Some(usd),
@@ -158,7 +200,6 @@ pub fn plan(
         let (ka, kb) = (key(a), key(b));
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
-    Ok(entries)
 }
 
 /// Every layout of `dims` parallel dimensions: powers of two whose product is at most `domain`.

@@ -1,0 +1,145 @@
+//! A sweep's grid: the axes as given ([`Axes`]), checked against the workload into a
+//! [`Grid`], whose scenario `i` is decoded from `i` in mixed radix so that no scenario list is
+//! ever built.
+
+use crate::base::dtype::{DType, Role};
+use crate::base::error::Error;
+use crate::engine::chip::Chip;
+use crate::engine::scenario::{Mode, Scenario};
+use crate::engine::workload::Workload;
+
+/// The axes of a sweep as a person gives them, before they are checked against the workload.
+#[derive(Debug, Clone, Default)]
+pub struct Axes {
+    pub chips: Vec<Chip>,
+    /// `(param name, values)`, in the order given.
+    pub params: Vec<(String, Vec<f64>)>,
+    /// `(role, types)`, in the order given.
+    pub dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plans by name: none for the workload's default plan, `all` for every plan.
+    pub fusions: Vec<String>,
+    pub mode: Mode,
+}
+
+/// The axes of a sweep, checked: at least one chip, no empty axis, no param or role given
+/// twice, every param and plan one the workload has. Every scenario of their product is
+/// priced.
+#[derive(Debug, Clone)]
+pub struct Grid<'a> {
+    workload: &'a Workload,
+    chips: Vec<Chip>,
+    /// `(param index, values)`, in the order given.
+    params: Vec<(usize, Vec<f64>)>,
+    /// `(role, types)`, in the order given.
+    dtypes: Vec<(Role, Vec<DType>)>,
+    /// Fusion plan indices.
+    fusions: Vec<usize>,
+    mode: Mode,
+}
+
+impl<'a> Grid<'a> {
+    /// Checks `axes` against `workload`.
+    pub fn new(workload: &'a Workload, axes: Axes) -> Result<Grid<'a>, Error> {
+        if axes.chips.is_empty() {
+            return Err(Error::value("a sweep needs at least one chip"));
+        }
+        let mut params: Vec<(usize, Vec<f64>)> = Vec::new();
+        for (name, values) in axes.params {
+            let index = workload.param_index(&name)?;
+            if params.iter().any(|(i, _)| *i == index) {
+                return Err(Error::value(format!(
+                    "param `{name}` is set twice; give all its values in one --set"
+                )));
+            }
+            if values.is_empty() {
+                return Err(Error::value(format!("param `{name}` has no values")));
+            }
+            if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                return Err(Error::value(format!(
+                    "param `{name}` must be a finite number, found {bad}"
+                )));
+            }
+            params.push((index, values));
+        }
+        let mut dtypes: Vec<(Role, Vec<DType>)> = Vec::new();
+        for (role, types) in axes.dtypes {
+            if dtypes.iter().any(|(r, _)| *r == role) {
+                return Err(Error::value(format!(
+                    "role `{role}` is set twice; give all its types in one --dtype"
+                )));
+            }
+            if types.is_empty() {
+                return Err(Error::value(format!("role `{role}` has no data types")));
+            }
+            dtypes.push((role, types));
+        }
+        let fusions = match axes.fusions.as_slice() {
+            [] => vec![workload.default_fusion],
+            [all] if all == "all" => (0..workload.fusion_plans.len()).collect(),
+            names => names
+                .iter()
+                .map(|n| workload.fusion_index(n))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        Ok(Grid {
+            workload,
+            chips: axes.chips,
+            params,
+            dtypes,
+            fusions,
+            mode: axes.mode,
+        })
+    }
+
+    pub fn workload(&self) -> &'a Workload {
+        self.workload
+    }
+
+    pub fn chips(&self) -> &[Chip] {
+        &self.chips
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Sizes of the axes, most significant first: chips, params, dtypes, fusion plans.
+    fn radices(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.chips.len())
+            .chain(self.params.iter().map(|(_, v)| v.len()))
+            .chain(self.dtypes.iter().map(|(_, v)| v.len()))
+            .chain(std::iter::once(self.fusions.len()))
+    }
+
+    /// Scenarios in the grid, or `None` if the count does not fit in 64 bits.
+    pub fn len(&self) -> Option<u64> {
+        self.radices()
+            .try_fold(1u64, |acc, n| acc.checked_mul(n as u64))
+    }
+
+    /// Whether the grid has no scenario (never, once built; kept for the `len` convention).
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// Sets `scenario` to scenario `index` of the grid and returns its chip's index.
+    pub fn scenario(&self, mut index: u64, scenario: &mut Scenario) -> usize {
+        let mut digit = |n: usize| {
+            let d = (index % n as u64) as usize;
+            index /= n as u64;
+            d
+        };
+        scenario.fusion = self.fusions[digit(self.fusions.len())];
+        for (role, types) in self.dtypes.iter().rev() {
+            scenario.dtypes.set(*role, types[digit(types.len())]);
+        }
+        scenario.overrides.clear();
+        for (param, values) in self.params.iter().rev() {
+            scenario
+                .overrides
+                .push((*param, values[digit(values.len())]));
+        }
+        scenario.mode = self.mode;
+        digit(self.chips.len())
+    }
+}

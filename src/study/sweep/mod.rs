@@ -1,0 +1,76 @@
+//! Sweeps: the cartesian product of chips, param values, data types and fusion plans, priced
+//! in parallel and streamed out in order.
+//!
+//! Scenario `i` of a grid is decoded from `i` in mixed radix (chip most significant, then the
+//! params in the order given, then the data types, then the fusion plan), so any worker can
+//! price any scenario without the grid ever being materialised. Scenarios are priced in
+//! chunks, each chunk split into tasks that run on rayon's pool and write their rows into
+//! their own buffers; the buffers are handed, in order, to a writer thread while the next
+//! chunk is priced. Memory stays at a few chunks whatever the size of the grid, and the bytes
+//! out do not depend on the number of threads.
+//!
+//! The sweep decides which scenarios make rows; a [`RowSink`] decides what a row looks like
+//! (CSV, JSON Lines, or anything else), so this module never chooses a format.
+
+mod grid;
+mod run;
+mod values;
+
+pub use grid::{Axes, Grid};
+pub use run::run;
+pub use values::{parse_values, MAX_AXIS_VALUES};
+
+use crate::engine::chip::Chip;
+use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::Workload;
+
+/// Default cap on the number of scenarios of a sweep.
+pub const DEFAULT_MAX_SCENARIOS: u64 = 100_000_000;
+
+/// Which scenarios a sweep prices and what it prices with them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepOptions {
+    /// Leave out scenarios that cannot be priced instead of writing an `error` row.
+    pub skip_invalid: bool,
+    /// Also price a request of `(input, output)` tokens per sequence at each scenario.
+    pub request: Option<(u64, u64)>,
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepStats {
+    /// Scenarios priced (all of the grid unless cancelled).
+    pub scenarios: u64,
+    /// Rows written (header excluded).
+    pub rows: u64,
+    /// Scenarios that could not be priced.
+    pub errors: u64,
+    /// Whether `cancel` stopped the sweep before the end.
+    pub cancelled: bool,
+}
+
+/// One scenario of a sweep, priced, as a [`RowSink`] sees it.
+pub struct SweptScenario<'a> {
+    pub workload: &'a Workload,
+    pub chip: &'a Chip,
+    pub scenario: &'a Scenario,
+    /// Every param's value, indexed like the workload's params.
+    pub params: &'a [f64],
+    /// The step's totals, or the first line of why it could not be priced.
+    pub outcome: Result<&'a StepSummary, &'a str>,
+    pub request: Option<&'a RequestSummary>,
+    /// One cost per kernel of the scenario's fusion plan (valid when `outcome` is `Ok`).
+    pub costs: &'a [KernelCost],
+}
+
+/// Turns a sweep's scenarios into bytes. Called from many threads at once, each with its own
+/// buffer; the buffers are written out in grid order.
+pub trait RowSink: Sync {
+    /// The most rows one scenario of `workload` makes (sizes the chunks held in memory).
+    fn rows_per_scenario(&self, workload: &Workload) -> u64;
+    /// Appends what comes before the rows (a CSV header; nothing for JSON Lines).
+    fn header(&self, grid: &Grid, out: &mut Vec<u8>);
+    /// Appends the rows of one scenario and returns how many.
+    fn scenario(&self, scenario: &SweptScenario, out: &mut Vec<u8>) -> u64;
+}
