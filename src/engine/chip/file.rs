@@ -1,0 +1,70 @@
+//! The chip file as written: serde types that mirror the YAML field for field (unknown fields
+//! denied), with each value's place in the file kept for diagnostics. Quantities stay text
+//! here; `load` parses and validates them.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ChipFile {
+    pub(super) name: Spanned<String>,
+    pub(super) memory: MemoryFile,
+    pub(super) matrix: IndexMap<String, Spanned<String>>,
+    #[serde(default)]
+    pub(super) vector: IndexMap<String, Spanned<String>>,
+    pub(super) cache: Option<CacheFile>,
+    pub(super) compute_units: Option<Spanned<u64>>,
+    pub(super) launch: Option<Spanned<String>>,
+    pub(super) interconnect: Option<InterconnectFile>,
+    pub(super) network: Option<NetworkFile>,
+    pub(super) power: Option<Spanned<String>>,
+    pub(super) price_per_hour: Option<Spanned<String>>,
+    pub(super) expected: Option<ExpectedFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExpectedFile {
+    pub(super) matrix: IndexMap<String, Spanned<f64>>,
+    #[serde(default)]
+    pub(super) vector: Option<Spanned<f64>>,
+    pub(super) memory: Spanned<f64>,
+    pub(super) row_tile: Option<Spanned<u64>>,
+    pub(super) cta_tiles: Option<Spanned<Vec<Vec<u64>>>>,
+    #[serde(default)]
+    pub(super) stream_k: bool,
+    pub(super) small_m_memory: Option<Spanned<f64>>,
+    pub(super) dram_latency: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MemoryFile {
+    pub(super) capacity: Spanned<String>,
+    pub(super) marketed_capacity: Option<Spanned<String>>,
+    pub(super) bandwidth: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CacheFile {
+    pub(super) size: Spanned<String>,
+    pub(super) bandwidth: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InterconnectFile {
+    pub(super) bandwidth: Spanned<String>,
+    pub(super) domain: Option<Spanned<u64>>,
+    pub(super) latency: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NetworkFile {
+    pub(super) bandwidth: Spanned<String>,
+    pub(super) latency: Option<Spanned<String>>,
+}

@@ -1,0 +1,157 @@
+//! A collective's cost: the bytes each chip of its group sends over the interconnect (or, past
+//! the scale-up domain, the network), and in expected mode a latency per algorithm step, the
+//! choice between a ring and a tree, and the kernel's launch.
+
+use crate::base::dtype::DType;
+use crate::base::error::{Error, Unsupported};
+use crate::engine::chip::Chip;
+use crate::engine::scenario::Mode;
+use crate::engine::workload::{Algorithm, Collective, Kernel, Op};
+
+use super::kernel::Context;
+use super::{Bound, KernelCost, Unit};
+
+/// Prices a collective on the interconnect: roofline mode counts the bytes each chip must send
+/// over its link (a ring's `2 (n - 1) / n` of the buffer for an all-reduce, `(n - 1) / n` for the
+/// others); expected mode adds a latency per algorithm step and takes the faster of a ring and
+/// a tree (all-reduce), plus the kernel's launch. A group of one chip is no collective at all.
+pub(super) fn price_collective(
+    cx: &Context,
+    kernel: &Kernel,
+    collective: Collective,
+    algorithm: Option<Algorithm>,
+) -> Result<KernelCost, Error> {
+    let i = kernel.members[0];
+    let op = &cx.workload.ops[i];
+    let n = cx.ev.group[i];
+    if n <= 1.0 {
+        return Ok(KernelCost::ABSENT);
+    }
+    let dtype = cx.dtypes.get(op.out_role);
+    let bytes = match collective {
+        Collective::ReduceScatter => cx.ev.out_elements[i] * n,
+        _ => cx.ev.out_elements[i],
+    } * dtype.bytes();
+    let transfer = Transfer {
+        collective,
+        bytes,
+        chips: n,
+        route: route(cx.chip, op, dtype, n)?,
+    };
+    let roofline = transfer.roofline_s();
+    let (time_s, launch_s) = match cx.mode {
+        Mode::Roofline => (roofline, 0.0),
+        Mode::Expected => {
+            let launch = cx.chip.launch_s.unwrap_or(0.0);
+            (launch + transfer.expected_s(algorithm), launch)
+        }
+    };
+    Ok(KernelCost {
+        count: cx.ev.repeats[kernel.block],
+        flops: 0.0,
+        bytes,
+        compute_dtype: dtype,
+        unit: Unit::Vector,
+        compute_time_s: 0.0,
+        memory_time_s: roofline,
+        time_s,
+        bound: Bound::Interconnect,
+        activation_bytes: 2.0 * bytes,
+        roofline_time_s: roofline,
+        expected_compute_s: 0.0,
+        expected_memory_s: time_s - launch_s,
+        launch_s,
+        quantization: 1.0,
+        cache_hit_bytes: 0.0,
+        scale_bytes: 0.0,
+        dequant_s: 0.0,
+    })
+}
+
+/// The path between the chips of a group: its bandwidth per chip and its latency per step.
+#[derive(Clone, Copy)]
+struct Route {
+    bandwidth_bytes_per_s: f64,
+    latency_s: f64,
+}
+
+/// The interconnect for a group of `n` chips within the scale-up domain, the network beyond
+/// it; an error when the chip has neither that reaches.
+fn route(chip: &Chip, op: &Op, dtype: DType, n: f64) -> Result<Route, Error> {
+    let unreachable = || {
+        Error::Unsupported(Box::new(Unsupported {
+            op: op.name.clone(),
+            dtype,
+            chip: chip.id.clone(),
+            reason: format!(
+                "spans {n} chips, but chip `{}` has no interconnect{}",
+                chip.id,
+                if chip.interconnect.is_some() {
+                    " domain that large and no `network` beyond it"
+                } else {
+                    ""
+                }
+            ),
+        }))
+    };
+    let link = chip.interconnect.as_ref().ok_or_else(unreachable)?;
+    Ok(match link.domain {
+        Some(domain) if n > domain as f64 => {
+            let net = chip.network.as_ref().ok_or_else(unreachable)?;
+            Route {
+                bandwidth_bytes_per_s: net.bandwidth_bytes_per_s,
+                latency_s: net.latency_s,
+            }
+        }
+        _ => Route {
+            bandwidth_bytes_per_s: link.bandwidth_bytes_per_s,
+            latency_s: link.latency_s,
+        },
+    })
+}
+
+/// One collective's buffer moved among its group.
+struct Transfer {
+    collective: Collective,
+    /// The buffer, in bytes.
+    bytes: f64,
+    chips: f64,
+    route: Route,
+}
+
+impl Transfer {
+    /// A ring's share of the buffer each chip sends, and its algorithm steps.
+    fn ring(&self) -> (f64, f64) {
+        let n = self.chips;
+        match self.collective {
+            Collective::AllReduce => (2.0 * (n - 1.0) / n, 2.0 * (n - 1.0)),
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => {
+                ((n - 1.0) / n, n - 1.0)
+            }
+            Collective::SendRecv => (1.0, 1.0),
+        }
+    }
+
+    /// The bytes each chip sends over its link, at the link's bandwidth.
+    fn roofline_s(&self) -> f64 {
+        let (share, _) = self.ring();
+        share * self.bytes / self.route.bandwidth_bytes_per_s
+    }
+
+    /// Expected mode: a latency per algorithm step on top of the bytes; an all-reduce runs as a
+    /// ring, a tree, or (no algorithm named) the faster of the two.
+    fn expected_s(&self, algorithm: Option<Algorithm>) -> f64 {
+        let Route {
+            bandwidth_bytes_per_s: bandwidth,
+            latency_s: latency,
+        } = self.route;
+        let (_, steps) = self.ring();
+        let ring = self.roofline_s() + steps * latency;
+        let tree = 2.0 * self.bytes / bandwidth + 2.0 * self.chips.log2().ceil() * latency;
+        match (self.collective, algorithm) {
+            (Collective::AllReduce, None) => ring.min(tree),
+            (Collective::AllReduce, Some(Algorithm::Tree)) => tree,
+            _ => ring,
+        }
+    }
+}

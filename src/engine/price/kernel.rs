@@ -1,0 +1,389 @@
+//! One kernel's cost on one chip: its compute (each op's FLOPs over the peak of its unit), its
+//! traffic across the kernel's boundary, and the time they make. Roofline mode takes the
+//! larger roof; expected mode applies the corrections: achievable fractions of the peaks, tile
+//! padding and wave quantization, dequantization of weight-only quantized weights, cache hits,
+//! block scales, the fixed launch cost and imperfect overlap of compute and memory.
+
+use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::error::{Error, Unsupported};
+use crate::engine::chip::{Achievable, Chip, SMALL_M};
+use crate::engine::scenario::Mode;
+use crate::engine::workload::{Evaluation, GemmDims, Kernel, KernelRead, Op, OpKind, Workload};
+
+use super::collective::price_collective;
+use super::{Bound, KernelCost, Unit};
+
+/// What every kernel of one scenario is priced against.
+pub(super) struct Context<'a> {
+    pub workload: &'a Workload,
+    pub chip: &'a Chip,
+    /// The scenario's numbers.
+    pub ev: &'a Evaluation,
+    pub dtypes: &'a RoleDTypes,
+    pub mode: Mode,
+}
+
+/// Operations per weight element to dequantize a weight-only quantized matrix before the
+/// matrix unit uses it (convert and scale): an assumption, no source gives a figure.
+const DEQUANT_OPS_PER_WEIGHT: f64 = 2.0;
+
+/// Bytes of block scales per weight element for 4-bit weights: one bf16 scale per group of
+/// 128 (Marlin's g = 128, whose ideal speed-up over bf16 is 3.87x, not 4x).
+const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
+
+/// A kernel's compute and memory overlap imperfectly: expected mode takes the smooth maximum
+/// `(t_c^2 + t_m^2)^(1/2)`, so a kernel at its ridge takes 1.41x its slower roof while a large
+/// GEMM whose loads are a tenth of its compute loses 0.5 %. (An exponent of 2 agrees with the
+/// large-GEMM measurements and, within their spread, with the near-ridge B200 GEMM of
+/// vllm-project/vllm issue #35467 (docs/sources.md, kernel physics 2); 1, no overlap at all,
+/// would cost large GEMMs 10-20 %.)
+fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
+    (t_compute * t_compute + t_memory * t_memory).sqrt()
+}
+
+/// Prices one kernel; also returns the seconds its FLOPs would take at the MFU reference
+/// peaks.
+pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost, f64), Error> {
+    if let [single] = kernel.members[..] {
+        if let OpKind::Collective {
+            collective,
+            algorithm,
+            ..
+        } = cx.workload.ops[single].kind
+        {
+            let cost = price_collective(cx, kernel, collective, algorithm)?;
+            return Ok((cost, 0.0));
+        }
+    }
+    let achievable = match cx.mode {
+        Mode::Roofline => None,
+        Mode::Expected => Some(
+            (cx.chip.expected.as_ref())
+                .ok_or_else(|| Error::NoExpected(cx.chip.id.as_str().into()))?,
+        ),
+    };
+    let compute = Compute::of(cx, kernel, achievable)?;
+    let traffic = Traffic::of(cx, kernel);
+    let memory_time_s = traffic.bytes / cx.chip.bandwidth_bytes_per_s;
+    let roofline_time_s = compute.time_s.max(memory_time_s);
+    let timing = match achievable {
+        None => Timing::roofline(compute.time_s, memory_time_s),
+        Some(a) => Timing::expected(cx, kernel, a, &compute, &traffic),
+    };
+    let cost = KernelCost {
+        count: cx.ev.repeats[kernel.block],
+        flops: compute.flops,
+        bytes: traffic.bytes,
+        compute_dtype: compute.main.map_or(cx.dtypes.activation, |(_, d)| d),
+        unit: compute.unit(),
+        compute_time_s: compute.time_s,
+        memory_time_s,
+        time_s: timing.time_s,
+        bound: timing.bound,
+        activation_bytes: traffic.activation_bytes,
+        roofline_time_s,
+        expected_compute_s: timing.compute_s,
+        expected_memory_s: timing.memory_s,
+        launch_s: timing.launch_s,
+        quantization: timing.quantization,
+        cache_hit_bytes: traffic.cache_hit_bytes,
+        scale_bytes: traffic.scale_bytes,
+        dequant_s: timing.dequant_s,
+    };
+    Ok((cost, compute.mfu_time_s))
+}
+
+/// A kernel's FLOPs and the time its ops' units take over them.
+#[derive(Default)]
+struct Compute {
+    flops: f64,
+    /// At the datasheet peaks.
+    time_s: f64,
+    /// Expected mode: at the achievable fractions of the peaks, tile padding and wave
+    /// quantization included.
+    expected_s: f64,
+    /// Expected mode: at the achievable fractions, without quantization.
+    unquantized_s: f64,
+    /// Expected mode: widening weight-only quantized weights to the compute type.
+    dequant_s: f64,
+    /// At the MFU reference peaks.
+    mfu_time_s: f64,
+    /// Whether any op runs on the matrix unit, and whether any on the vector unit.
+    matrix: bool,
+    vector: bool,
+    /// The largest FLOPs of one op, and its compute type.
+    main: Option<(f64, DType)>,
+}
+
+impl Compute {
+    fn of(
+        cx: &Context,
+        kernel: &Kernel,
+        achievable: Option<&Achievable>,
+    ) -> Result<Compute, Error> {
+        let mut compute = Compute::default();
+        for &i in &kernel.members {
+            compute.add_op(cx, i, achievable)?;
+        }
+        Ok(compute)
+    }
+
+    /// Adds op `i`.
+    fn add_op(
+        &mut self,
+        cx: &Context,
+        i: usize,
+        achievable: Option<&Achievable>,
+    ) -> Result<(), Error> {
+        let op = &cx.workload.ops[i];
+        let op_flops = cx.ev.flops[i];
+        let dtype = op.compute_dtype(cx.dtypes);
+        let on_matrix = op.kind.matrix_unit();
+        if op_flops > 0.0 {
+            let (peak, reference) = peaks(cx.chip, op, dtype)?;
+            self.time_s += op_flops / peak;
+            self.mfu_time_s += op_flops / reference;
+            if let Some(a) = achievable {
+                let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
+                let ideal = op_flops / (peak * efficiency);
+                self.unquantized_s += ideal;
+                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i]);
+            }
+        }
+        let weight_only = on_matrix && cx.dtypes.weight.bytes() < dtype.bytes();
+        if let Some(a) = achievable.filter(|_| weight_only) {
+            if let Some(dequant_s) = dequant_time(cx, op, dtype, a) {
+                self.dequant_s += dequant_s;
+            }
+        }
+        self.flops += op_flops;
+        if self.main.is_none_or(|(f, _)| op_flops > f) {
+            self.main = Some((op_flops, dtype));
+        }
+        self.matrix |= on_matrix;
+        self.vector |= !on_matrix;
+        Ok(())
+    }
+
+    fn unit(&self) -> Unit {
+        match (self.matrix, self.vector) {
+            (true, true) => Unit::Mixed,
+            (true, false) => Unit::Matrix,
+            _ => Unit::Vector,
+        }
+    }
+}
+
+/// The peak of the unit `op` runs on in `dtype`, and the peak MFU measures it against: the
+/// matrix unit's, or for vector work the higher of the matrix and vector peaks.
+fn peaks(chip: &Chip, op: &Op, dtype: DType) -> Result<(f64, f64), Error> {
+    let unsupported = |reason: String| {
+        Error::Unsupported(Box::new(Unsupported {
+            op: op.name.clone(),
+            dtype,
+            chip: chip.id.clone(),
+            reason: format!("computes in {dtype}, but chip {reason}"),
+        }))
+    };
+    if op.kind.matrix_unit() {
+        let peak = chip.matrix_peak(dtype).map_err(unsupported)?;
+        Ok((peak, peak))
+    } else {
+        let peak = chip.vector_peak(dtype).map_err(unsupported)?.1;
+        Ok((peak, chip.matrix_peak(dtype).unwrap_or(0.0).max(peak)))
+    }
+}
+
+/// Weight-only quantization: the time to widen `op`'s weights to the compute type `dtype` on
+/// the vector unit first (`None` when the vector unit has no peak for it).
+fn dequant_time(cx: &Context, op: &Op, dtype: DType, a: &Achievable) -> Option<f64> {
+    let weights: f64 = op
+        .inputs
+        .iter()
+        .zip(op.slots.clone())
+        .filter(|(input, _)| input.role == Role::Weight)
+        .map(|(_, slot)| cx.ev.reads[slot])
+        .sum();
+    let (_, vector_peak) = cx.chip.vector_peak(dtype).ok()?;
+    Some(weights * DEQUANT_OPS_PER_WEIGHT / (vector_peak * a.vector))
+}
+
+/// The on-chip cache's size and bandwidth, when the chip file gives its bandwidth.
+fn cache(chip: &Chip) -> Option<(f64, f64)> {
+    chip.cache
+        .as_ref()
+        .and_then(|c| Some((c.size_bytes, c.bandwidth_bytes_per_s?)))
+}
+
+/// What crosses a kernel's boundary: each outside input read once, each output written once.
+#[derive(Default)]
+struct Traffic {
+    bytes: f64,
+    /// Activation bytes read and written: what must be live in HBM while the kernel runs.
+    activation_bytes: f64,
+    /// Bytes read from the on-chip cache instead of HBM.
+    cache_hit_bytes: f64,
+    /// Bytes of block scales read with 4-bit weights.
+    scale_bytes: f64,
+}
+
+impl Traffic {
+    fn of(cx: &Context, kernel: &Kernel) -> Traffic {
+        let cache = cache(cx.chip);
+        let mut traffic = Traffic::default();
+        for read in &kernel.reads {
+            traffic.read(cx, read, cache);
+        }
+        for &i in &kernel.writes {
+            let role = cx.workload.ops[i].out_role;
+            let b = cx.ev.out_elements[i] * cx.dtypes.get(role).bytes();
+            traffic.bytes += b;
+            if role == Role::Activation {
+                traffic.activation_bytes += b;
+            }
+        }
+        traffic
+    }
+
+    /// Adds one source read, at the largest size any member reads it.
+    fn read(&mut self, cx: &Context, read: &KernelRead, cache: Option<(f64, f64)>) {
+        let elements = read
+            .slots
+            .iter()
+            .fold(0.0f64, |acc, &s| acc.max(cx.ev.reads[s]));
+        let dtype = cx.dtypes.get(read.role);
+        let b = elements * dtype.bytes();
+        self.bytes += b;
+        match read.role {
+            Role::Activation => self.activation_bytes += b,
+            Role::Weight if dtype.bytes() <= 0.5 => {
+                self.scale_bytes += elements * FOUR_BIT_SCALE_BYTES
+            }
+            _ => {}
+        }
+        // Just written by the previous kernel and small enough to still sit in one half of
+        // the cache (A100/H100/H200 split their L2 in two): read at cache bandwidth.
+        if let Some((size, _)) = cache.filter(|(size, _)| read.after_write && b <= size / 2.0) {
+            debug_assert!(b <= size);
+            self.cache_hit_bytes += b;
+        }
+    }
+}
+
+/// How a kernel's time comes out of its compute and memory times.
+struct Timing {
+    time_s: f64,
+    bound: Bound,
+    launch_s: f64,
+    /// The compute and memory times the kernel's time was taken from.
+    compute_s: f64,
+    memory_s: f64,
+    quantization: f64,
+    dequant_s: f64,
+}
+
+impl Timing {
+    /// The datasheet roofline: the larger roof, no fixed cost.
+    fn roofline(compute_time_s: f64, memory_time_s: f64) -> Timing {
+        let bound = if compute_time_s > memory_time_s {
+            Bound::Compute
+        } else {
+            Bound::Memory
+        };
+        Timing {
+            time_s: compute_time_s.max(memory_time_s),
+            bound,
+            launch_s: 0.0,
+            compute_s: compute_time_s,
+            memory_s: memory_time_s,
+            quantization: 1.0,
+            dequant_s: 0.0,
+        }
+    }
+
+    /// Expected mode: the launch, then compute and memory overlapped imperfectly.
+    fn expected(
+        cx: &Context,
+        kernel: &Kernel,
+        a: &Achievable,
+        compute: &Compute,
+        traffic: &Traffic,
+    ) -> Timing {
+        let t_memory = expected_memory_s(cx, kernel, a, traffic);
+        let t_compute = compute.expected_s + compute.dequant_s;
+        let launch_s = cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
+        let overlap = overlapped(t_compute, t_memory);
+        let bound = if launch_s > t_compute.max(t_memory) {
+            Bound::Launch
+        } else if t_compute > t_memory {
+            Bound::Compute
+        } else {
+            Bound::Memory
+        };
+        let quantization = if compute.unquantized_s > 0.0 {
+            compute.expected_s / compute.unquantized_s
+        } else {
+            1.0
+        };
+        Timing {
+            time_s: launch_s + overlap,
+            bound,
+            launch_s,
+            compute_s: t_compute,
+            memory_s: t_memory,
+            quantization,
+            dequant_s: compute.dequant_s,
+        }
+    }
+}
+
+/// Expected mode's memory time: HBM bytes (less cache hits, plus block scales) at the
+/// achievable bandwidth (lower still for decode-shaped GEMMs), and cache hits at cache
+/// bandwidth.
+fn expected_memory_s(cx: &Context, kernel: &Kernel, a: &Achievable, traffic: &Traffic) -> f64 {
+    let hbm_bytes = traffic.bytes - traffic.cache_hit_bytes + traffic.scale_bytes;
+    let cache_time_s = cache(cx.chip).map_or(0.0, |(_, bw)| traffic.cache_hit_bytes / bw);
+    let small_m = kernel.members.iter().any(|&i| {
+        let m = cx.ev.gemm[i].m;
+        m > 0.0 && m < SMALL_M
+    });
+    let memory_efficiency = a.memory * if small_m { a.small_m_memory } else { 1.0 };
+    hbm_bytes / (cx.chip.bandwidth_bytes_per_s * memory_efficiency) + cache_time_s
+}
+
+/// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
+/// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
+/// with the CTA tile that wastes least.
+fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
+    let GemmDims { count, m, n, .. } = dims;
+    if m <= 0.0 {
+        return 1.0; // not a GEMM
+    }
+    let row_tile = a.row_tile as f64;
+    let padded_m = (m / row_tile).ceil() * row_tile;
+    let padding = padded_m / m;
+    let units = match chip.compute_units {
+        Some(units) if !a.stream_k => units as f64,
+        _ => return padding,
+    };
+    let wave_efficiency = a
+        .cta_tiles
+        .iter()
+        .map(|tile| {
+            // A library uses no taller tile than the padded rows need.
+            let [cta_m, cta_n] = tile.map(|t| t as f64);
+            let cta_m = cta_m.min(padded_m);
+            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
+            let ctas = count * rows * columns;
+            // Tiles that overhang the matrix compute their overhang too.
+            let used = padded_m * n / (rows * cta_m * columns * cta_n);
+            ctas / ((ctas / units).ceil() * units) * used
+        })
+        .filter(|e| e.is_finite() && *e > 0.0)
+        .fold(0.0f64, f64::max);
+    if wave_efficiency > 0.0 {
+        padding / wave_efficiency
+    } else {
+        padding
+    }
+}
