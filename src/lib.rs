@@ -33,6 +33,10 @@
 //! plans, levers, validation) and `export` (rows, tables, documents, pictures), over `engine`
 //! (chips, workloads, pricing), over `base` (units, data types, diagnostics, limits, errors).
 
+// Without the command line, the exporters only it calls (tables, documents, atomic files) are
+// unused; they stay compiled so a later front end (the web page) can call them.
+#![cfg_attr(not(feature = "cli"), allow(dead_code))]
+
 pub(crate) mod base;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
@@ -51,6 +55,7 @@ pub use engine::price::{price, Bound, KernelCost, Price, RequestSummary, StepRep
 pub use engine::scenario::{Mode, Scenario, ScenarioSpec};
 pub use engine::workload::{KernelKind, Workload};
 pub use export::stream::{StreamFormat, SweepRows};
+pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};
 pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
 pub use study::sweep::{

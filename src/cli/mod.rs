@@ -1,5 +1,5 @@
-//! The command line: clap's types ([`args`]), one short function per subcommand, and where
-//! the bytes go ([`output`]). Each function turns the typed arguments into the library's own
+//! The command line: clap's types (`args`), one short function per subcommand, and where
+//! the bytes go (`output`). Each function turns the typed arguments into the library's own
 //! values, asks the study or the engine, and hands the result to an exporter; none of them
 //! prices or formats by itself.
 

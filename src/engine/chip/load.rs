@@ -15,7 +15,7 @@ use super::file::{CacheFile, ChipFile, ExpectedFile, InterconnectFile, MemoryFil
 use super::{Achievable, Cache, Chip, Interconnect, Network, PeakTable, Support};
 
 impl Chip {
-    /// Loads a chip file.
+    /// Parses and validates a chip file; every problem found is reported.
     pub fn load(source: &Source) -> Result<Chip, Error> {
         let file: ChipFile = source.parse().map_err(Error::Invalid)?;
         let mut check = Checker {

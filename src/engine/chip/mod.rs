@@ -117,37 +117,61 @@ impl Achievable {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chip {
     /// File stem (`h100-sxm`).
-    pub id: String,
+    pub(crate) id: String,
     /// Product name (`NVIDIA H100 SXM`).
-    pub name: String,
+    pub(crate) name: String,
     /// Usable HBM.
-    pub capacity_bytes: f64,
-    pub marketed_capacity_bytes: Option<f64>,
-    pub bandwidth_bytes_per_s: f64,
+    pub(crate) capacity_bytes: f64,
+    pub(crate) marketed_capacity_bytes: Option<f64>,
+    pub(crate) bandwidth_bytes_per_s: f64,
     /// Tensor/matrix unit: GEMMs and attention.
-    pub matrix: PeakTable,
+    pub(crate) matrix: PeakTable,
     /// Vector unit: elementwise work.
-    pub vector: PeakTable,
-    pub cache: Option<Cache>,
-    pub compute_units: Option<u64>,
+    pub(crate) vector: PeakTable,
+    pub(crate) cache: Option<Cache>,
+    pub(crate) compute_units: Option<u64>,
     /// Fixed cost of one kernel launch.
-    pub launch_s: Option<f64>,
-    pub interconnect: Option<Interconnect>,
-    pub network: Option<Network>,
-    pub power_w: Option<f64>,
+    pub(crate) launch_s: Option<f64>,
+    pub(crate) interconnect: Option<Interconnect>,
+    pub(crate) network: Option<Network>,
+    pub(crate) power_w: Option<f64>,
     /// Indicative on-demand price.
-    pub price_usd_per_hour: Option<f64>,
+    pub(crate) price_usd_per_hour: Option<f64>,
     /// Constants of expected mode; `None` for a chip file without an `expected` section.
-    pub expected: Option<Achievable>,
+    pub(crate) expected: Option<Achievable>,
 }
 
 impl Chip {
+    /// File stem (`h100-sxm`), or the name given for text that came from no file.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Product name (`NVIDIA H100 SXM`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Usable memory: what the device reports to software, where that is known.
+    pub fn capacity_bytes(&self) -> f64 {
+        self.capacity_bytes
+    }
+
+    /// Memory bandwidth (datasheet).
+    pub fn bandwidth_bytes_per_s(&self) -> f64 {
+        self.bandwidth_bytes_per_s
+    }
+
+    /// Indicative price per chip-hour, where the chip file gives one.
+    pub fn price_usd_per_hour(&self) -> Option<f64> {
+        self.price_usd_per_hour
+    }
+
     /// Loads a built-in chip by name, or a chip file by path.
     pub fn named(name: &str) -> Result<Chip, Error> {
         Chip::load(&Source::resolve(name, FileKind::Chip)?)
     }
 
-    /// Parses and validates a chip file; every problem found is reported.
     /// Loads each chip named: a built-in name or a YAML file; `all` is every built-in chip.
     pub fn load_all(names: &[impl AsRef<str>]) -> Result<Vec<Chip>, Error> {
         let mut chips = Vec::new();
