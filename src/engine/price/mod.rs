@@ -450,3 +450,6 @@ fn max_batch(workload: &Workload, ev: &Evaluation, room: f64, growing_bytes: f64
         }
     })
 }
+
+#[cfg(test)]
+mod tests;
