@@ -5,6 +5,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::Collective;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct WorkloadFile {
@@ -60,6 +62,62 @@ pub(super) enum OpFile {
     Reducescatter(CollectiveFile),
     Alltoall(CollectiveFile),
     Sendrecv(CollectiveFile),
+}
+
+impl OpFile {
+    /// The name every op has.
+    pub(super) fn name(&self) -> &Spanned<String> {
+        match self {
+            OpFile::Gemm(g) | OpFile::Gemv(g) => &g.name,
+            OpFile::KvRead(r) => &r.name,
+            OpFile::Elementwise(e) => &e.name,
+            OpFile::Allreduce(c)
+            | OpFile::Allgather(c)
+            | OpFile::Reducescatter(c)
+            | OpFile::Alltoall(c)
+            | OpFile::Sendrecv(c) => &c.name,
+        }
+    }
+
+    /// The tag the op is written under (`gemm`, `kv_read`, `allreduce`, ...).
+    pub(super) fn tag(&self) -> &'static str {
+        match self {
+            OpFile::Gemm(_) => "gemm",
+            OpFile::Gemv(_) => "gemv",
+            OpFile::KvRead(_) => "kv_read",
+            OpFile::Elementwise(_) => "elementwise",
+            _ => self.collective().map_or("", |(c, _)| c.name()),
+        }
+    }
+
+    /// The collective the op is, if it is one.
+    pub(super) fn collective(&self) -> Option<(Collective, &CollectiveFile)> {
+        Some(match self {
+            OpFile::Allreduce(c) => (Collective::AllReduce, c),
+            OpFile::Allgather(c) => (Collective::AllGather, c),
+            OpFile::Reducescatter(c) => (Collective::ReduceScatter, c),
+            OpFile::Alltoall(c) => (Collective::AllToAll, c),
+            OpFile::Sendrecv(c) => (Collective::SendRecv, c),
+            _ => return None,
+        })
+    }
+
+    /// The names the op reads (`of:`), and the sizes it reads of some (`reads:`), for the
+    /// kinds that take them.
+    pub(super) fn of_and_reads(
+        &self,
+    ) -> (&Spanned<Names>, Option<&IndexMap<String, Spanned<String>>>) {
+        match self {
+            OpFile::Gemm(g) | OpFile::Gemv(g) => (&g.of, None),
+            OpFile::KvRead(r) => (&r.of, Some(&r.reads)),
+            OpFile::Elementwise(e) => (&e.of, Some(&e.reads)),
+            OpFile::Allreduce(c)
+            | OpFile::Allgather(c)
+            | OpFile::Reducescatter(c)
+            | OpFile::Alltoall(c)
+            | OpFile::Sendrecv(c) => (&c.of, None),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,251 @@
+//! Validation: a parsed workload file becomes a [`Workload`], or every problem found is
+//! reported with its line and field. This module resolves a template, holds the `Builder`
+//! with its primitives (expressions compiled once per distinct text, problems recorded in
+//! file order) and drives the passes: `params`, `names`, `ops` (with `inputs`) and `fusion`.
+
+mod fusion;
+mod inputs;
+mod names;
+mod ops;
+mod params;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_saphyr::Spanned;
+
+use super::file::WorkloadFile;
+use super::{Field, Workload};
+use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
+use crate::base::dtype::Role;
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::base::source::Source;
+use crate::engine::expr::Expr;
+
+pub(super) fn build(source: &Source) -> Result<Workload, Error> {
+    let file: WorkloadFile = source.parse().map_err(Error::Invalid)?;
+    let own = Arc::new(source.clone());
+    let Some(template_name) = &file.template else {
+        return Builder::new(Arc::clone(&own), &file).build(file, None);
+    };
+    let at = |field: &str, v: &Spanned<String>| Origin::of(field, v).in_file(&own);
+    let invalid = |origin: Origin, message: String| {
+        Error::Invalid(Diagnostics(vec![source.problem(&origin, message)]))
+    };
+    let template = Source::resolve_template(&template_name.value, source).map_err(|e| {
+        let reason = std::error::Error::source(&e)
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        invalid(
+            at("template", template_name),
+            format!("cannot use this template: {e}{reason}"),
+        )
+    })?;
+    let graph: WorkloadFile = template.parse().map_err(Error::Invalid)?;
+    if graph.template.is_some() {
+        return Err(invalid(
+            at("template", template_name),
+            format!(
+                "template `{}` itself names a template; templates do not nest",
+                template.name
+            ),
+        ));
+    }
+    let graph_fields = [
+        ("tensors", !file.tensors.is_empty()),
+        ("blocks", !file.blocks.is_empty()),
+        ("fusion", !file.fusion.is_empty()),
+        ("tokens_per_step", file.tokens_per_step.is_some()),
+        ("sequences", file.sequences.is_some()),
+        ("chips", file.chips.is_some()),
+        ("stages", file.stages.is_some()),
+    ];
+    if let Some((field, _)) = graph_fields.iter().find(|(_, set)| *set) {
+        return Err(invalid(
+            at(field, template_name),
+            format!("a workload with a template takes its graph from the template; `{field}` belongs in the template"),
+        ));
+    }
+    Builder::new(Arc::new(template), &graph).build(graph, Some((own, file)))
+}
+
+/// The workload that names a template: its file, and what it says over the template's.
+type Model = (Arc<Source>, WorkloadFile);
+
+/// What the passes have built so far, and every problem they found.
+struct Builder {
+    /// The file the graph comes from (the template, for a workload that names one).
+    source: Arc<Source>,
+    problems: Vec<Diagnostic>,
+    /// Param names, in file order.
+    params: Vec<String>,
+    exprs: Vec<Expr>,
+    expr_origins: Vec<Origin>,
+    /// Expression text without spaces -> index into `exprs`.
+    interned: HashMap<String, usize>,
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+const NAME_RULE: &str = "letters, digits, `_`, `-` and `.`, starting with a letter or `_`";
+
+impl Builder {
+    fn new(source: Arc<Source>, file: &WorkloadFile) -> Builder {
+        Builder {
+            source,
+            problems: Vec::new(),
+            params: file.params.keys().cloned().collect(),
+            exprs: Vec::new(),
+            expr_origins: Vec::new(),
+            interned: HashMap::new(),
+        }
+    }
+
+    /// Where `value` sits in the graph's file.
+    fn at<T>(&self, field: impl Into<String>, value: &Spanned<T>) -> Origin {
+        Origin::of(field, value).in_file(&self.source)
+    }
+
+    fn problem(&mut self, origin: Origin, message: impl Into<String>) {
+        self.problems.push(self.source.problem(&origin, message));
+    }
+
+    fn compile(&self, text: &str) -> Result<Expr, String> {
+        let params = &self.params;
+        let resolve = |name: &str| -> Result<usize, String> {
+            params.iter().position(|p| p == name).ok_or_else(|| {
+                format!(
+                    "undefined param `{name}`{}; params are declared under `params:`",
+                    did_you_mean(name, params.iter().map(String::as_str))
+                )
+            })
+        };
+        Expr::parse(text, &resolve).map_err(|e| e.to_string())
+    }
+
+    /// Compiles an expression once per distinct text; `None` after recording a problem.
+    fn expr(&mut self, field: &str, value: &Spanned<String>) -> Option<Field> {
+        self.expr_text(&value.value, self.at(field, value))
+    }
+
+    fn expr_text(&mut self, text: &str, origin: Origin) -> Option<Field> {
+        let key: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        if let Some(&id) = self.interned.get(&key) {
+            return Some(Field { id, origin });
+        }
+        match self.compile(text) {
+            Ok(expr) => {
+                let id = self.exprs.len();
+                self.exprs.push(expr);
+                self.expr_origins.push(origin.clone());
+                self.interned.insert(key, id);
+                Some(Field { id, origin })
+            }
+            Err(message) => {
+                self.problem(origin, message);
+                None
+            }
+        }
+    }
+
+    /// `Some(None)` when absent, `None` after recording a problem.
+    fn opt_expr(&mut self, field: &str, value: &Option<Spanned<String>>) -> Option<Option<Field>> {
+        match value {
+            None => Some(None),
+            Some(v) => self.expr(field, v).map(Some),
+        }
+    }
+
+    fn role(&mut self, field: &str, value: &Spanned<String>) -> Option<Role> {
+        value
+            .value
+            .parse()
+            .map_err(|e: String| self.problem(self.at(field, value), e))
+            .ok()
+    }
+
+    /// Builds the graph of `file`; `model` is the workload that uses `file` as its template,
+    /// whose name, param values, data types and default plan take precedence.
+    fn build(mut self, file: WorkloadFile, model: Option<Model>) -> Result<Workload, Error> {
+        let model = model.as_ref();
+        let params = self.params_of(&file, model);
+        let eval_order = if params.len() == self.params.len() {
+            self.param_order(&params)
+        } else {
+            Vec::new()
+        };
+        let default_dtypes = self.dtypes(&file, model);
+        let tokens_per_step = self
+            .opt_expr("tokens_per_step", &file.tokens_per_step)
+            .flatten();
+        let sequences = self.opt_expr("sequences", &file.sequences).flatten();
+        let chips = self.opt_expr("chips", &file.chips).flatten();
+        let stages = self.opt_expr("stages", &file.stages).flatten();
+
+        let tensors = self.declared_tensors(&file);
+        let scope = self.scope(&tensors, &file.blocks);
+        let ops::Graph {
+            blocks,
+            ops,
+            slot_count,
+        } = self.graph(&file.blocks, &scope);
+        if file.blocks.is_empty() {
+            self.problem(
+                self.at("name", &file.name),
+                "a workload needs at least one block with ops under `blocks:`",
+            );
+        }
+        self.check_acyclic(&ops, &[]);
+        let fusion_plans = self.fusion_plans(&file.fusion, &scope.names, &ops);
+        let default_fusion = self.default_fusion(&fusion_plans, &file, model);
+        let (source, name) = self.identity(&file, model);
+
+        if !self.problems.is_empty() {
+            return Err(Error::Invalid(Diagnostics(self.problems)));
+        }
+        let known = ScenarioParam::ALL.map(|p| params.iter().position(|q| q.name == p.name()));
+        Ok(Workload {
+            known,
+            id: source.id.clone(),
+            name,
+            file: source.name.clone(),
+            text: Arc::from(source.text.as_str()),
+            params,
+            eval_order,
+            exprs: self.exprs,
+            expr_origins: self.expr_origins,
+            default_dtypes,
+            tokens_per_step,
+            sequences,
+            chips,
+            stages,
+            tensors,
+            blocks,
+            ops,
+            slot_count,
+            fusion_plans,
+            default_fusion,
+        })
+    }
+
+    /// The file the workload is named after (the model, for one with a template), and its
+    /// name, which must not be empty.
+    fn identity(&mut self, file: &WorkloadFile, model: Option<&Model>) -> (Arc<Source>, String) {
+        let (source, name) = match model {
+            Some((src, m)) => (Arc::clone(src), &m.name),
+            None => (Arc::clone(&self.source), &file.name),
+        };
+        if name.value.trim().is_empty() {
+            let origin = Origin::of("name", name).in_file(&source);
+            self.problem(origin, "must not be empty");
+        }
+        (source, name.value.trim().to_owned())
+    }
+}
