@@ -2,7 +2,7 @@
 //! collective fused, one block per group, no cycle through an outside op) and cut into
 //! kernels, after the plan `none`; and the plan used by default.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
@@ -17,7 +17,7 @@ use crate::engine::workload::{FusionPlan, Op, OpKind, Ref};
 struct Plan<'a> {
     name: &'a str,
     origin: Origin,
-    names: &'a HashMap<String, Ref>,
+    names: &'a IndexMap<String, Ref>,
     ops: &'a [Op],
 }
 
@@ -26,7 +26,7 @@ impl Builder {
     pub(super) fn fusion_plans(
         &mut self,
         files: &IndexMap<String, Spanned<Vec<Vec<String>>>>,
-        names: &HashMap<String, Ref>,
+        names: &IndexMap<String, Ref>,
         ops: &[Op],
     ) -> Vec<FusionPlan> {
         let consumers = consumers(ops);
@@ -53,7 +53,7 @@ impl Builder {
         &mut self,
         plan_name: &str,
         groups: &Spanned<Vec<Vec<String>>>,
-        names: &HashMap<String, Ref>,
+        names: &IndexMap<String, Ref>,
         ops: &[Op],
     ) -> Option<Vec<Vec<usize>>> {
         let plan = Plan {

@@ -1,8 +1,6 @@
 //! What ops read by name: the declared tensors (the step's, then each block's), and the one
 //! namespace of tensors and ops, with the role of each op's output.
 
-use std::collections::HashMap;
-
 use indexmap::IndexMap;
 
 use super::{valid_name, Builder, NAME_RULE};
@@ -14,7 +12,7 @@ use crate::engine::workload::{Field, Ref, Tensor};
 /// of each op's output.
 pub(super) struct Scope<'t> {
     pub(super) tensors: &'t [Tensor],
-    pub(super) names: HashMap<String, Ref>,
+    pub(super) names: IndexMap<String, Ref>,
     pub(super) out_roles: Vec<Role>,
 }
 
@@ -89,7 +87,7 @@ impl Builder {
 
     /// The names of `tensors` and of the ops of `blocks`, each checked to be valid and unique.
     pub(super) fn scope<'t>(&mut self, tensors: &'t [Tensor], blocks: &[BlockFile]) -> Scope<'t> {
-        let mut names: HashMap<String, Ref> = HashMap::new();
+        let mut names: IndexMap<String, Ref> = IndexMap::new();
         for (i, t) in tensors.iter().enumerate() {
             if names.insert(t.name.clone(), Ref::Tensor(i)).is_some() {
                 let origin = t
@@ -116,7 +114,13 @@ impl Builder {
     }
 
     /// Adds the name of `op` (at `field`) to `names`.
-    fn name_op(&mut self, field: &str, op: &OpFile, source: Ref, names: &mut HashMap<String, Ref>) {
+    fn name_op(
+        &mut self,
+        field: &str,
+        op: &OpFile,
+        source: Ref,
+        names: &mut IndexMap<String, Ref>,
+    ) {
         let name = op.name();
         if !valid_name(&name.value) {
             self.problem(
