@@ -11,8 +11,8 @@ use crate::base::error::Error;
 /// expressions, blocks, ops and read slots. Reuse one per thread across scenarios.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evaluation {
-    pub params: Vec<f64>,
-    pub exprs: Vec<f64>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) exprs: Vec<f64>,
     /// The params `exprs` were last evaluated with, whether they are all current, and which
     /// params changed since (scratch).
     previous: Vec<f64>,
@@ -23,24 +23,24 @@ pub struct Evaluation {
     tensor_changed: Vec<bool>,
     op_changed: Vec<bool>,
     /// Elements of each declared tensor.
-    pub tensors: Vec<f64>,
-    pub repeats: Vec<u64>,
+    pub(crate) tensors: Vec<f64>,
+    pub(crate) repeats: Vec<u64>,
     /// Repeats of each block one chip holds the tensors of.
-    pub held: Vec<f64>,
-    pub flops: Vec<f64>,
-    pub out_elements: Vec<f64>,
+    pub(crate) held: Vec<f64>,
+    pub(crate) flops: Vec<f64>,
+    pub(crate) out_elements: Vec<f64>,
     /// Elements each op reads of each input.
-    pub reads: Vec<f64>,
+    pub(crate) reads: Vec<f64>,
     /// `[batch, m, n, k]` of each GEMM (zeros for other ops).
-    pub gemm: Vec<GemmDims>,
+    pub(crate) gemm: Vec<GemmDims>,
     /// Chips in each collective's group (0 for other ops).
-    pub group: Vec<f64>,
-    pub tokens_per_step: Option<f64>,
-    pub sequences: Option<f64>,
+    pub(crate) group: Vec<f64>,
+    pub(crate) tokens_per_step: Option<f64>,
+    pub(crate) sequences: Option<f64>,
     /// Chips one replica runs on (1 when the workload does not say).
-    pub chips: f64,
+    pub(crate) chips: f64,
     /// Pipeline stages (1 when the workload does not say).
-    pub stages: f64,
+    pub(crate) stages: f64,
 }
 
 /// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the

@@ -272,36 +272,36 @@ impl Op {
 #[derive(Debug, Clone)]
 pub struct Workload {
     /// File stem (`llama-3.1-70b`).
-    pub id: String,
-    pub name: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
     /// The file as errors name it.
-    pub file: String,
+    pub(crate) file: String,
     text: Arc<str>,
-    pub params: Vec<Param>,
+    pub(crate) params: Vec<Param>,
     /// Params in an order where each comes after those its default reads.
     eval_order: Vec<usize>,
     /// Every distinct expression of the file other than param defaults, evaluated once per
     /// scenario however many fields use it.
-    pub exprs: Vec<Expr>,
+    pub(crate) exprs: Vec<Expr>,
     /// Where each expression is first used, for errors.
     expr_origins: Vec<Origin>,
-    pub default_dtypes: RoleDTypes,
-    pub tokens_per_step: Option<Field>,
+    pub(crate) default_dtypes: RoleDTypes,
+    pub(crate) tokens_per_step: Option<Field>,
     /// Sequences in the step (each gets `tokens_per_step / sequences` tokens).
-    pub sequences: Option<Field>,
+    pub(crate) sequences: Option<Field>,
     /// Chips one replica of the step runs on (`tp * pp`): the step's ops are one chip's share.
-    pub chips: Option<Field>,
+    pub(crate) chips: Option<Field>,
     /// Pipeline stages the step passes through one after the other (`pp`): each chip works
     /// one stage's share of the step's time, which MFU and MBU account for.
-    pub stages: Option<Field>,
-    pub tensors: Vec<Tensor>,
-    pub blocks: Vec<Block>,
-    pub ops: Vec<Op>,
+    pub(crate) stages: Option<Field>,
+    pub(crate) tensors: Vec<Tensor>,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) ops: Vec<Op>,
     /// Read slots in all.
     slot_count: usize,
     /// The plans, `none` (no fusion) first.
-    pub fusion_plans: Vec<FusionPlan>,
-    pub default_fusion: usize,
+    pub(crate) fusion_plans: Vec<FusionPlan>,
+    pub(crate) default_fusion: usize,
     /// Where each [`ScenarioParam`] is among `params`, found at load.
     known: [Option<usize>; ScenarioParam::ALL.len()],
 }
@@ -310,6 +310,26 @@ pub struct Workload {
 pub const MAX_REPEAT: f64 = 1e9;
 
 impl Workload {
+    /// File stem (`llama-3.1-70b`), or the name given for text that came from no file.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The model's name (`Llama-3.1-70B`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The params' names, in the file's order.
+    pub fn param_names(&self) -> impl Iterator<Item = &str> {
+        self.params.iter().map(|p| p.name.as_str())
+    }
+
+    /// The fusion plans' names, `none` first.
+    pub fn fusion_plan_names(&self) -> impl Iterator<Item = &str> {
+        self.fusion_plans.iter().map(|p| p.name.as_str())
+    }
+
     /// Loads a built-in workload by name, or a workload file by path.
     pub fn named(name: &str) -> Result<Workload, Error> {
         Workload::load(&Source::resolve(

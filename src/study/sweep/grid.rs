@@ -143,3 +143,42 @@ impl<'a> Grid<'a> {
         digit(self.chips.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axes() -> Axes {
+        Axes {
+            chips: vec![Chip::named("h100-sxm").unwrap()],
+            params: vec![("batch".into(), vec![1.0, 2.0])],
+            ..Axes::default()
+        }
+    }
+
+    fn refused(change: impl FnOnce(&mut Axes)) -> String {
+        let w = Workload::named("llama-3.1-8b").unwrap();
+        let mut axes = axes();
+        change(&mut axes);
+        Grid::new(&w, axes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_grid_that_exists_is_valid() {
+        let w = Workload::named("llama-3.1-8b").unwrap();
+        let grid = Grid::new(&w, axes()).unwrap();
+        assert_eq!(grid.len(), Some(2));
+        assert!(refused(|a| a.chips.clear()).contains("at least one chip"));
+        assert!(refused(|a| a.params[0].1.clear()).contains("no values"));
+        assert!(refused(|a| a.params.push(("batch".into(), vec![4.0]))).contains("set twice"));
+        assert!(refused(|a| a.params.push(("batchh".into(), vec![4.0]))).contains("`batch`?"));
+        assert!(refused(|a| a.params[0].1.push(f64::NAN)).contains("finite"));
+        assert!(refused(|a| a.dtypes.push((Role::Weight, vec![]))).contains("no data types"));
+        let twice = |a: &mut Axes| {
+            a.dtypes.push((Role::Kv, vec![DType::Fp8]));
+            a.dtypes.push((Role::Kv, vec![DType::Bf16]));
+        };
+        assert!(refused(twice).contains("set twice"));
+        assert!(refused(|a| a.fusions.push("flsh".into())).contains("`flash`?"));
+    }
+}
