@@ -43,19 +43,45 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
     let Some((first, _)) = sections.first() else {
         return out;
     };
+    out.extend(scenario_blocks(sections, first));
+    out.push(Block::Subheading("Summary".into()));
+    out.push(summary_table(sections, first));
+    out.push(Block::Subheading("What bounds the step".into()));
+    for (report, levers) in sections {
+        out.push(Block::Paragraph(bound_sentence(report)));
+        if !levers.is_empty() {
+            out.push(lever_table(levers));
+        }
+    }
+    out.push(Block::Subheading("Roofline".into()));
+    out.push(Block::Paragraph(
+        "Each kernel at its arithmetic intensity and attained rate; marker area is its share \
+         of the step time. Solid lines are the datasheet roofs, dashed ones (expected mode) \
+         what real kernels achieve."
+            .into(),
+    ));
+    out.push(Block::Picture);
+    for (report, _) in sections {
+        out.push(Block::Subheading(format!(
+            "Kernels on {}",
+            report.chip_name
+        )));
+        out.push(kernel_table(report));
+    }
+    out
+}
+
+/// The heading (workload and chips) and what was priced, from the first report.
+fn scenario_blocks(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> [Block; 2] {
     let chips: Vec<&str> = sections.iter().map(|(r, _)| r.chip.as_str()).collect();
-    out.push(Block::Heading(format!(
-        "{} on {}",
-        first.workload_name,
-        chips.join(", ")
-    )));
+    let heading = Block::Heading(format!("{} on {}", first.workload_name, chips.join(", ")));
     let params: Vec<String> = first
         .params
         .iter()
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
     let d = first.dtypes;
-    out.push(Block::Paragraph(format!(
+    let scenario = Block::Paragraph(format!(
         "Scenario: {}; weight {}, activation {}, KV cache {}; fusion plan `{}`; {} mode{}.",
         params.join(" "),
         d.weight,
@@ -67,9 +93,13 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
             Mode::Expected => " (what real kernels achieve)",
             Mode::Roofline => " (the datasheet ceiling)",
         }
-    )));
+    ));
+    [heading, scenario]
+}
 
-    out.push(Block::Subheading("Summary".into()));
+/// The summaries side by side, a column per chip; the largest batch that fits when the first
+/// report has one.
+fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> Block {
     let mut header = vec![String::new()];
     header.extend(sections.iter().map(|(r, _)| r.chip_name.clone()));
     let row = |name: &str, f: &dyn Fn(&StepReport) -> String| {
@@ -122,64 +152,47 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
             r.summary.max_batch.map_or("-".into(), |b| b.to_string())
         }));
     }
-    out.push(Block::Table { header, rows });
+    Block::Table { header, rows }
+}
 
-    out.push(Block::Subheading("What bounds the step".into()));
-    for (report, levers) in sections {
-        out.push(Block::Paragraph(bound_sentence(report)));
-        if levers.is_empty() {
-            continue;
-        }
-        out.push(Block::Table {
-            header: ["lever", "throughput", "ms per token", "fits"]
-                .map(String::from)
-                .to_vec(),
-            rows: levers
-                .iter()
-                .map(|l| {
-                    vec![
-                        l.change.clone(),
-                        ratio(l.throughput_ratio),
-                        l.ms_per_token_ratio.map_or("-".into(), ratio),
-                        if l.fits { "yes" } else { "no" }.into(),
-                    ]
-                })
-                .collect(),
-        });
-    }
-
-    out.push(Block::Subheading("Roofline".into()));
-    out.push(Block::Paragraph(
-        "Each kernel at its arithmetic intensity and attained rate; marker area is its share \
-         of the step time. Solid lines are the datasheet roofs, dashed ones (expected mode) \
-         what real kernels achieve."
-            .into(),
-    ));
-    out.push(Block::Picture);
-
-    for (report, _) in sections {
-        out.push(Block::Subheading(format!(
-            "Kernels on {}",
-            report.chip_name
-        )));
-        let header = [
-            "kernel", "block", "kind", "count", "FLOPs", "bytes", "FLOP/B", "dtype", "bound",
-            "time", "share",
-        ]
-        .map(String::from)
-        .to_vec();
-        let rows = report
-            .prices
+/// What each lever does to throughput, latency and fit.
+fn lever_table(levers: &[Lever]) -> Block {
+    Block::Table {
+        header: ["lever", "throughput", "ms per token", "fits"]
+            .map(String::from)
+            .to_vec(),
+        rows: levers
             .iter()
-            .map(|p| {
-                let mut row = super::table::kernel_cells(p);
-                row.push(percent(p.share));
-                row
+            .map(|l| {
+                vec![
+                    l.change.clone(),
+                    ratio(l.throughput_ratio),
+                    l.ms_per_token_ratio.map_or("-".into(), ratio),
+                    if l.fits { "yes" } else { "no" }.into(),
+                ]
             })
-            .collect();
-        out.push(Block::Table { header, rows });
+            .collect(),
     }
-    out
+}
+
+/// Every kernel of a report with its share of the step.
+fn kernel_table(report: &StepReport) -> Block {
+    let header = [
+        "kernel", "block", "kind", "count", "FLOPs", "bytes", "FLOP/B", "dtype", "bound", "time",
+        "share",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = report
+        .prices
+        .iter()
+        .map(|p| {
+            let mut row = super::table::kernel_cells(p);
+            row.push(percent(p.share));
+            row
+        })
+        .collect();
+    Block::Table { header, rows }
 }
 
 /// Where the step's time goes by bound, and its largest kernel.

@@ -68,14 +68,31 @@ fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
-    let s = &report.summary;
     let title = format!("{} on {}", report.workload_name, report.chip_name);
     write_scenario(out, &title, report)?;
+    writeln!(out, "{}", run_summary(report))?;
+    if per_op {
+        writeln!(out, "{}", run_kernels(report))?;
+    }
+    Ok(())
+}
 
+/// A run's summary, one quantity a line: its time and rates, then its work and memory.
+fn run_summary(report: &StepReport) -> Table {
     let mut summary = new_table(&[]);
     let mut row = |name: &str, value: String| {
         summary.add_row(vec![name.to_owned(), value]);
     };
+    time_rows(&mut row, report);
+    work_rows(&mut row, report);
+    align_right(&mut summary, 1);
+    summary
+}
+
+/// The step's time (and against the roofline in expected mode), its token rate, and the
+/// request's latencies when one was priced.
+fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
+    let s = &report.summary;
     row("step time", human(s.step_time_s, "s"));
     if report.mode == crate::engine::scenario::Mode::Expected {
         row(
@@ -104,6 +121,11 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
         row("end to end", human(r.e2e_s, "s"));
         row("output tokens per second", number(r.output_tokens_per_s));
     }
+}
+
+/// The step's work (FLOPs, bytes, how well it uses the chip) and its memory footprint.
+fn work_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
+    let s = &report.summary;
     row("FLOPs", human(s.flops, "FLOP"));
     row("bytes moved", human(s.bytes, "B"));
     row(
@@ -137,44 +159,43 @@ pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::
     if let Some(max) = s.max_batch {
         row("largest batch that fits", max.to_string());
     }
-    align_right(&mut summary, 1);
-    writeln!(out, "{summary}")?;
+}
 
-    if per_op {
-        let mut ops = new_table(&[
-            "op",
-            "block",
-            "kind",
-            "count",
-            "FLOPs",
-            "bytes",
-            "FLOP/B",
-            "dtype",
-            "bound",
-            "time",
-            "roofline",
-            "launch",
-            "quant.",
-            "cache hit",
-            "attainable",
-            "share",
+/// Every kernel of a run: the common kernel cells, then its roofline time, launch overhead,
+/// quantization factor, cache hits, attainable rate and share.
+fn run_kernels(report: &StepReport) -> Table {
+    let mut ops = new_table(&[
+        "op",
+        "block",
+        "kind",
+        "count",
+        "FLOPs",
+        "bytes",
+        "FLOP/B",
+        "dtype",
+        "bound",
+        "time",
+        "roofline",
+        "launch",
+        "quant.",
+        "cache hit",
+        "attainable",
+        "share",
+    ]);
+    for p in &report.prices {
+        let mut row = kernel_cells(p);
+        row.extend([
+            human(p.cost.roofline_time_s, "s"),
+            human(p.cost.launch_s, "s"),
+            format!("x{:.2}", p.cost.quantization),
+            human(p.cost.cache_hit_bytes, "B"),
+            human(p.attainable_flop_per_s, "FLOPS"),
+            percent(p.share),
         ]);
-        for p in &report.prices {
-            let mut row = kernel_cells(p);
-            row.extend([
-                human(p.cost.roofline_time_s, "s"),
-                human(p.cost.launch_s, "s"),
-                format!("x{:.2}", p.cost.quantization),
-                human(p.cost.cache_hit_bytes, "B"),
-                human(p.attainable_flop_per_s, "FLOPS"),
-                percent(p.share),
-            ]);
-            ops.add_row(row);
-        }
-        align_right(&mut ops, 3);
-        writeln!(out, "{ops}")?;
+        ops.add_row(row);
     }
-    Ok(())
+    align_right(&mut ops, 3);
+    ops
 }
 
 /// The cells every kernel table starts with, human-scaled: kernel, block, kind, count, FLOPs,

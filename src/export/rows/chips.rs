@@ -1,0 +1,30 @@
+//! The row of the chip list: a chip and one data type of its matrix unit.
+
+use super::{Row, Value};
+use crate::engine::chip::Chip;
+
+/// A chip and one data type of its matrix unit.
+pub struct ChipRow<'a> {
+    pub chip: &'a Chip,
+    pub dtype: crate::base::dtype::DType,
+    pub peak_flop_per_s: f64,
+}
+
+impl Row for ChipRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let c = self.chip;
+        let bw = c.bandwidth_bytes_per_s;
+        f("chip", Value::Text(&c.id));
+        f("name", Value::Text(&c.name));
+        f("dtype", Value::Text(self.dtype.name()));
+        f("peak_tflops", Value::Num(self.peak_flop_per_s / 1e12));
+        f("bandwidth_tb_s", Value::Num(bw / 1e12));
+        f("ridge_flop_per_byte", Value::Num(self.peak_flop_per_s / bw));
+        f("capacity_bytes", Value::Num(c.capacity_bytes));
+        let vector = c.vector_peak(self.dtype).ok().map(|(_, p)| p / 1e12);
+        f("vector_tflops", vector.into());
+        f("cache_bytes", c.cache.as_ref().map(|x| x.size_bytes).into());
+        f("launch_us", c.launch_s.map(|s| s * 1e6).into());
+        f("usd_per_hour", c.price_usd_per_hour.into());
+    }
+}

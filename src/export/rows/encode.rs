@@ -1,0 +1,156 @@
+//! Rows as bytes: a CSV header and lines, JSON Lines, or a JSON value, each number in the
+//! shortest form that reads back exactly.
+
+use std::io::Write;
+
+use super::{Row, Value};
+
+/// Appends a number: integers without a fraction, others in the shortest form that reads
+/// back exactly. Never NaN or infinite (an empty cell instead).
+fn push_number(out: &mut Vec<u8>, x: f64) {
+    if !x.is_finite() {
+        return;
+    }
+    // `as` saturates, and below 2^53 every integer is exact: a cheap integer test.
+    let whole = x as i64;
+    if whole as f64 == x && x.abs() < 9.007_199_254_740_992e15 {
+        out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
+    } else {
+        out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+    }
+}
+
+fn push_csv_text(out: &mut Vec<u8>, text: &str) {
+    if text.contains([',', '"', '\n', '\r']) {
+        out.push(b'"');
+        for byte in text.bytes() {
+            if byte == b'"' {
+                out.push(b'"');
+            }
+            out.push(byte);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+/// Appends the CSV header line of `row`'s columns.
+pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row) {
+    let mut first = true;
+    row.visit(&mut |name, _| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        push_csv_text(out, name);
+    });
+    out.push(b'\n');
+}
+
+/// Appends `row` as one CSV line.
+pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row) {
+    let mut first = true;
+    row.visit(&mut |_, value| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        match value {
+            Value::Text(s) => push_csv_text(out, s),
+            Value::Num(x) => push_number(out, x),
+            Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Value::Empty => {}
+        }
+    });
+    out.push(b'\n');
+}
+
+fn push_json_string(out: &mut Vec<u8>, text: &str) {
+    // Writing a &str to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// Appends `row` as one JSON object on one line (JSON Lines).
+pub fn json_line(out: &mut Vec<u8>, row: &dyn Row) {
+    out.push(b'{');
+    let mut first = true;
+    row.visit(&mut |name, value| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        push_json_string(out, name);
+        out.push(b':');
+        match value {
+            Value::Text(s) => push_json_string(out, s),
+            Value::Num(x) if x.is_finite() => push_number(out, x),
+            Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Value::Num(_) | Value::Empty => out.extend_from_slice(b"null"),
+        }
+    });
+    out.extend_from_slice(b"}\n");
+}
+
+/// `row` as a JSON object, for documents that nest rows.
+pub fn json_value(row: &dyn Row) -> serde_json::Value {
+    let mut line = Vec::new();
+    json_line(&mut line, row);
+    serde_json::from_slice(&line).unwrap_or(serde_json::Value::Null)
+}
+
+/// Writes rows as CSV (with a header) or JSON Lines to `out`.
+pub fn write_rows<'a>(
+    out: &mut dyn Write,
+    rows: impl IntoIterator<Item = &'a dyn Row>,
+    json: bool,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::new();
+    for (i, row) in rows.into_iter().enumerate() {
+        if json {
+            json_line(&mut buffer, row);
+        } else {
+            if i == 0 {
+                csv_header(&mut buffer, row);
+            }
+            csv_line(&mut buffer, row);
+        }
+    }
+    out.write_all(&buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Example;
+
+    impl Row for Example {
+        fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+            f("text", Value::Text("a, \"quoted\" word"));
+            f("int", Value::Num(8192.0));
+            f("float", Value::Num(0.25));
+            f("big", Value::Num(1e300));
+            f("empty", Value::Empty);
+            f("nan", Value::Num(f64::NAN));
+            f("yes", Value::Bool(true));
+        }
+    }
+
+    #[test]
+    fn csv_and_json_agree_and_escape() {
+        let mut csv = Vec::new();
+        csv_header(&mut csv, &Example);
+        csv_line(&mut csv, &Example);
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "text,int,float,big,empty,nan,yes\n\"a, \"\"quoted\"\" word\",8192,0.25,1e300,,,true\n"
+        );
+        let mut json = Vec::new();
+        json_line(&mut json, &Example);
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value["text"], "a, \"quoted\" word");
+        assert_eq!(value["int"], 8192);
+        assert_eq!(value["float"], 0.25);
+        assert!(value["nan"].is_null() && value["empty"].is_null());
+    }
+}

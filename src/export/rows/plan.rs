@@ -1,0 +1,60 @@
+//! The row of a plan: one chip and choice of types, with the layout and cost that meet the
+//! target, or why none does.
+
+use super::{Row, Value};
+use crate::study::plan::{PlanEntry, PlanPoint};
+
+/// One chip and choice of types in a plan.
+pub struct PlanRow<'a> {
+    pub workload: &'a str,
+    pub entry: &'a PlanEntry,
+    pub target_tokens_per_s: f64,
+    pub max_ms_per_token: Option<f64>,
+}
+
+impl Row for PlanRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let e = self.entry;
+        let p = e.outcome.as_ref().ok();
+        let num = |g: fn(&PlanPoint) -> f64| p.map_or(Value::Empty, |p| Value::Num(g(p)));
+        let opt = |g: fn(&PlanPoint) -> Option<f64>| p.and_then(g).into();
+        f("workload", Value::Text(self.workload));
+        f("chip", Value::Text(&e.chip));
+        f("weight_dtype", Value::Text(e.dtypes.weight.name()));
+        f("activation_dtype", Value::Text(e.dtypes.activation.name()));
+        f("kv_dtype", Value::Text(e.dtypes.kv.name()));
+        f("target_tokens_per_s", Value::Num(self.target_tokens_per_s));
+        f("max_ms_per_token", self.max_ms_per_token.into());
+        f("layout", p.map_or(Value::Empty, |p| Value::Text(&p.layout)));
+        f(
+            "chips_per_replica",
+            p.map_or(Value::Empty, |p| Value::Int(p.tp)),
+        );
+        f(
+            "replicas",
+            p.map_or(Value::Empty, |p| Value::Int(p.replicas)),
+        );
+        f("batch", p.map_or(Value::Empty, |p| Value::Int(p.batch)));
+        f(
+            "max_batch",
+            p.map_or(Value::Empty, |p| Value::Int(p.max_batch)),
+        );
+        f("step_time_us", num(|p| p.summary.step_time_s * 1e6));
+        f("ms_per_token", opt(|p| p.summary.ms_per_token));
+        f(
+            "tokens_per_s_per_chip",
+            opt(|p| p.summary.tokens_per_s_per_chip),
+        );
+        f("chips", p.map_or(Value::Empty, |p| Value::Int(p.chips)));
+        f("usd_per_hour", opt(|p| p.usd_per_hour));
+        f(
+            "usd_per_million_tokens",
+            opt(|p| p.summary.usd_per_million_tokens),
+        );
+        f("footprint_bytes", num(|p| p.summary.footprint_bytes));
+        f(
+            "note",
+            Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
+        );
+    }
+}

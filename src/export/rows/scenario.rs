@@ -1,0 +1,260 @@
+//! The rows of a priced scenario: what identifies it ([`ScenarioLabel`], whose params'
+//! columns [`param_columns`] names), its totals alone or against other chips, and its kernels
+//! one per row.
+
+use super::{Row, Value};
+use crate::base::dtype::RoleDTypes;
+use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
+use crate::engine::scenario::Mode;
+
+/// Column names of a workload's params in rows: the param's name, or `param_NAME` where the
+/// name is already one of the fixed columns of a summary or kernel row.
+pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let label = ScenarioLabel {
+        workload: "",
+        chip: "",
+        mode: Mode::Roofline,
+        fusion: "",
+        dtypes: RoleDTypes::default(),
+        param_columns: &[],
+        params: &[],
+    };
+    let mut fixed: Vec<String> = Vec::new();
+    let mut collect = |name: &str, _: Value<'_>| fixed.push(name.to_owned());
+    CompareRow {
+        summary: SummaryRow {
+            label,
+            outcome: Err(""),
+            request: None,
+        },
+        relative_speed: None,
+    }
+    .visit(&mut collect);
+    KernelRow {
+        label,
+        kernel: None,
+        cost: None,
+        step_time_s: 0.0,
+        error: "",
+    }
+    .visit(&mut collect);
+    names
+        .into_iter()
+        .map(|name| {
+            if fixed.iter().any(|f| f == name) {
+                format!("param_{name}")
+            } else {
+                name.to_owned()
+            }
+        })
+        .collect()
+}
+
+/// What was priced: the columns that identify a scenario.
+#[derive(Debug, Clone, Copy)]
+pub struct ScenarioLabel<'a> {
+    pub workload: &'a str,
+    pub chip: &'a str,
+    pub mode: Mode,
+    pub fusion: &'a str,
+    pub dtypes: RoleDTypes,
+    /// From [`param_columns`].
+    pub param_columns: &'a [String],
+    pub params: &'a [f64],
+}
+
+impl ScenarioLabel<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        f("workload", Value::Text(self.workload));
+        f("chip", Value::Text(self.chip));
+        f("mode", Value::Text(self.mode.name()));
+        f("fusion", Value::Text(self.fusion));
+        f("weight_dtype", Value::Text(self.dtypes.weight.name()));
+        f(
+            "activation_dtype",
+            Value::Text(self.dtypes.activation.name()),
+        );
+        f("kv_dtype", Value::Text(self.dtypes.kv.name()));
+    }
+
+    /// The params' columns: after the metrics, so that a metric's column does not move with
+    /// the number of params a workload has.
+    fn visit_params(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        for (name, value) in self.param_columns.iter().zip(self.params) {
+            f(name, Value::Num(*value));
+        }
+    }
+}
+
+/// A scenario's totals, or why it could not be priced.
+pub struct SummaryRow<'a> {
+    pub label: ScenarioLabel<'a>,
+    pub outcome: Result<&'a StepSummary, &'a str>,
+    /// The request priced with the scenario, if one was asked for.
+    pub request: Option<&'a RequestSummary>,
+}
+
+impl<'a> SummaryRow<'a> {
+    /// The row of a scenario that could not be priced.
+    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> SummaryRow<'a> {
+        SummaryRow {
+            label,
+            outcome: Err(error),
+            request: None,
+        }
+    }
+}
+
+impl Row for SummaryRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        self.label.visit(f);
+        self.visit_metrics(f);
+        self.label.visit_params(f);
+        f("error", Value::Text(self.outcome.err().unwrap_or("")));
+    }
+}
+
+impl SummaryRow<'_> {
+    fn visit_metrics(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let s = self.outcome.ok();
+        let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
+        let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
+        f("step_time_us", num(|s| s.step_time_s * 1e6));
+        f(
+            "roofline_step_time_us",
+            num(|s| s.roofline_step_time_s * 1e6),
+        );
+        f("fraction_of_roofline", num(|s| s.fraction_of_roofline));
+        f("flops", num(|s| s.flops));
+        f("bytes", num(|s| s.bytes));
+        f(
+            "intensity_flop_per_byte",
+            num(|s| s.intensity_flop_per_byte),
+        );
+        f("attained_tflops", num(|s| s.attained_flop_per_s / 1e12));
+        f("mfu", num(|s| s.mfu));
+        f("mbu", num(|s| s.mbu));
+        f("kernels", s.map_or(Value::Empty, |s| Value::Int(s.kernels)));
+        f("tokens_per_step", opt(|s| s.tokens_per_step));
+        f("tokens_per_s", opt(|s| s.tokens_per_s));
+        f("ms_per_token", opt(|s| s.ms_per_token));
+        f(
+            "chips_per_replica",
+            s.map_or(Value::Empty, |s| Value::Int(s.chips)),
+        );
+        f("tokens_per_s_per_chip", opt(|s| s.tokens_per_s_per_chip));
+        f("usd_per_million_tokens", opt(|s| s.usd_per_million_tokens));
+        f("compute_bound_share", num(|s| s.compute_bound_share));
+        f("memory_bound_share", num(|s| s.memory_bound_share));
+        f("weight_bytes", num(|s| s.weight_bytes));
+        f("kv_bytes", num(|s| s.kv_bytes));
+        f("activation_bytes", num(|s| s.activation_bytes));
+        f("footprint_bytes", num(|s| s.footprint_bytes));
+        f("fits", s.map_or(Value::Empty, |s| Value::Bool(s.fits)));
+        let max_batch = s.and_then(|s| s.max_batch);
+        f("max_batch", max_batch.map_or(Value::Empty, Value::Int));
+        let r = self.request.filter(|_| s.is_some());
+        let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
+        f(
+            "input_tokens",
+            r.map_or(Value::Empty, |r| Value::Int(r.input_tokens)),
+        );
+        f(
+            "output_tokens",
+            r.map_or(Value::Empty, |r| Value::Int(r.output_tokens)),
+        );
+        f("ttft_ms", req(|r| r.ttft_s * 1e3));
+        f("tpot_ms", req(|r| r.tpot_s * 1e3));
+        f("e2e_ms", req(|r| r.e2e_s * 1e3));
+        f("output_tokens_per_s", req(|r| r.output_tokens_per_s));
+    }
+}
+
+/// What names a kernel in rows.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelName<'a> {
+    pub name: &'a str,
+    pub block: &'a str,
+    pub kind: &'a str,
+}
+
+/// A scenario on one of several chips, with its speed relative to the first chip's.
+pub struct CompareRow<'a> {
+    pub summary: SummaryRow<'a>,
+    /// First chip's step time over this chip's: above 1 is faster than the first chip.
+    pub relative_speed: Option<f64>,
+}
+
+impl Row for CompareRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let s = &self.summary;
+        s.label.visit(f);
+        s.visit_metrics(f);
+        f("relative_speed", self.relative_speed.into());
+        s.label.visit_params(f);
+        f("error", Value::Text(s.outcome.err().unwrap_or("")));
+    }
+}
+
+/// One kernel of a scenario (long format: the scenario's columns repeated on every kernel),
+/// or the scenario's error with empty kernel columns.
+pub struct KernelRow<'a> {
+    pub label: ScenarioLabel<'a>,
+    pub kernel: Option<KernelName<'a>>,
+    pub cost: Option<&'a KernelCost>,
+    /// The step time, for the kernel's share.
+    pub step_time_s: f64,
+    pub error: &'a str,
+}
+
+impl<'a> KernelRow<'a> {
+    /// The one row of a scenario that could not be priced: its error, no kernel.
+    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> KernelRow<'a> {
+        KernelRow {
+            label,
+            kernel: None,
+            cost: None,
+            step_time_s: 0.0,
+            error,
+        }
+    }
+}
+
+impl Row for KernelRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        self.label.visit(f);
+        let (k, c) = (self.kernel, self.cost);
+        let text =
+            |g: fn(&KernelCost) -> &'static str| c.map_or(Value::Empty, |c| Value::Text(g(c)));
+        let num = |g: fn(&KernelCost) -> f64| c.map_or(Value::Empty, |c| Value::Num(g(c)));
+        f("op", k.map_or(Value::Empty, |k| Value::Text(k.name)));
+        f("block", k.map_or(Value::Empty, |k| Value::Text(k.block)));
+        f("kind", k.map_or(Value::Empty, |k| Value::Text(k.kind)));
+        f("count", c.map_or(Value::Empty, |c| Value::Int(c.count)));
+        f("flops", num(|c| c.flops));
+        f("bytes", num(|c| c.bytes));
+        f("intensity_flop_per_byte", num(|c| c.flops / c.bytes));
+        f("compute_dtype", text(|c| c.compute_dtype.name()));
+        f("unit", text(|c| c.unit.name()));
+        f("bound", text(|c| c.bound.name()));
+        f("compute_time_us", num(|c| c.compute_time_s * 1e6));
+        f("memory_time_us", num(|c| c.memory_time_s * 1e6));
+        f("time_us", num(|c| c.time_s * 1e6));
+        f("attainable_tflops", num(|c| c.flops / c.time_s / 1e12));
+        f("roofline_time_us", num(|c| c.roofline_time_s * 1e6));
+        f("expected_compute_us", num(|c| c.expected_compute_s * 1e6));
+        f("expected_memory_us", num(|c| c.expected_memory_s * 1e6));
+        f("launch_us", num(|c| c.launch_s * 1e6));
+        f("quantization", num(|c| c.quantization));
+        f("cache_hit_bytes", num(|c| c.cache_hit_bytes));
+        f("scale_bytes", num(|c| c.scale_bytes));
+        f("dequant_us", num(|c| c.dequant_s * 1e6));
+        let t = self.step_time_s;
+        f(
+            "share",
+            c.map_or(Value::Empty, |c| Value::Num(c.time_s * c.count as f64 / t)),
+        );
+        self.label.visit_params(f);
+        f("error", Value::Text(self.error));
+    }
+}

@@ -1,0 +1,248 @@
+//! The sweep line chart: any two numeric columns of a sweep CSV against each other, one line
+//! per value of a series column, either axis linear or logarithmic.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{axis_title, format_tick, log_ticks, plot_error, CHIP_COLOURS, SIZE};
+use crate::base::error::Error;
+
+/// Options of a sweep chart.
+#[derive(Debug, Clone, Default)]
+pub struct SweepChart {
+    pub x: String,
+    pub y: String,
+    /// A column whose values split the rows into lines (`chip`).
+    pub series: Option<String>,
+    pub log_x: bool,
+    pub log_y: bool,
+}
+
+/// The chart's lines: the series column's value (empty without one) and its points, in the
+/// order each value first appears.
+type Lines = Vec<(String, Vec<(f64, f64)>)>;
+
+/// One line per value of the series column (or one line), `y` against `x`, from sweep CSV text.
+/// Rows whose `x` or `y` is empty (error rows) are left out.
+pub fn sweep(csv_text: &str, name: &str, options: &SweepChart) -> Result<String, Error> {
+    let lines = read_lines(csv_text, name, options)?;
+    let ((x0, x1), (y0, y1)) = ranges(&lines, options);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let frame = Frame {
+            root: &root,
+            options,
+            lines: &lines,
+        };
+        match (options.log_x, options.log_y) {
+            (true, true) => frame.draw(
+                (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+                (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
+            )?,
+            (true, false) => frame.draw(
+                (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+                y0..y1,
+            )?,
+            (false, true) => frame.draw(
+                x0..x1,
+                (y0..y1).log_scale().with_key_points(log_ticks(y0, y1)),
+            )?,
+            (false, false) => frame.draw(x0..x1, y0..y1)?,
+        }
+        root.present().map_err(plot_error)?;
+    }
+    Ok(svg)
+}
+
+/// Where the chart's columns sit in the CSV header.
+struct Columns {
+    x: usize,
+    y: usize,
+    series: Option<usize>,
+}
+
+impl Columns {
+    /// The positions of the options' columns, or which one `name` lacks.
+    fn find(header: &[String], name: &str, options: &SweepChart) -> Result<Columns, Error> {
+        let column = |c: &str| {
+            header.iter().position(|h| h == c).ok_or_else(|| {
+                Error::Plot(
+                    format!(
+                        "{name} has no column `{c}`{}; its columns: {}",
+                        crate::base::diagnostic::did_you_mean(c, header.iter().map(String::as_str)),
+                        header.join(", ")
+                    )
+                    .into(),
+                )
+            })
+        };
+        Ok(Columns {
+            x: column(&options.x)?,
+            y: column(&options.y)?,
+            series: options.series.as_deref().map(column).transpose()?,
+        })
+    }
+}
+
+/// The lines of the CSV text, each sorted by `x`; rows without numbers in both columns (or
+/// with a number a log axis cannot show) are left out.
+fn read_lines(csv_text: &str, name: &str, options: &SweepChart) -> Result<Lines, Error> {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| Error::Plot(format!("{name}: not a CSV file: {e}").into()))?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let columns = Columns::find(&header, name, options)?;
+    let mut lines: Lines = Vec::new();
+    for (row, record) in reader.records().enumerate() {
+        let record =
+            record.map_err(|e| Error::Plot(format!("{name}: row {}: {e}", row + 2).into()))?;
+        let value = |i: usize| {
+            record
+                .get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+        };
+        let (Some(x), Some(y)) = (value(columns.x), value(columns.y)) else {
+            continue;
+        };
+        if (options.log_x && x <= 0.0) || (options.log_y && y <= 0.0) {
+            continue;
+        }
+        let key = columns.series.and_then(|i| record.get(i)).unwrap_or("");
+        match lines.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, points)) => points.push((x, y)),
+            None => lines.push((key.to_owned(), vec![(x, y)])),
+        }
+    }
+    if lines.is_empty() {
+        return Err(Error::Plot(
+            format!(
+                "{name} has no row with numbers in both `{}` and `{}`",
+                options.x, options.y
+            )
+            .into(),
+        ));
+    }
+    for (_, points) in &mut lines {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(lines)
+}
+
+/// The axes' ranges: every point, with a margin (a factor on a log axis).
+fn ranges(lines: &Lines, options: &SweepChart) -> ((f64, f64), (f64, f64)) {
+    let all = lines.iter().flat_map(|(_, p)| p.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y) in all {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let pad = |lo: f64, hi: f64, log: bool| {
+        if log {
+            (lo / 1.3, hi * 1.3)
+        } else {
+            let span = (hi - lo).max(hi.abs() * 0.1).max(1e-12);
+            (lo - 0.05 * span, hi + 0.05 * span)
+        }
+    };
+    (pad(x0, x1, options.log_x), pad(y0, y1, options.log_y))
+}
+
+/// What a sweep chart draws, whichever scale each axis has.
+struct Frame<'a, 'b> {
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    options: &'a SweepChart,
+    lines: &'a Lines,
+}
+
+impl Frame<'_, '_> {
+    /// The chart on axes `x` and `y`: caption, mesh, lines, and a legend when the lines are a
+    /// series.
+    fn draw<X, Y>(&self, x: X, y: Y) -> Result<(), Error>
+    where
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let options = self.options;
+        let caption = format!(
+            "{} against {}",
+            axis_title(&options.y),
+            axis_title(&options.x)
+        );
+        let mut chart = ChartBuilder::on(self.root)
+            .caption(&caption, ("sans-serif", 20))
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x, y)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(axis_title(&options.x))
+            .y_desc(axis_title(&options.y))
+            .axis_desc_style(("sans-serif", 16))
+            .label_style(("sans-serif", 13))
+            .x_label_formatter(&|v| format_tick(*v))
+            .y_label_formatter(&|v| format_tick(*v))
+            // plotters' minor lines crowd a log axis into a grey band
+            .light_line_style(WHITE)
+            .x_labels(12)
+            .y_labels(12)
+            .draw()
+            .map_err(plot_error)?;
+        self.draw_lines(&mut chart)?;
+        if options.series.is_some() {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.9))
+                .border_style(RGBColor(200, 200, 200))
+                .label_font(("sans-serif", 13))
+                .draw()
+                .map_err(plot_error)?;
+        }
+        Ok(())
+    }
+
+    /// Each line in its colour with a dot on every point, named in the legend when it has a
+    /// series value.
+    fn draw_lines<X, Y>(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    ) -> Result<(), Error>
+    where
+        X: Ranged<ValueType = f64>,
+        Y: Ranged<ValueType = f64>,
+    {
+        for (i, (key, points)) in self.lines.iter().enumerate() {
+            let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
+            let series = chart
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    colour.stroke_width(2),
+                ))
+                .map_err(plot_error)?;
+            if !key.is_empty() {
+                series.label(key.clone()).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            }
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 3, colour.filled())))
+                .map_err(plot_error)?;
+        }
+        Ok(())
+    }
+}
