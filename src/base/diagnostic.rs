@@ -8,7 +8,16 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
-use crate::base::source::Source;
+/// The text of one input file and the name it is reported under: what a diagnostic points
+/// into. (Reading and resolving files is `base::source`'s.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The file as errors name it: the path given, or `hardware/h100-sxm.yaml (built-in)`.
+    pub name: String,
+    /// The id of the chip or workload: the file stem.
+    pub id: String,
+    pub text: String,
+}
 
 /// Where in a file a value came from: 1-based line and column (0 when unknown), the field's
 /// path (`blocks[0].ops[2].gemm.n`) and, where a value may come from another file than the

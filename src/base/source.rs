@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use crate::base::builtin;
+pub use crate::base::diagnostic::Source;
 use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 
@@ -42,16 +43,6 @@ impl FileKind {
             FileKind::Template => "workloads/templates",
         }
     }
-}
-
-/// The text of one input file and the name it is reported under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
-    /// The file as errors name it: the path given, or `hardware/h100-sxm.yaml (built-in)`.
-    pub name: String,
-    /// The id of the chip or workload: the file stem.
-    pub id: String,
-    pub text: String,
 }
 
 impl Source {
@@ -122,12 +113,14 @@ impl Source {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             });
         }
-        Err(Error::UnknownName(Box::new(crate::UnknownName {
-            kind: kind.name(),
-            name: spec.to_owned(),
-            suggestion: did_you_mean(spec, known.iter().copied()),
-            known: known.join(", "),
-        })))
+        Err(Error::UnknownName(Box::new(
+            crate::base::error::UnknownName {
+                kind: kind.name(),
+                name: spec.to_owned(),
+                suggestion: did_you_mean(spec, known.iter().copied()),
+                known: known.join(", "),
+            },
+        )))
     }
 
     /// Resolves the template a workload names: a path relative to the workload's own file,

@@ -8,8 +8,7 @@ use crate::engine::chip::Chip;
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{Algorithm, Collective, Kernel, Op};
 
-use super::kernel::Context;
-use super::{Bound, KernelCost, Unit};
+use super::{Bound, Context, KernelCost, Unit};
 
 /// Prices a collective on the interconnect: roofline mode counts the bytes each chip must send
 /// over its link (a ring's `2 (n - 1) / n` of the buffer for an all-reduce, `(n - 1) / n` for the

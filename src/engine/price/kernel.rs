@@ -4,24 +4,13 @@
 //! padding and wave quantization, dequantization of weight-only quantized weights, cache hits,
 //! block scales, the fixed launch cost and imperfect overlap of compute and memory.
 
-use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
-use crate::engine::workload::{Evaluation, GemmDims, Kernel, KernelRead, Op, OpKind, Workload};
+use crate::engine::workload::{GemmDims, Kernel, KernelRead, Op};
 
-use super::collective::price_collective;
-use super::{Bound, KernelCost, Unit};
-
-/// What every kernel of one scenario is priced against.
-pub(super) struct Context<'a> {
-    pub workload: &'a Workload,
-    pub chip: &'a Chip,
-    /// The scenario's numbers.
-    pub ev: &'a Evaluation,
-    pub dtypes: &'a RoleDTypes,
-    pub mode: Mode,
-}
+use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
 /// matrix unit uses it (convert and scale): an assumption, no source gives a figure.
@@ -41,20 +30,9 @@ fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
     (t_compute * t_compute + t_memory * t_memory).sqrt()
 }
 
-/// Prices one kernel; also returns the seconds its FLOPs would take at the MFU reference
-/// peaks.
+/// Prices one kernel of compute and memory work (a collective is priced on the links
+/// instead); also returns the seconds its FLOPs would take at the MFU reference peaks.
 pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost, f64), Error> {
-    if let [single] = kernel.members[..] {
-        if let OpKind::Collective {
-            collective,
-            algorithm,
-            ..
-        } = cx.workload.ops[single].kind
-        {
-            let cost = price_collective(cx, kernel, collective, algorithm)?;
-            return Ok((cost, 0.0));
-        }
-    }
     let achievable = match cx.mode {
         Mode::Roofline => None,
         Mode::Expected => Some(

@@ -21,9 +21,10 @@ use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::{Mode, Scenario};
-use crate::engine::workload::{Evaluation, KernelKind, Workload};
+use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
 
-use kernel::{price_kernel, Context};
+use collective::price_collective;
+use kernel::price_kernel;
 pub use request::{price_request, RequestSummary};
 
 /// Which limit sets a kernel's time.
@@ -304,7 +305,7 @@ pub fn price_step(
             costs.push(KernelCost::ABSENT);
             continue;
         }
-        let (mut cost, mfu_s) = price_kernel(&cx, kernel)?;
+        let (mut cost, mfu_s) = price_any(&cx, kernel)?;
         if scenario.overlap_comm && cost.bound == Bound::Interconnect {
             hide_transfer(&mut cost, previous_s);
         }
@@ -449,6 +450,32 @@ fn max_batch(workload: &Workload, ev: &Evaluation, room: f64, growing_bytes: f64
             u64::MAX
         }
     })
+}
+
+/// What every kernel of one scenario is priced against.
+struct Context<'a> {
+    workload: &'a Workload,
+    chip: &'a Chip,
+    /// The scenario's numbers.
+    ev: &'a Evaluation,
+    dtypes: &'a RoleDTypes,
+    mode: Mode,
+}
+
+/// Prices one kernel: a lone collective on the links, anything else on compute and memory.
+/// Also returns the seconds its FLOPs would take at the MFU reference peaks.
+fn price_any(cx: &Context, kernel: &Kernel) -> Result<(KernelCost, f64), Error> {
+    if let [single] = kernel.members[..] {
+        if let OpKind::Collective {
+            collective,
+            algorithm,
+            ..
+        } = cx.workload.ops[single].kind
+        {
+            return Ok((price_collective(cx, kernel, collective, algorithm)?, 0.0));
+        }
+    }
+    price_kernel(cx, kernel)
 }
 
 #[cfg(test)]
