@@ -43,7 +43,7 @@ pub struct Scenario {
     /// `(param index, value)`; later entries win.
     pub overrides: Vec<(usize, f64)>,
     pub dtypes: RoleDTypes,
-    /// Index into [`Workload::fusion_plans`].
+    /// Index into `Workload::fusion_plans`.
     pub fusion: usize,
     pub mode: Mode,
     /// Whether a collective's transfer overlaps the kernel before it (off by default).

@@ -29,7 +29,7 @@ use crate::engine::expr::Expr;
 /// A use of a shared expression, and the place in the file it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
-    /// Index into [`Workload::exprs`].
+    /// Index into `Workload::exprs`.
     pub id: usize,
     pub origin: Origin,
 }
@@ -62,7 +62,7 @@ pub struct Block {
     /// Repeats one chip holds the tensors of, when fewer than it runs (`layers / pp`: a
     /// pipeline stage holds its share of the layers, while a step runs them all in turn).
     pub held: Option<Field>,
-    /// Indices into [`Workload::ops`].
+    /// Indices into `Workload::ops`.
     pub ops: Range<usize>,
 }
 
@@ -240,11 +240,11 @@ pub struct Op {
     pub inputs: Vec<Input>,
     /// The role of the output.
     pub out_role: Role,
-    /// Indices of this op's inputs in [`Evaluation::reads`].
+    /// Indices of this op's inputs in `Evaluation::reads`.
     pub slots: Range<usize>,
     /// Which roles are among [`Op::operand_roles`], indexed by `Role as usize`.
     pub operands: [bool; 3],
-    /// The expressions the op's numbers come from (into [`Workload::exprs`]).
+    /// The expressions the op's numbers come from (into `Workload::exprs`).
     pub deps: Vec<usize>,
     pub origin: Origin,
 }
