@@ -418,3 +418,36 @@ fn a_directory_that_cannot_be_written_is_a_clear_error() {
         )));
     assert!(!out.exists());
 }
+
+/// Only a chip lacking what an op needs is an `error` row; a value that makes no graph (a
+/// batch of 0) is bad input: the sweep stops, names the scenario and writes no file.
+#[test]
+fn a_scenario_that_is_bad_input_stops_the_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep.csv");
+    let failed = stepcost()
+        .args([
+            "sweep",
+            "llama-3.1-8b",
+            "--chip",
+            "h100-sxm",
+            "--set",
+            "batch=1,0",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&failed.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("scenario 1 of the sweep (chip `h100-sxm`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("a dimension must be greater than zero"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

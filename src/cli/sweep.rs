@@ -16,7 +16,7 @@ use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
 use crate::export::atomic::AtomicFile;
 use crate::export::stream::SweepRows;
-use crate::study::sweep::{self, SweepStats};
+use crate::study::sweep::{self, SweepError, SweepStats};
 
 pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
@@ -51,13 +51,14 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
             let mut file = AtomicFile::create(path)
                 .with_context(|| format!("cannot write `{}`", path.display()))?;
             let stats = sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel)
-                .with_context(|| format!("cannot write `{}`", path.display()))?;
+                .map_err(|e| failure(e, Some(path)))?;
             (stats, Some(file))
         }
         None => {
             let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout());
             (
-                sweep::run(&grid, options, &sink, stdout, &progress, &cancel)?,
+                sweep::run(&grid, options, &sink, stdout, &progress, &cancel)
+                    .map_err(|e| failure(e, None))?,
                 None,
             )
         }
@@ -126,4 +127,16 @@ fn report_written(stats: &SweepStats, path: &Path) {
         stats.errors,
         path.display()
     );
+}
+
+/// A failed sweep as the command reports it: a write error keeps its `io::Error` (so a closed
+/// pipe is told apart) with the file named; a scenario's failure says which one.
+fn failure(error: SweepError, path: Option<&Path>) -> anyhow::Error {
+    match (error, path) {
+        (SweepError::Write(e), Some(path)) => {
+            anyhow::Error::new(e).context(format!("cannot write `{}`", path.display()))
+        }
+        (SweepError::Write(e), None) => anyhow::Error::new(e),
+        (e, _) => e.into(),
+    }
 }

@@ -70,9 +70,12 @@ pub fn levers(
     }
     let mut levers = Vec::new();
     for (change, s) in candidates {
-        // A type the chip lacks for one of the ops is not a lever on this chip.
-        let Ok(report) = price(workload, chip, &s) else {
-            continue;
+        // A type the chip lacks for one of the ops is not a lever on this chip; any other
+        // failure is a real one.
+        let report = match price(workload, chip, &s) {
+            Ok(report) => report,
+            Err(e) if e.is_unsupported() => continue,
+            Err(e) => return Err(e),
         };
         let (a, b) = (&base.summary, &report.summary);
         let throughput_ratio = match (a.tokens_per_s, b.tokens_per_s) {

@@ -17,7 +17,7 @@ mod run;
 mod values;
 
 pub use grid::{Axes, Grid};
-pub use run::run;
+pub use run::{run, SweepError};
 pub use values::{parse_values, MAX_AXIS_VALUES};
 
 use crate::engine::chip::Chip;

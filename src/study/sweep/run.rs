@@ -10,7 +10,8 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use rayon::prelude::*;
 
 use super::{Grid, RowSink, SweepOptions, SweepStats, SweptScenario};
-use crate::engine::price::{price_request, price_step, KernelCost, StepSummary};
+use crate::base::error::Error;
+use crate::engine::price::{price_request, price_step, KernelCost};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
 
@@ -37,10 +38,29 @@ const ROWS_PER_CHUNK: u64 = 32_768;
 /// The chunks of buffers a sweep's writer thread receives, in grid order.
 type Chunk = Vec<Vec<u8>>;
 
+/// Why a sweep stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The rows could not be written.
+    #[error(transparent)]
+    Write(#[from] io::Error),
+    /// A scenario failed for a reason other than a chip lacking what an op needs (which is an
+    /// `error` row): a param value that makes no graph, totals that overflow.
+    #[error("scenario {index} of the sweep (chip `{chip}`)")]
+    Scenario {
+        /// Its index in the grid's product order.
+        index: u64,
+        chip: String,
+        #[source]
+        error: Error,
+    },
+}
+
 /// Prices every scenario of `grid` and writes the rows `sink` makes of them to `out`, in grid
 /// order. `progress` is called after each chunk with the scenarios it priced; setting `cancel`
-/// stops the sweep after the chunk in flight. Only writing can fail: a scenario that cannot
-/// be priced is an `error` row (or no row, with `skip_invalid`).
+/// stops the sweep after the chunk in flight. A scenario the chip cannot run
+/// ([`Error::Unsupported`]) is an `error` row (or no row, with `skip_invalid`); any other
+/// failure stops the sweep with the first failing scenario in grid order.
 pub fn run<W: Write + Send, S: RowSink>(
     grid: &Grid,
     options: SweepOptions,
@@ -48,7 +68,7 @@ pub fn run<W: Write + Send, S: RowSink>(
     out: W,
     progress: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
-) -> io::Result<SweepStats> {
+) -> Result<SweepStats, SweepError> {
     let total = grid.len().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -56,15 +76,18 @@ pub fn run<W: Write + Send, S: RowSink>(
         )
     })?;
     let pricer = Pricer::new(grid, options, sink);
-    std::thread::scope(|scope| -> io::Result<SweepStats> {
+    std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Chunk>(2);
         let writer = scope.spawn(move || write_chunks(receiver, out));
-        let stats = pricer.price_all(total, &sender, progress, cancel);
+        let priced = pricer.price_all(total, &sender, progress, cancel);
         drop(sender);
-        match writer.join() {
-            Ok(result) => result.map(|()| stats),
+        let written = match writer.join() {
+            Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
-        }
+        };
+        let stats = priced?;
+        written?;
+        Ok(stats)
     })
 }
 
@@ -83,6 +106,8 @@ struct TaskRows {
     buffer: Vec<u8>,
     rows: u64,
     errors: u64,
+    /// The first scenario of the task that failed for real, if any: the task stops there.
+    failed: Option<SweepError>,
 }
 
 /// How one sweep prices: the grid, what each scenario prices, the sink that makes the rows,
@@ -118,7 +143,7 @@ impl<'a, S: RowSink> Pricer<'a, S> {
         sender: &SyncSender<Chunk>,
         progress: &(dyn Fn(u64) + Sync),
         cancel: &AtomicBool,
-    ) -> SweepStats {
+    ) -> Result<SweepStats, SweepError> {
         let mut stats = SweepStats::default();
         let mut header = Vec::new();
         self.sink.header(self.grid, &mut header);
@@ -131,6 +156,9 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             }
             let end = total.min(start + self.per_chunk);
             for task in self.price_chunk(start, end) {
+                if let Some(failure) = task.failed {
+                    return Err(failure); // nothing of this chunk is sent
+                }
                 stats.rows += task.rows;
                 stats.errors += task.errors;
                 pending.push(task.buffer);
@@ -145,7 +173,7 @@ impl<'a, S: RowSink> Pricer<'a, S> {
         if !pending.is_empty() {
             let _ = sender.send(pending);
         }
-        stats
+        Ok(stats)
     }
 
     /// Prices scenarios `start..end` in parallel tasks; their rows come back in grid order.
@@ -166,47 +194,68 @@ impl<'a, S: RowSink> Pricer<'a, S> {
     /// Prices the scenarios `indices` of one task into one buffer.
     fn price_task(&self, indices: Range<u64>, worker: &mut Worker) -> TaskRows {
         let mut buffer = Vec::with_capacity((indices.end - indices.start) as usize * 512);
-        let (mut rows, mut errors) = (0, 0);
+        let (mut rows, mut errors, mut failed) = (0, 0, None);
         for index in indices {
-            let (r, e) = self.price_scenario(index, worker, &mut buffer);
-            rows += r;
-            errors += e;
+            match self.price_scenario(index, worker, &mut buffer) {
+                Ok((r, e)) => {
+                    rows += r;
+                    errors += e;
+                }
+                Err(failure) => {
+                    failed = Some(failure);
+                    break;
+                }
+            }
         }
         TaskRows {
             buffer,
             rows,
             errors,
+            failed,
         }
     }
 
     /// Prices scenario `index` and appends its rows; returns (rows written, errors).
-    fn price_scenario(&self, index: u64, worker: &mut Worker, out: &mut Vec<u8>) -> (u64, u64) {
+    fn price_scenario(
+        &self,
+        index: u64,
+        worker: &mut Worker,
+        out: &mut Vec<u8>,
+    ) -> Result<(u64, u64), SweepError> {
         let (grid, options) = (self.grid, self.options);
         let workload = grid.workload();
         let chip = &grid.chips()[grid.scenario(index, &mut worker.scenario)];
-        let result = price_step(
+        let fatal = |error| SweepError::Scenario {
+            index,
+            chip: chip.id().to_owned(),
+            error,
+        };
+        let priced = price_step(
             workload,
             chip,
             &worker.scenario,
             &mut worker.ev,
             &mut worker.costs,
-        );
-        let request = match (&result, options.request) {
-            (Ok(_), Some((input, output))) => Some(
-                price_request(workload, chip, &worker.scenario, input, output)
-                    .map_err(|e| e.to_string()),
-            ),
-            _ => None,
+        )
+        .and_then(|summary| match options.request {
+            Some((input, output)) => {
+                let request = price_request(workload, chip, &worker.scenario, input, output)?;
+                Ok((summary, Some(request)))
+            }
+            None => Ok((summary, None)),
+        });
+        let priced = match priced {
+            Err(e) if !e.is_unsupported() => return Err(fatal(e)),
+            priced => priced,
         };
         let message;
-        let outcome: Result<&StepSummary, &str> = match (&result, &request) {
-            (Ok(summary), None | Some(Ok(_))) => Ok(summary),
-            (Err(_), _) | (_, Some(Err(_))) if options.skip_invalid => return (0, 1),
-            (Err(err), _) => {
-                message = err.to_string();
-                Err(message.lines().next().unwrap_or(""))
+        let (outcome, request) = match &priced {
+            Ok((summary, request)) => (Ok(summary), request.as_ref()),
+            Err(_) if options.skip_invalid => return Ok((0, 1)),
+            Err(e) => {
+                message = e.to_string();
+                (Err(message.lines().next().unwrap_or("")), None)
             }
-            (_, Some(Err(err))) => Err(err.lines().next().unwrap_or("")),
         };
         let errors = u64::from(outcome.is_err());
         let swept = SweptScenario {
@@ -215,9 +264,9 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             scenario: &worker.scenario,
             params: &worker.ev.params,
             outcome,
-            request: request.as_ref().and_then(|r| r.as_ref().ok()),
+            request,
             costs: &worker.costs,
         };
-        (self.sink.scenario(&swept, out), errors)
+        Ok((self.sink.scenario(&swept, out), errors))
     }
 }
