@@ -400,3 +400,6 @@ impl Workload {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

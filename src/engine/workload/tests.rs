@@ -1,0 +1,79 @@
+//! A two-op workload evaluated by hand: its GEMM sizes, its FLOPs and bytes per op, the
+//! params found by meaning, and the kernels each fusion plan cuts it into.
+
+use super::*;
+use crate::base::param::ScenarioParam;
+use crate::base::source::Source;
+
+const STEP: &str = "\
+name: two ops
+params: {batch: 4, tokens: 2, hidden: 64, ffn: 256}
+tensors:
+  x: {role: activation, shape: [batch * tokens, hidden]}
+blocks:
+  - name: layer
+    repeat: 3
+    ops:
+      - gemm: {name: up, of: [x], m: batch * tokens, n: ffn, k: hidden}
+      - elementwise: {name: act, of: [up], flops_per_element: 4}
+fusion:
+  fused: [[up, act]]
+default_fusion: fused
+";
+
+fn workload() -> Workload {
+    Workload::load(&Source::from_text("two-ops.yaml", STEP)).unwrap()
+}
+
+#[test]
+fn evaluation_counts_each_op_by_hand() {
+    let w = workload();
+    let mut ev = w.new_evaluation();
+    w.evaluate(&[], &mut ev).unwrap();
+    // the GEMM: 8 x 64 times 64 x 256, once
+    let dims = ev.gemm[0];
+    assert_eq!(
+        (dims.count, dims.m, dims.n, dims.k),
+        (1.0, 8.0, 256.0, 64.0)
+    );
+    assert_eq!(ev.flops[0], 2.0 * 8.0 * 256.0 * 64.0);
+    // the activation: 4 FLOPs on each of the GEMM's 8 x 256 outputs
+    assert_eq!(ev.flops[1], 4.0 * 8.0 * 256.0);
+    assert_eq!(ev.repeats[0], 3);
+    // a new batch changes what depends on it
+    let batch = w.param_index("batch").unwrap();
+    w.evaluate(&[(batch, 8.0)], &mut ev).unwrap();
+    assert_eq!(ev.gemm[0].m, 16.0);
+}
+
+#[test]
+fn params_with_a_meaning_are_found_at_load() {
+    let w = workload();
+    assert_eq!(w.param(ScenarioParam::Batch), Some(0));
+    assert_eq!(w.param(ScenarioParam::Tokens), Some(1));
+    assert_eq!(w.param(ScenarioParam::Context), None);
+    let err = w
+        .require(ScenarioParam::Context, "it cannot price a request")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "workload `two-ops` has no `context` param, so it cannot price a request"
+    );
+}
+
+#[test]
+fn fusion_plans_cut_kernels_and_name_their_kind() {
+    let w = workload();
+    let names: Vec<&str> = w.fusion_plan_names().collect();
+    assert_eq!(names, ["none", "fused"]);
+    assert_eq!(w.default_fusion, 1);
+    let none: Vec<KernelKind> = w.fusion_plans[0].kernels.iter().map(|k| k.kind).collect();
+    assert_eq!(none, [KernelKind::Gemm, KernelKind::Elementwise]);
+    let fused = &w.fusion_plans[1].kernels;
+    assert_eq!(fused.len(), 1);
+    assert_eq!(
+        (fused[0].kind, fused[0].name.as_str()),
+        (KernelKind::Fused, "up+act")
+    );
+    assert_eq!(fused[0].kind.name(), "fused");
+}
