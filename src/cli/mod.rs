@@ -19,6 +19,7 @@ use args::{ReportArgs, RunArgs};
 use output::{emit, emit_all};
 
 use crate::base::builtin;
+use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::price::{price, StepReport};
@@ -110,7 +111,7 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
     let mut sets = args.sets;
     if let Some(context) = args.context {
-        sets.push(("context".into(), context));
+        sets.push((ScenarioParam::Context.name().into(), context));
     }
     let spec = ScenarioSpec {
         sets,
