@@ -80,6 +80,7 @@ pub mod internals {
     pub use crate::export::svg;
     /// The exporters' entry points.
     pub mod export {
+        pub use crate::export::document;
         pub use crate::export::{write_compare, write_run, Format};
     }
     pub use crate::study::{import, lever, sweep, validate};
