@@ -321,12 +321,12 @@ impl Workload {
     }
 
     /// The params' names, in the file's order.
-    pub fn param_names(&self) -> impl Iterator<Item = &str> {
+    pub fn param_names(&self) -> impl Iterator<Item = &str> + Clone {
         self.params.iter().map(|p| p.name.as_str())
     }
 
     /// The fusion plans' names, `none` first.
-    pub fn fusion_plan_names(&self) -> impl Iterator<Item = &str> {
+    pub fn fusion_plan_names(&self) -> impl Iterator<Item = &str> + Clone {
         self.fusion_plans.iter().map(|p| p.name.as_str())
     }
 
@@ -354,36 +354,30 @@ impl Workload {
 
     /// Index of the param called `name`.
     pub fn param_index(&self, name: &str) -> Result<usize, Error> {
-        self.params
-            .iter()
-            .position(|p| p.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
-                Error::NotInWorkload(Box::new(NotInWorkload {
-                    what: "param",
-                    name: name.to_owned(),
-                    workload: self.id.clone(),
-                    suggestion: did_you_mean(name, names.iter().copied()),
-                    known: names.join(", "),
-                }))
-            })
+        self.find("param", name, self.param_names())
     }
 
     /// Index of the fusion plan called `name`.
     pub fn fusion_index(&self, name: &str) -> Result<usize, Error> {
-        self.fusion_plans
-            .iter()
-            .position(|p| p.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = self.fusion_plans.iter().map(|p| p.name.as_str()).collect();
-                Error::NotInWorkload(Box::new(NotInWorkload {
-                    what: "fusion plan",
-                    name: name.to_owned(),
-                    workload: self.id.clone(),
-                    suggestion: did_you_mean(name, names.iter().copied()),
-                    known: names.join(", "),
-                }))
-            })
+        self.find("fusion plan", name, self.fusion_plan_names())
+    }
+
+    /// Position of `name` among `names`, or an error naming the closest and all of them.
+    fn find<'a>(
+        &self,
+        what: &'static str,
+        name: &str,
+        names: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<usize, Error> {
+        names.clone().position(|n| n == name).ok_or_else(|| {
+            Error::NotInWorkload(Box::new(NotInWorkload {
+                what,
+                name: name.to_owned(),
+                workload: self.id.clone(),
+                suggestion: did_you_mean(name, names.clone()),
+                known: names.collect::<Vec<_>>().join(", "),
+            }))
+        })
     }
 
     /// Index of the param with meaning `p`, if the workload has it.
