@@ -84,13 +84,27 @@ pub(crate) enum Command {
 
 #[derive(Args)]
 pub(crate) struct OutputArgs {
-    /// Output format: human-scaled table, or CSV or JSON with units in the column names
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub(crate) format: FormatArg,
+    #[command(flatten)]
+    pub(crate) format: FormatArgs,
     /// Write to FILE instead of stdout (written whole, or not at all)
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
 }
+
+/// The format of a command's output, and how its CSV writes text.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct FormatArgs {
+    /// Output format: human-scaled table, or CSV or JSON with units in the column names
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub(crate) format: FormatArg,
+    // CSV: text cells as they are, formula-like ones included.
+    #[arg(long, help = RAW_TEXT_HELP)]
+    pub(crate) raw_text: bool,
+}
+
+const RAW_TEXT_HELP: &str = "CSV: write text cells as they are. Without it, a name, id, note or \
+    error that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (which a spreadsheet \
+    would run as a formula) gets a `'` before it; numbers are never changed, JSON is always raw";
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
@@ -163,9 +177,8 @@ pub(crate) struct SweepArgs {
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
     pub(crate) skip_invalid: bool,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
-    pub(crate) format: StreamFormat,
+    #[command(flatten)]
+    pub(crate) format: SweepFormatArgs,
     /// Write to FILE instead of stdout (written whole, or not at all)
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
@@ -175,6 +188,17 @@ pub(crate) struct SweepArgs {
     /// No progress bar (it is shown only when stderr is a terminal anyway)
     #[arg(long)]
     pub(crate) quiet: bool,
+}
+
+/// The format of a sweep's rows, and how its CSV writes text.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct SweepFormatArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
+    pub(crate) format: StreamFormat,
+    // CSV: text cells as they are, formula-like ones included.
+    #[arg(long, help = RAW_TEXT_HELP)]
+    pub(crate) raw_text: bool,
 }
 
 #[derive(Args)]
@@ -360,11 +384,12 @@ pub(crate) enum KindArg {
     Workload,
 }
 
-impl From<StreamFormat> for Stream {
-    fn from(f: StreamFormat) -> Stream {
-        match f {
-            StreamFormat::Csv => Stream::Csv,
-            StreamFormat::Json => Stream::JsonLines,
+impl From<SweepFormatArgs> for Stream {
+    fn from(f: SweepFormatArgs) -> Stream {
+        match (f.format, f.raw_text) {
+            (StreamFormat::Csv, false) => Stream::Csv,
+            (StreamFormat::Csv, true) => Stream::CsvRaw,
+            (StreamFormat::Json, _) => Stream::JsonLines,
         }
     }
 }
@@ -378,12 +403,13 @@ impl From<KindArg> for FileKind {
     }
 }
 
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Table => Format::Table,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Json => Format::Json,
+impl From<FormatArgs> for Format {
+    fn from(f: FormatArgs) -> Format {
+        match (f.format, f.raw_text) {
+            (FormatArg::Table, _) => Format::Table,
+            (FormatArg::Csv, false) => Format::Csv,
+            (FormatArg::Csv, true) => Format::CsvRaw,
+            (FormatArg::Json, _) => Format::Json,
         }
     }
 }

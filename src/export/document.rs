@@ -1,6 +1,11 @@
 //! A self-contained report of one scenario on one or more chips, as Markdown or HTML: the
 //! summary side by side, what bounds the step and which lever moves it, every kernel, and the
 //! roofline picture. Built once as blocks, then written in either markup.
+//!
+//! A block's text is made of spans that say whose words they are: stepcost's own, written as
+//! they are, or a name that came from a file or the command line (a chip's, a workload's, a
+//! kernel's, a param's), which the `escape` module turns into inert text in each markup, so a
+//! name can never end a table cell, a line or a heading, nor open a tag or a link.
 
 use std::fmt::Write as _;
 
@@ -8,6 +13,8 @@ use crate::base::units::{human, three_significant};
 use crate::engine::price::{Bound, StepReport};
 use crate::engine::scenario::Mode;
 use crate::study::lever::Lever;
+
+use super::escape::{html_name, link_target, markdown_code, markdown_name};
 
 /// The markup of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,13 +25,34 @@ pub enum Kind {
     Html,
 }
 
+/// A piece of a block's text.
+enum Span {
+    /// stepcost's own words, written as they are.
+    Own(String),
+    /// A name from a file or the command line: inert text in either markup.
+    Name(String),
+    /// A name shown as code.
+    Code(String),
+}
+
+/// A block's text: its spans in order.
+type Text = Vec<Span>;
+
+fn own(text: impl Into<String>) -> Text {
+    vec![Span::Own(text.into())]
+}
+
+fn name(text: impl Into<String>) -> Text {
+    vec![Span::Name(text.into())]
+}
+
 enum Block {
-    Heading(String),
-    Subheading(String),
-    Paragraph(String),
+    Heading(Text),
+    Subheading(Text),
+    Paragraph(Text),
     Table {
-        header: Vec<String>,
-        rows: Vec<Vec<String>>,
+        header: Vec<Text>,
+        rows: Vec<Vec<Text>>,
     },
     Picture,
 }
@@ -44,28 +72,27 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
         return out;
     };
     out.extend(scenario_blocks(sections, first));
-    out.push(Block::Subheading("Summary".into()));
+    out.push(Block::Subheading(own("Summary")));
     out.push(summary_table(sections, first));
-    out.push(Block::Subheading("What bounds the step".into()));
+    out.push(Block::Subheading(own("What bounds the step")));
     for (report, levers) in sections {
         out.push(Block::Paragraph(bound_sentence(report)));
         if !levers.is_empty() {
             out.push(lever_table(levers));
         }
     }
-    out.push(Block::Subheading("Roofline".into()));
-    out.push(Block::Paragraph(
+    out.push(Block::Subheading(own("Roofline")));
+    out.push(Block::Paragraph(own(
         "Each kernel at its arithmetic intensity and attained rate; marker area is its share \
          of the step time. Solid lines are the datasheet roofs, dashed ones (expected mode) \
-         what real kernels achieve."
-            .into(),
-    ));
+         what real kernels achieve.",
+    )));
     out.push(Block::Picture);
     for (report, _) in sections {
-        out.push(Block::Subheading(format!(
-            "Kernels on {}",
-            report.chip_name
-        )));
+        out.push(Block::Subheading(vec![
+            Span::Own("Kernels on ".into()),
+            Span::Name(report.chip_name.clone()),
+        ]));
         out.push(kernel_table(report));
     }
     out
@@ -73,38 +100,48 @@ fn blocks(sections: &[(&StepReport, Vec<Lever>)]) -> Vec<Block> {
 
 /// The heading (workload and chips) and what was priced, from the first report.
 fn scenario_blocks(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> [Block; 2] {
-    let chips: Vec<&str> = sections.iter().map(|(r, _)| r.chip.as_str()).collect();
-    let heading = Block::Heading(format!("{} on {}", first.workload_name, chips.join(", ")));
-    let params: Vec<String> = first
-        .params
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
+    let mut heading = vec![
+        Span::Name(first.workload_name.clone()),
+        Span::Own(" on ".into()),
+    ];
+    for (i, (report, _)) in sections.iter().enumerate() {
+        if i > 0 {
+            heading.push(Span::Own(", ".into()));
+        }
+        heading.push(Span::Name(report.chip.clone()));
+    }
+    let mut scenario = vec![Span::Own("Scenario: ".into())];
+    for (i, (n, v)) in first.params.iter().enumerate() {
+        if i > 0 {
+            scenario.push(Span::Own(" ".into()));
+        }
+        scenario.push(Span::Name(format!("{n}={v}")));
+    }
     let d = first.dtypes;
-    let scenario = Block::Paragraph(format!(
-        "Scenario: {}; weight {}, activation {}, KV cache {}; fusion plan `{}`; {} mode{}.",
-        params.join(" "),
-        d.weight,
-        d.activation,
-        d.kv,
-        first.fusion,
+    scenario.push(Span::Own(format!(
+        "; weight {}, activation {}, KV cache {}; fusion plan ",
+        d.weight, d.activation, d.kv,
+    )));
+    scenario.push(Span::Code(first.fusion.clone()));
+    scenario.push(Span::Own(format!(
+        "; {} mode{}.",
         first.mode,
         match first.mode {
             Mode::Expected => " (what real kernels achieve)",
             Mode::Roofline => " (the datasheet ceiling)",
         }
-    ));
-    [heading, scenario]
+    )));
+    [Block::Heading(heading), Block::Paragraph(scenario)]
 }
 
 /// The summaries side by side, a column per chip; the largest batch that fits when the first
 /// report has one.
 fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> Block {
-    let mut header = vec![String::new()];
-    header.extend(sections.iter().map(|(r, _)| r.chip_name.clone()));
-    let row = |name: &str, f: &dyn Fn(&StepReport) -> String| {
-        let mut row = vec![name.to_owned()];
-        row.extend(sections.iter().map(|(r, _)| f(r)));
+    let mut header = vec![own("")];
+    header.extend(sections.iter().map(|(r, _)| name(r.chip_name.clone())));
+    let row = |label: &str, f: &dyn Fn(&StepReport) -> String| {
+        let mut row = vec![own(label)];
+        row.extend(sections.iter().map(|(r, _)| own(f(r))));
         row
     };
     let optional =
@@ -159,19 +196,32 @@ fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> 
 fn lever_table(levers: &[Lever]) -> Block {
     Block::Table {
         header: ["lever", "throughput", "ms per token", "fits"]
-            .map(String::from)
-            .to_vec(),
+            .into_iter()
+            .map(own)
+            .collect(),
         rows: levers
             .iter()
             .map(|l| {
                 vec![
-                    l.change.clone(),
-                    ratio(l.throughput_ratio),
-                    l.ms_per_token_ratio.map_or("-".into(), ratio),
-                    if l.fits { "yes" } else { "no" }.into(),
+                    change(&l.change),
+                    own(ratio(l.throughput_ratio)),
+                    own(l.ms_per_token_ratio.map_or("-".into(), ratio)),
+                    own(if l.fits { "yes" } else { "no" }),
                 ]
             })
             .collect(),
+    }
+}
+
+/// A lever's change, `what from -> to`: its sides hold names (a param's, a fusion plan's).
+fn change(text: &str) -> Text {
+    match text.split_once(" -> ") {
+        Some((from, to)) => vec![
+            Span::Name(from.into()),
+            Span::Own(" -> ".into()),
+            Span::Name(to.into()),
+        ],
+        None => name(text),
     }
 }
 
@@ -181,14 +231,19 @@ fn kernel_table(report: &StepReport) -> Block {
         "kernel", "block", "kind", "count", "FLOPs", "bytes", "FLOP/B", "dtype", "bound", "time",
         "share",
     ]
-    .map(String::from)
-    .to_vec();
+    .into_iter()
+    .map(own)
+    .collect();
+    // Every cell as a name: the kernel's and block's are, and numbers escape to themselves.
     let rows = report
         .prices
         .iter()
         .map(|p| {
-            let mut row = super::table::kernel_cells(p);
-            row.push(percent(p.share));
+            let mut row: Vec<Text> = super::table::kernel_cells(p)
+                .into_iter()
+                .map(name)
+                .collect();
+            row.push(own(percent(p.share)));
             row
         })
         .collect();
@@ -196,7 +251,7 @@ fn kernel_table(report: &StepReport) -> Block {
 }
 
 /// Where the step's time goes by bound, and its largest kernel.
-fn bound_sentence(report: &StepReport) -> String {
+fn bound_sentence(report: &StepReport) -> Text {
     let mut shares = [
         (Bound::Memory, 0.0),
         (Bound::Compute, 0.0),
@@ -217,16 +272,7 @@ fn bound_sentence(report: &StepReport) -> String {
     let largest = report
         .prices
         .iter()
-        .max_by(|a, b| a.share.total_cmp(&b.share))
-        .map(|p| {
-            format!(
-                " The largest kernel is `{}` ({} of the step, {}-bound).",
-                p.name,
-                percent(p.share),
-                p.cost.bound.name()
-            )
-        })
-        .unwrap_or_default();
+        .max_by(|a, b| a.share.total_cmp(&b.share));
     let s = &report.summary;
     let memory = if s.fits {
         String::new()
@@ -238,25 +284,35 @@ fn bound_sentence(report: &StepReport) -> String {
             human(report.capacity_bytes, "B")
         )
     };
-    format!(
-        "On {}, the step's time is {}.{largest}{memory}",
-        report.chip_name,
-        parts.join(", ")
-    )
+    let mut text = vec![
+        Span::Own("On ".into()),
+        Span::Name(report.chip_name.clone()),
+        Span::Own(format!(", the step's time is {}.", parts.join(", "))),
+    ];
+    if let Some(p) = largest {
+        text.push(Span::Own(" The largest kernel is ".into()));
+        text.push(Span::Code(p.name.clone()));
+        text.push(Span::Own(format!(
+            " ({} of the step, {}-bound).",
+            percent(p.share),
+            p.cost.bound.name()
+        )));
+    }
+    text.push(Span::Own(memory));
+    text
 }
 
 /// The report as Markdown; the picture is referenced as `svg_name`, a file beside it.
 pub fn markdown(sections: &[(&StepReport, Vec<Lever>)], svg_name: &str) -> String {
-    let cell = |c: &str| c.replace('|', "\\|");
     let mut out = String::new();
     for block in blocks(sections) {
         match block {
-            Block::Heading(t) => writeln!(out, "# {t}\n"),
-            Block::Subheading(t) => writeln!(out, "## {t}\n"),
-            Block::Paragraph(t) => writeln!(out, "{t}\n"),
+            Block::Heading(t) => writeln!(out, "# {}\n", markdown_text(&t, false)),
+            Block::Subheading(t) => writeln!(out, "## {}\n", markdown_text(&t, false)),
+            Block::Paragraph(t) => writeln!(out, "{}\n", markdown_text(&t, false)),
             Block::Table { header, rows } => {
-                let line = |cells: &[String]| {
-                    let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+                let line = |cells: &[Text]| {
+                    let cells: Vec<String> = cells.iter().map(|c| markdown_text(c, true)).collect();
                     format!("| {} |", cells.join(" | "))
                 };
                 let rule: Vec<&str> = (0..header.len())
@@ -269,24 +325,58 @@ pub fn markdown(sections: &[(&StepReport, Vec<Lever>)], svg_name: &str) -> Strin
                 }
                 writeln!(out, "{text}")
             }
-            Block::Picture => writeln!(out, "![roofline]({svg_name})\n"),
+            Block::Picture => writeln!(out, "![roofline]({})\n", link_target(svg_name)),
         }
         .expect("writing to a String cannot fail");
     }
     out
 }
 
+/// A block's text as Markdown; in a table, `|` ends a cell, so stepcost's own text has it
+/// escaped too.
+fn markdown_text(text: &Text, in_table: bool) -> String {
+    let mut out = String::new();
+    for span in text {
+        match span {
+            Span::Own(t) if in_table => out.push_str(&t.replace('|', "\\|")),
+            Span::Own(t) => out.push_str(t),
+            Span::Name(t) => out.push_str(&markdown_name(t)),
+            Span::Code(t) if in_table => out.push_str(&markdown_code(t).replace('|', "\\|")),
+            Span::Code(t) => out.push_str(&markdown_code(t)),
+        }
+    }
+    out
+}
+
+/// stepcost's own text for HTML.
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
+/// A block's text as HTML (code between backticks, as in the Markdown source).
+fn html_text(text: &Text) -> String {
+    let mut out = String::new();
+    for span in text {
+        match span {
+            Span::Own(t) => out.push_str(&escape(t)),
+            Span::Name(t) => out.push_str(&html_name(t)),
+            Span::Code(t) => {
+                out.push('`');
+                out.push_str(&html_name(t));
+                out.push('`');
+            }
+        }
+    }
+    out
+}
+
 /// The report as one HTML file with the picture (SVG text) inline.
 pub fn html(sections: &[(&StepReport, Vec<Lever>)], svg: &str) -> String {
     let blocks = blocks(sections);
     let title = match blocks.first() {
-        Some(Block::Heading(t)) => escape(t),
+        Some(Block::Heading(t)) => html_text(t),
         _ => "stepcost report".into(),
     };
     let mut out = format!(
@@ -299,14 +389,14 @@ pub fn html(sections: &[(&StepReport, Vec<Lever>)], svg: &str) -> String {
     );
     for block in blocks {
         match block {
-            Block::Heading(t) => writeln!(out, "<h1>{}</h1>", escape(&t)),
-            Block::Subheading(t) => writeln!(out, "<h2>{}</h2>", escape(&t)),
-            Block::Paragraph(t) => writeln!(out, "<p>{}</p>", escape(&t)),
+            Block::Heading(t) => writeln!(out, "<h1>{}</h1>", html_text(&t)),
+            Block::Subheading(t) => writeln!(out, "<h2>{}</h2>", html_text(&t)),
+            Block::Paragraph(t) => writeln!(out, "<p>{}</p>", html_text(&t)),
             Block::Table { header, rows } => {
-                let cells = |tag: &str, cells: &[String]| {
+                let cells = |tag: &str, cells: &[Text]| {
                     cells
                         .iter()
-                        .map(|c| format!("<{tag}>{}</{tag}>", escape(c)))
+                        .map(|c| format!("<{tag}>{}</{tag}>", html_text(c)))
                         .collect::<String>()
                 };
                 let mut text = format!("<table>\n<tr>{}</tr>\n", cells("th", &header));

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod document;
+mod escape;
 pub mod rows;
 pub mod stream;
 pub mod svg;
@@ -18,8 +19,8 @@ use crate::engine::price::StepReport;
 use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::validate::{ErrorStats, Outcome};
 use rows::{
-    CaseRow, ChipRow, CompareRow, KernelName, KernelRow, PlanRow, Row, ScenarioLabel, StatsRow,
-    SummaryRow,
+    CaseRow, ChipRow, CompareRow, CsvText, KernelName, KernelRow, PlanRow, Row, ScenarioLabel,
+    StatsRow, SummaryRow,
 };
 
 /// An output format.
@@ -28,10 +29,23 @@ pub enum Format {
     /// Aligned tables with human-scaled units (`1.11 ms`, `403 MB`).
     #[default]
     Table,
-    /// Comma-separated values: numbers in the units their column names end with.
+    /// Comma-separated values: numbers in the units their column names end with; a text cell
+    /// a spreadsheet would run as a formula gets a `'` before it (see `rows::CsvText`).
     Csv,
+    /// CSV with every text cell as it is (`--raw-text`).
+    CsvRaw,
     /// JSON: numbers in the units their field names end with.
     Json,
+}
+
+impl Format {
+    /// How the format writes text cells, for the CSV ones.
+    fn csv_text(self) -> CsvText {
+        match self {
+            Format::CsvRaw => CsvText::Raw,
+            _ => CsvText::Neutralised,
+        }
+    }
 }
 
 /// A report's params as row cells: column names and values.
@@ -92,10 +106,14 @@ pub fn write_run(
         .collect();
     match format {
         Format::Table => table::write_run(out, report, per_op),
-        Format::Csv if per_op => {
-            rows::write_rows(out, kernels.iter().map(|r| r as &dyn Row), false)
+        Format::Csv | Format::CsvRaw if per_op => rows::write_rows(
+            out,
+            kernels.iter().map(|r| r as &dyn Row),
+            format.csv_text(),
+        ),
+        Format::Csv | Format::CsvRaw => {
+            rows::write_rows(out, [&summary as &dyn Row], format.csv_text())
         }
-        Format::Csv => rows::write_rows(out, [&summary as &dyn Row], false),
         Format::Json => {
             let mut value = rows::json_value(&summary);
             if per_op {
@@ -133,7 +151,9 @@ pub fn write_compare(
         .collect();
     match format {
         Format::Table => table::write_compare(out, reports),
-        Format::Csv => rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Csv | Format::CsvRaw => {
+            rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
+        }
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
@@ -161,7 +181,9 @@ pub fn write_plan(
         .collect();
     match format {
         Format::Table => table::write_plan(out, workload, request, entries),
-        Format::Csv => rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), false),
+        Format::Csv | Format::CsvRaw => {
+            rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
+        }
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
@@ -181,7 +203,9 @@ pub fn write_validation(
     let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
     match format {
         Format::Table => table::write_validation(out, outcomes, stats),
-        Format::Csv => rows::write_rows(out, cases.iter().map(|r| r as &dyn Row), false),
+        Format::Csv | Format::CsvRaw => {
+            rows::write_rows(out, cases.iter().map(|r| r as &dyn Row), format.csv_text())
+        }
         Format::Json => {
             let value = serde_json::json!({
                 "cases": cases.iter().map(|r| rows::json_value(r)).collect::<Vec<_>>(),
@@ -208,7 +232,7 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip], format: Format) -> io::R
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
         Format::Table => table::write_chips(out, chips),
-        Format::Csv => rows::write_rows(out, rows, false),
+        Format::Csv | Format::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.map(rows::json_value).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;

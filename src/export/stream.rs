@@ -4,16 +4,19 @@
 
 use crate::engine::workload::Workload;
 use crate::export::rows::{
-    self, param_columns, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
+    self, param_columns, CsvText, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
 };
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
 /// How streamed rows are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StreamFormat {
-    /// A header line, then one CSV line per row.
+    /// A header line, then one CSV line per row; a text cell a spreadsheet would run as a
+    /// formula gets a `'` before it (see `rows::CsvText`).
     #[default]
     Csv,
+    /// CSV with every text cell as it is (`--raw-text`).
+    CsvRaw,
     /// One JSON object per line.
     JsonLines,
 }
@@ -38,7 +41,8 @@ impl SweepRows {
 
     fn line(&self, out: &mut Vec<u8>, row: &dyn Row) {
         match self.format {
-            StreamFormat::Csv => rows::csv_line(out, row),
+            StreamFormat::Csv => rows::csv_line(out, row, CsvText::Neutralised),
+            StreamFormat::CsvRaw => rows::csv_line(out, row, CsvText::Raw),
             StreamFormat::JsonLines => rows::json_line(out, row),
         }
     }
@@ -67,9 +71,11 @@ impl RowSink for SweepRows {
     }
 
     fn header(&self, grid: &Grid, out: &mut Vec<u8>) {
-        if self.format == StreamFormat::JsonLines {
-            return;
-        }
+        let mode = match self.format {
+            StreamFormat::Csv => CsvText::Neutralised,
+            StreamFormat::CsvRaw => CsvText::Raw,
+            StreamFormat::JsonLines => return,
+        };
         // Any values will do: the header only takes the column names.
         let workload = grid.workload();
         let label = ScenarioLabel {
@@ -82,9 +88,9 @@ impl RowSink for SweepRows {
             params: &vec![0.0; self.columns.len()],
         };
         if self.per_op {
-            rows::csv_header(out, &KernelRow::error(label, ""));
+            rows::csv_header(out, &KernelRow::error(label, ""), mode);
         } else {
-            rows::csv_header(out, &SummaryRow::error(label, ""));
+            rows::csv_header(out, &SummaryRow::error(label, ""), mode);
         }
     }
 

@@ -315,7 +315,9 @@ impl<'a> Config<'a> {
 }
 
 /// The workload file's text: a comment saying where it came from and what it leaves out, then
-/// the template and its params.
+/// the template and its params. Text from the config goes into the comment through
+/// [`comment_text`] and into the `name` field through [`yaml_quoted`], so that no name or key
+/// can end the comment early or add a field, and the name reads back exactly as it was.
 fn workload_yaml(
     name: &str,
     model_type: &str,
@@ -324,23 +326,78 @@ fn workload_yaml(
     params: &[(&str, f64)],
 ) -> String {
     let mut yaml = format!(
-        "# {name}: imported from a Hugging Face config.json (model_type `{model_type}`).\n"
+        "# {}: imported from a Hugging Face config.json (model_type `{}`).\n",
+        comment_text(name),
+        comment_text(model_type)
     );
     if !not_understood.is_empty() {
+        let keys: Vec<String> = not_understood.iter().map(|k| comment_text(k)).collect();
         yaml.push_str(&format!(
             "# Fields not understood (left out of the step): {}\n",
-            not_understood.join(", ")
+            keys.join(", ")
         ));
     }
     yaml.push_str(&format!(
         "name: {}\ntemplate: {}\nparams:\n",
-        serde_json::to_string(&name).unwrap_or_default(),
+        yaml_quoted(name),
         template
     ));
     for (param, value) in params {
         yaml.push_str(&format!("  {param}: {value}\n"));
     }
     yaml
+}
+
+/// `text` for a YAML comment: `\`, and every character [`yaml_quoted`] would escape (controls,
+/// line and paragraph separators, ...) written as its Rust escape (`\\`, `\n`, `\u{2028}`),
+/// so the comment is one line whatever the text holds and reads unambiguously.
+fn comment_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\\' || !keeps_in_yaml(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `text` as a YAML double-quoted scalar that reads back as exactly `text`: `"` and `\`
+/// escaped, and every character YAML would not keep as it is (controls, the line breaks of
+/// YAML 1.1 and Unicode, bidirectional overrides, the byte order mark, noncharacters)
+/// written as a `\u` or `\U` escape. Printable text is written as it is, so the name of an
+/// ordinary model is the same as its JSON string.
+fn yaml_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if keeps_in_yaml(c) => out.push(c),
+            c if u32::from(c) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08X}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether `c` may stand as it is inside a YAML double-quoted scalar and mean itself.
+fn keeps_in_yaml(c: char) -> bool {
+    !(c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' // line and paragraph separators
+                | '\u{200E}' | '\u{200F}' | '\u{061C}' // direction marks
+                | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' // embeddings, isolates
+                | '\u{FEFF}' // byte order mark
+                | '\u{FFFE}' | '\u{FFFF}' // noncharacters
+        ))
 }
 
 /// Layers with sliding-window attention: those `layer_types` marks, else every layer for

@@ -1,5 +1,11 @@
 //! Rows as bytes: a CSV header and lines, JSON Lines, or a JSON value, each number in the
 //! shortest form that reads back exactly.
+//!
+//! CSV is read by spreadsheets, which run a cell that starts with `=`, `+`, `-`, `@`, a tab or
+//! a carriage return as a formula (OWASP's "CSV injection"). Unless asked for raw text, a
+//! text cell (a name, an id, a note, an error) that starts so is written with a `'` before it,
+//! which a spreadsheet shows as text; numbers are written from numbers, never from text, so
+//! a negative number is never touched. JSON is not a spreadsheet: its strings stay as they are.
 
 use std::io::Write;
 
@@ -20,7 +26,28 @@ fn push_number(out: &mut Vec<u8>, x: f64) {
     }
 }
 
-fn push_csv_text(out: &mut Vec<u8>, text: &str) {
+/// How CSV writes text cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CsvText {
+    /// A text cell a spreadsheet would run as a formula gets a `'` before it.
+    #[default]
+    Neutralised,
+    /// Every text cell as it is (`--raw-text`).
+    Raw,
+}
+
+/// Whether a spreadsheet would take a cell starting with `text` for a formula.
+fn formula_like(text: &str) -> bool {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
+}
+
+fn push_csv_text(out: &mut Vec<u8>, text: &str, mode: CsvText) {
+    if mode == CsvText::Neutralised && formula_like(text) {
+        let mut neutral = String::with_capacity(text.len() + 1);
+        neutral.push('\'');
+        neutral.push_str(text);
+        return push_csv_text(out, &neutral, CsvText::Raw);
+    }
     if text.contains([',', '"', '\n', '\r']) {
         out.push(b'"');
         for byte in text.bytes() {
@@ -36,26 +63,26 @@ fn push_csv_text(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Appends the CSV header line of `row`'s columns.
-pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row) {
+pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     let mut first = true;
     row.visit(&mut |name, _| {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
-        push_csv_text(out, name);
+        push_csv_text(out, name, mode);
     });
     out.push(b'\n');
 }
 
 /// Appends `row` as one CSV line.
-pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row) {
+pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     let mut first = true;
     row.visit(&mut |_, value| {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
         match value {
-            Value::Text(s) => push_csv_text(out, s),
+            Value::Text(s) => push_csv_text(out, s, mode),
             Value::Num(x) => push_number(out, x),
             Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
@@ -98,22 +125,18 @@ pub fn json_value(row: &dyn Row) -> serde_json::Value {
     serde_json::from_slice(&line).unwrap_or(serde_json::Value::Null)
 }
 
-/// Writes rows as CSV (with a header) or JSON Lines to `out`.
+/// Writes rows as CSV, with a header, to `out`.
 pub fn write_rows<'a>(
     out: &mut dyn Write,
     rows: impl IntoIterator<Item = &'a dyn Row>,
-    json: bool,
+    mode: CsvText,
 ) -> std::io::Result<()> {
     let mut buffer = Vec::new();
     for (i, row) in rows.into_iter().enumerate() {
-        if json {
-            json_line(&mut buffer, row);
-        } else {
-            if i == 0 {
-                csv_header(&mut buffer, row);
-            }
-            csv_line(&mut buffer, row);
+        if i == 0 {
+            csv_header(&mut buffer, row, mode);
         }
+        csv_line(&mut buffer, row, mode);
     }
     out.write_all(&buffer)
 }
@@ -139,8 +162,8 @@ mod tests {
     #[test]
     fn csv_and_json_agree_and_escape() {
         let mut csv = Vec::new();
-        csv_header(&mut csv, &Example);
-        csv_line(&mut csv, &Example);
+        csv_header(&mut csv, &Example, CsvText::Neutralised);
+        csv_line(&mut csv, &Example, CsvText::Neutralised);
         assert_eq!(
             String::from_utf8(csv).unwrap(),
             "text,int,float,big,empty,nan,yes\n\"a, \"\"quoted\"\" word\",8192,0.25,1e300,,,true\n"
@@ -152,5 +175,44 @@ mod tests {
         assert_eq!(value["int"], 8192);
         assert_eq!(value["float"], 0.25);
         assert!(value["nan"].is_null() && value["empty"].is_null());
+    }
+
+    struct Formulas;
+
+    impl Row for Formulas {
+        fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+            f("eq", Value::Text("=HYPERLINK(\"http://x\")"));
+            f("plus", Value::Text("+1"));
+            f("minus", Value::Text("-1"));
+            f("at", Value::Text("@SUM(A1)"));
+            f("tab", Value::Text("\t=1"));
+            f("cr", Value::Text("\r=1"));
+            f("inner", Value::Text("a=1"));
+            f("negative", Value::Num(-2.5));
+            f("int", Value::Int(3));
+        }
+    }
+
+    #[test]
+    fn formula_like_text_is_neutralised_and_numbers_are_not() {
+        let line = |mode| {
+            let mut csv = Vec::new();
+            csv_line(&mut csv, &Formulas, mode);
+            String::from_utf8(csv).unwrap()
+        };
+        assert_eq!(
+            line(CsvText::Neutralised),
+            "\"'=HYPERLINK(\"\"http://x\"\")\",'+1,'-1,'@SUM(A1),'\t=1,\"'\r=1\",a=1,-2.5,3\n"
+        );
+        assert_eq!(
+            line(CsvText::Raw),
+            "\"=HYPERLINK(\"\"http://x\"\")\",+1,-1,@SUM(A1),\t=1,\"\r=1\",a=1,-2.5,3\n"
+        );
+        let mut json = Vec::new();
+        json_line(&mut json, &Formulas);
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value["eq"], "=HYPERLINK(\"http://x\")");
+        assert_eq!(value["minus"], "-1");
+        assert_eq!(value["negative"], -2.5);
     }
 }

@@ -13,7 +13,7 @@ mod scenario;
 mod validate;
 
 pub use chips::ChipRow;
-pub use encode::{csv_header, csv_line, json_line, json_value, write_rows};
+pub use encode::{csv_header, csv_line, json_line, json_value, write_rows, CsvText};
 pub use plan::PlanRow;
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
 pub use validate::{CaseRow, StatsRow};
