@@ -47,7 +47,7 @@ pub(crate) enum Command {
     Import {
         /// The config.json
         config: PathBuf,
-        /// Write the workload to FILE instead of stdout
+        /// Write the workload to FILE instead of stdout (`-` is stdout); never the config itself
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
@@ -87,7 +87,8 @@ pub(crate) struct OutputArgs {
     /// Output format: human-scaled table, or CSV or JSON with units in the column names
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub(crate) format: FormatArg,
-    /// Write to FILE instead of stdout (written whole, or not at all)
+    /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
+    /// regular file (through its symlinks) or a new name, never one of the command's inputs
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
 }
@@ -166,7 +167,8 @@ pub(crate) struct SweepArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
     pub(crate) format: StreamFormat,
-    /// Write to FILE instead of stdout (written whole, or not at all)
+    /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
+    /// regular file (through its symlinks) or a new name, never one of the command's inputs
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
     /// Refuse grids larger than this many scenarios
@@ -226,7 +228,7 @@ pub(crate) enum PlotCommand {
     Roofline {
         #[command(flatten)]
         scenario: ChipsScenario,
-        /// Write the SVG to FILE instead of stdout
+        /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
@@ -249,7 +251,7 @@ pub(crate) enum PlotCommand {
         /// Logarithmic vertical axis
         #[arg(long)]
         log_y: bool,
-        /// Write the SVG to FILE instead of stdout
+        /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
@@ -272,7 +274,8 @@ pub(crate) struct ReportArgs {
     #[command(flatten)]
     pub(crate) scenario: ChipsScenario,
     /// The report: FILE.md (the roofline written beside it as FILE.svg) or FILE.html (the
-    /// roofline inline)
+    /// roofline inline); both files are written only when the whole report is made, and
+    /// never to stdout
     #[arg(long, value_name = "FILE.md|FILE.html")]
     pub(crate) out: PathBuf,
 }
