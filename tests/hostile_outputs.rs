@@ -203,6 +203,11 @@ fn a_device_is_refused_and_left_alone() {
         ],
         "cannot write `null`: it leads to `/dev/null`, a character device",
     );
+    // A name in /dev that is not there (a device that could be missing) is no new file.
+    folder.refused(
+        &["chips", "--out", "/dev/stepcost-no-such-device"],
+        "cannot write `/dev/stepcost-no-such-device`: `/dev/stepcost-no-such-device` is in /dev, where devices live",
+    );
     let after = std::fs::metadata("/dev/null").unwrap();
     assert!(after.file_type().is_char_device());
     assert_eq!((before.ino(), before.rdev()), (after.ino(), after.rdev()));

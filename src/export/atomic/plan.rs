@@ -172,6 +172,13 @@ impl OutputPlan {
                 writable(&resolved.path, links(meta)).map_err(error)?;
             }
             let key = canonical(&resolved.path).map_err(error)?;
+            if key.parent() == Some(Path::new("/dev")) {
+                // Where a device is missing or was replaced, a new file would stand in for it.
+                return Err(error(refuse(format!(
+                    "`{}` is in /dev, where devices live; stepcost writes no file there",
+                    key.display()
+                ))));
+            }
             if let Some((_, other)) = seen.iter().find(|(k, _)| *k == key) {
                 return Err(error(refuse(format!(
                     "it is the same file as `{}`, also written by this command",
