@@ -47,7 +47,7 @@ pub(crate) enum Command {
     Import {
         /// The config.json
         config: PathBuf,
-        /// Write the workload to FILE instead of stdout
+        /// Write the workload to FILE instead of stdout (`-` is stdout); never the config itself
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
@@ -86,7 +86,8 @@ pub(crate) enum Command {
 pub(crate) struct OutputArgs {
     #[command(flatten)]
     pub(crate) format: FormatArgs,
-    /// Write to FILE instead of stdout (written whole, or not at all)
+    /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
+    /// regular file (through its symlinks) or a new name, never one of the command's inputs
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
 }
@@ -179,7 +180,8 @@ pub(crate) struct SweepArgs {
     pub(crate) skip_invalid: bool,
     #[command(flatten)]
     pub(crate) format: SweepFormatArgs,
-    /// Write to FILE instead of stdout (written whole, or not at all)
+    /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
+    /// regular file (through its symlinks) or a new name, never one of the command's inputs
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
     /// Refuse grids larger than this many scenarios
@@ -250,7 +252,7 @@ pub(crate) enum PlotCommand {
     Roofline {
         #[command(flatten)]
         scenario: ChipsScenario,
-        /// Write the SVG to FILE instead of stdout
+        /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
@@ -273,7 +275,7 @@ pub(crate) enum PlotCommand {
         /// Logarithmic vertical axis
         #[arg(long)]
         log_y: bool,
-        /// Write the SVG to FILE instead of stdout
+        /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
@@ -296,7 +298,8 @@ pub(crate) struct ReportArgs {
     #[command(flatten)]
     pub(crate) scenario: ChipsScenario,
     /// The report: FILE.md (the roofline written beside it as FILE.svg) or FILE.html (the
-    /// roofline inline)
+    /// roofline inline); both files are written only when the whole report is made, and
+    /// never to stdout
     #[arg(long, value_name = "FILE.md|FILE.html")]
     pub(crate) out: PathBuf,
 }

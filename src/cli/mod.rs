@@ -7,7 +7,7 @@ mod args;
 mod output;
 mod sweep;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -16,7 +16,7 @@ use clap::{CommandFactory, FromArgMatches};
 pub use args::Cli;
 use args::{ChipsScenario, Command, KindArg, ModeArg, OutputArgs, PlanArgs, PlotCommand};
 use args::{ReportArgs, RunArgs};
-use output::{emit, emit_all};
+use output::{emit, Inputs};
 
 use crate::base::builtin;
 use crate::base::param::ScenarioParam;
@@ -25,6 +25,7 @@ use crate::engine::chip::Chip;
 use crate::engine::price::{price, StepReport};
 use crate::engine::scenario::{Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
+use crate::export::atomic::{OutputPlan, Target};
 use crate::export::document::{self, Kind};
 use crate::export::{self as exporter, svg};
 use crate::study::check::{check, Checked};
@@ -59,10 +60,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run_command(args)?,
         Command::Sweep(args) => return sweep::sweep_command(args),
         Command::Compare(args) => {
-            let reports = price_on_chips(args.scenario)?.into_reports();
+            let target = Target::from_out(args.output.out.as_deref());
+            let (compared, plan) = price_on_chips(args.scenario, vec![target])?;
             let mut buffer = Vec::new();
+            let reports = compared.into_reports();
             exporter::write_compare(&mut buffer, &reports, args.output.format.into())?;
-            emit(&buffer, args.output.out.as_deref())?;
+            emit(plan, &buffer)?;
         }
         Command::Plan(args) => plan_command(args)?,
         Command::Import { config, out } => import_command(&config, out)?,
@@ -78,23 +81,37 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn price_on_chips(args: ChipsScenario) -> Result<Compared> {
-    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+/// Prices the scenario on each chip, once `targets` pass their checks against the files read.
+fn price_on_chips(args: ChipsScenario, targets: Vec<Target>) -> Result<(Compared, OutputPlan)> {
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(&args.workload, &source);
+    inputs.named(&args.chip);
+    let plan = output::plan_all(targets, &inputs)?;
+    let workload = Workload::load(&source)?;
     let chips = Chip::load_all(&args.chip)?;
-    Ok(compare(workload, chips, &args.scenario.spec())?)
+    Ok((compare(workload, chips, &args.scenario.spec())?, plan))
 }
 
 fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
+    let mut inputs = Inputs::default();
+    inputs.named(names);
+    let plan = output::plan(output.out.as_deref(), &inputs)?;
     let all = ["all".to_owned()];
     let chips = Chip::load_all(if names.is_empty() { &all } else { names })?;
     let mut buffer = Vec::new();
     exporter::write_chips(&mut buffer, &chips, output.format.into())?;
-    emit(&buffer, output.out.as_deref())
+    emit(plan, &buffer)
 }
 
 fn run_command(args: RunArgs) -> Result<()> {
     let chip = Chip::load(&Source::resolve(&args.chip, FileKind::Chip)?)?;
-    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.named(&[&args.chip]);
+    inputs.workload(&args.workload, &source);
+    let plan = output::plan(args.output.out.as_deref(), &inputs)?;
+    let workload = Workload::load(&source)?;
     let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
     let mut report: StepReport = price(&workload, &chip, &scenario)?;
     if let Some(request) = args.request {
@@ -102,13 +119,18 @@ fn run_command(args: RunArgs) -> Result<()> {
     }
     let mut buffer = Vec::new();
     exporter::write_run(&mut buffer, &report, args.per_op, args.output.format.into())?;
-    emit(&buffer, args.output.out.as_deref())
+    emit(plan, &buffer)
 }
 
 /// `plan`: every chip and combination of the data types asked for (weight bf16 and fp8 when
 /// none are), at the cheapest layout.
 fn plan_command(args: PlanArgs) -> Result<()> {
-    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(&args.workload, &source);
+    inputs.named(&args.chip);
+    let output = output::plan(args.output.out.as_deref(), &inputs)?;
+    let workload = Workload::load(&source)?;
     let mut sets = args.sets;
     if let Some(context) = args.context {
         sets.push((ScenarioParam::Context.name().into(), context));
@@ -131,14 +153,20 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     let mut buffer = Vec::new();
     let format = args.output.format.into();
     exporter::write_plan(&mut buffer, &workload.name, &request, &entries, format)?;
-    emit(&buffer, args.output.out.as_deref())
+    emit(output, &buffer)
 }
 
-fn import_command(config: &std::path::Path, out: Option<PathBuf>) -> Result<()> {
+fn import_command(config: &Path, out: Option<PathBuf>) -> Result<()> {
+    let mut inputs = Inputs::default();
+    inputs.path(config);
+    let plan = output::plan(out.as_deref(), &inputs)?;
     let source = Source::read(config)?;
     let imported = import::import(&source.text, &source.name)?;
     // The result must load: a config whose numbers make no graph is caught here.
-    let name = out.as_deref().unwrap_or(config).display().to_string();
+    let name = match plan.targets() {
+        [Target::File(path)] => path.display().to_string(),
+        _ => config.display().to_string(),
+    };
     Workload::load(&Source::from_text(&name, &imported.yaml))?;
     if !imported.not_understood.is_empty() {
         eprintln!(
@@ -147,16 +175,18 @@ fn import_command(config: &std::path::Path, out: Option<PathBuf>) -> Result<()> 
             imported.not_understood.join(", ")
         );
     }
-    emit(imported.yaml.as_bytes(), out.as_deref())
+    emit(plan, imported.yaml.as_bytes())
 }
 
-fn validate_command(cases: &std::path::Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
+fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
     let source = Source::read(cases)?;
-    let outcomes = validate::validate(validate::read_cases(&source)?, cases, mode.into());
+    let read = validate::read_cases(&source)?;
+    let plan = output::plan(output.out.as_deref(), &case_inputs(cases, &read))?;
+    let outcomes = validate::validate(read, cases, mode.into());
     let stats = validate::error_stats(&outcomes);
     let mut buffer = Vec::new();
     exporter::write_validation(&mut buffer, &outcomes, &stats, output.format.into())?;
-    emit(&buffer, output.out.as_deref())?;
+    emit(plan, &buffer)?;
     let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count();
     if skipped > 0 {
         anyhow::bail!(
@@ -206,9 +236,10 @@ fn describe(checked: &Checked) -> String {
 }
 
 fn plot_command(picture: PlotCommand) -> Result<()> {
-    let (svg, out) = match picture {
+    let (svg, plan) = match picture {
         PlotCommand::Roofline { scenario, out } => {
-            (svg::roofline(&price_on_chips(scenario)?.pairs())?, out)
+            let (priced, plan) = price_on_chips(scenario, vec![Target::from_out(out.as_deref())])?;
+            (svg::roofline(&priced.pairs())?, plan)
         }
         PlotCommand::Sweep {
             csv,
@@ -219,6 +250,9 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             log_y,
             out,
         } => {
+            let mut inputs = Inputs::default();
+            inputs.path(&csv);
+            let plan = output::plan(out.as_deref(), &inputs)?;
             let source = Source::read(&csv)?;
             let chart = svg::SweepChart {
                 x,
@@ -227,13 +261,21 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 log_x,
                 log_y,
             };
-            (svg::sweep(&source.text, &source.name, &chart)?, out)
+            (svg::sweep(&source.text, &source.name, &chart)?, plan)
         }
     };
-    emit(svg.as_bytes(), out.as_deref())
+    emit(plan, svg.as_bytes())
 }
 
+/// `report`: the Markdown file with its SVG beside it, or one HTML file; both files of a
+/// Markdown report are written only when the whole report is made. Not to stdout: a
+/// Markdown report is two files, and its kind is told by the file's extension.
 fn report_command(args: ReportArgs) -> Result<()> {
+    if Target::from_out(Some(&args.out)) == Target::Stdout {
+        anyhow::bail!(
+            "--out -: a report is written to files (FILE.md with FILE.svg beside it, or FILE.html), not to stdout"
+        );
+    }
     let kind = match args.out.extension().and_then(|e| e.to_str()) {
         Some("md") => Kind::Markdown,
         Some("html" | "htm") => Kind::Html,
@@ -242,14 +284,21 @@ fn report_command(args: ReportArgs) -> Result<()> {
             args.out.display()
         ),
     };
-    let priced = price_on_chips(args.scenario)?;
+    let svg_path = args.out.with_extension("svg");
+    let targets = match kind {
+        Kind::Markdown => vec![
+            Target::File(svg_path.clone()),
+            Target::File(args.out.clone()),
+        ],
+        Kind::Html => vec![Target::File(args.out.clone())],
+    };
+    let (priced, plan) = price_on_chips(args.scenario, targets)?;
     let svg = svg::roofline(&priced.pairs())?;
     let mut sections = Vec::new();
     for (chip, report) in &priced.reports {
         let levers = lever::levers(&priced.workload, chip, &priced.scenario, report)?;
         sections.push((report, levers));
     }
-    let svg_path = args.out.with_extension("svg");
     let svg_name = svg_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -257,8 +306,39 @@ fn report_command(args: ReportArgs) -> Result<()> {
     match kind {
         Kind::Markdown => {
             let text = document::markdown(&sections, &svg_name);
-            emit_all(&[(&svg_path, svg.as_bytes()), (&args.out, text.as_bytes())])
+            Ok(plan.commit(&[svg.as_bytes(), text.as_bytes()])?)
         }
-        Kind::Html => emit(document::html(&sections, &svg).as_bytes(), Some(&args.out)),
+        Kind::Html => emit(plan, document::html(&sections, &svg).as_bytes()),
     }
+}
+
+/// The files `validate` reads: the case file, and each case's chip and workload where they
+/// are files (beside the case file, or at their own path), with a workload's template.
+fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
+    let mut inputs = Inputs::default();
+    inputs.path(cases);
+    let dir = cases.parent().unwrap_or(Path::new(""));
+    let mut seen = std::collections::HashSet::new();
+    for case in read {
+        for (name, kind) in [
+            (&case.chip, FileKind::Chip),
+            (&case.workload, FileKind::Workload),
+        ] {
+            if !seen.insert(name) {
+                continue;
+            }
+            for path in [dir.join(name), PathBuf::from(name)] {
+                if !path.is_file() {
+                    continue;
+                }
+                inputs.path(&path);
+                if kind == FileKind::Workload {
+                    if let Ok(source) = Source::read(&path) {
+                        inputs.template(&source);
+                    }
+                }
+            }
+        }
+    }
+    inputs
 }

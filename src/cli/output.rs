@@ -1,31 +1,119 @@
-//! Where a command's bytes go: stdout, or a file written whole (through a temporary file
-//! renamed into place) or not at all.
+//! Where a command's bytes go. Each command names its targets (`--out FILE`, or stdout) and
+//! the files it reads before it does any work: the output plan refuses a target that is not a
+//! regular file, that is one of those inputs, or that has other hard links (see
+//! [`crate::export::atomic`]). At the end the command hands over all its bytes at once; each
+//! file is written whole through a temporary file, and none unless all can be.
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::export::atomic::write_atomically;
+use crate::base::source::Source;
+use crate::export::atomic::{OutputError, OutputPlan, Target};
 
-/// Writes `bytes` to stdout, or whole to `path`.
-pub(crate) fn emit(bytes: &[u8], path: Option<&Path>) -> Result<()> {
-    match path {
-        None => {
-            let mut stdout = io::stdout().lock();
-            stdout.write_all(bytes)?;
-            stdout.flush()?;
-            Ok(())
+/// The files a command reads, as far as the command line and the files themselves name them;
+/// an output may not be any of them. Names that are not files (built-ins) are passed over.
+#[derive(Default)]
+pub(crate) struct Inputs(Vec<PathBuf>);
+
+impl Inputs {
+    pub(crate) fn path(&mut self, path: &Path) {
+        self.0.push(path.to_owned());
+    }
+
+    /// Chips or workloads named on the command line: each is a file where one exists by that
+    /// name (as [`Source::resolve`] decides).
+    pub(crate) fn named(&mut self, names: &[impl AsRef<str>]) {
+        for name in names.iter().map(AsRef::as_ref) {
+            if Path::new(name).is_file() {
+                self.path(Path::new(name));
+            }
         }
-        Some(path) => write_atomically(path, bytes)
-            .with_context(|| format!("cannot write `{}`", path.display())),
+    }
+
+    /// A workload named `spec` and resolved to `source`: its file, and the template it names
+    /// by path (read from the folder of the workload's file).
+    pub(crate) fn workload(&mut self, spec: &str, source: &Source) {
+        self.named(&[spec]);
+        self.template(source);
+    }
+
+    /// The template the workload file `source` names by path, if it does.
+    pub(crate) fn template(&mut self, source: &Source) {
+        if let Some(template) = template_path(source) {
+            self.path(&template);
+        }
     }
 }
 
-/// Writes each `(path, bytes)` whole, in order.
-pub(crate) fn emit_all(files: &[(&Path, &[u8])]) -> Result<()> {
-    for (path, bytes) in files {
-        emit(bytes, Some(path))?;
+/// The path of the template `source` names, where it names one by path (as
+/// [`Source::resolve_template`] reads it).
+fn template_path(source: &Source) -> Option<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        template: Option<String>,
     }
-    Ok(())
+    if source.name.ends_with("(built-in)") || !source.text.contains("template") {
+        return None;
+    }
+    let name = source.parse::<Named>().ok()?.template?;
+    let looks_like_path = name.contains(['/', '\\']) || name.ends_with(".yaml");
+    let base = Path::new(&source.name).parent().unwrap_or(Path::new(""));
+    looks_like_path.then(|| base.join(name))
+}
+
+/// The plan of a command with one output: `--out FILE`, or stdout when `out` is absent or `-`.
+pub(crate) fn plan(out: Option<&Path>, inputs: &Inputs) -> Result<OutputPlan> {
+    plan_all(vec![Target::from_out(out)], inputs)
+}
+
+/// The plan of a command's outputs, checked now: a refusal ends the command before it works.
+pub(crate) fn plan_all(targets: Vec<Target>, inputs: &Inputs) -> Result<OutputPlan> {
+    if targets.contains(&Target::Stdout) && stdout_closed_at_start() {
+        return Err(OutputError::stdout(io::Error::other(
+            "it was closed when stepcost started (as with `>&-`), so the output would be lost; \
+             redirect it, or give --out FILE",
+        ))
+        .into());
+    }
+    Ok(OutputPlan::new(targets, &inputs.0)?)
+}
+
+/// Writes the one output of `plan`.
+pub(crate) fn emit(plan: OutputPlan, bytes: &[u8]) -> Result<()> {
+    Ok(plan.commit(&[bytes])?)
+}
+
+/// Whether stdout (descriptor 1) was closed when the process started. Rust's runtime opens
+/// `/dev/null` on a closed standard descriptor before `main` runs, so writes to it would
+/// vanish with success; the probe runs before that, among the program's initializers.
+#[cfg(target_os = "linux")]
+pub(crate) fn stdout_closed_at_start() -> bool {
+    closed_stdout::CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn stdout_closed_at_start() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
+mod closed_stdout {
+    use std::os::fd::AsFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub(super) static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    /// Duplicating a closed descriptor fails with EBADF (9); the duplicate is closed again.
+    extern "C" fn probe() {
+        let dup = std::io::stdout().as_fd().try_clone_to_owned();
+        let closed = dup.is_err_and(|e| e.raw_os_error() == Some(9));
+        CLOSED.store(closed, Ordering::Relaxed);
+    }
+
+    /// Run by the loader before `main` (and before Rust's runtime replaces a closed stdout).
+    #[used]
+    #[link_section = ".init_array"]
+    static PROBE: extern "C" fn() = probe;
 }

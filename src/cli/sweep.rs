@@ -2,7 +2,7 @@
 //! within a chunk, and an output file that is written whole or not at all.
 
 use std::io::{self, IsTerminal};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,15 +11,25 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::SweepArgs;
+use super::output::{self, Inputs};
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
-use crate::export::atomic::AtomicFile;
+use crate::export::atomic::Target;
 use crate::export::stream::SweepRows;
 use crate::study::sweep::{self, SweepError, SweepStats};
 
 pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
-    let workload = Workload::load(&Source::resolve(&args.workload, FileKind::Workload)?)?;
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(&args.workload, &source);
+    inputs.named(&args.chip);
+    let plan = output::plan(args.out.as_deref(), &inputs)?;
+    let out = match plan.targets() {
+        [Target::File(path)] => Some(path.clone()),
+        _ => None,
+    };
+    let workload = Workload::load(&source)?;
     let chips = Chip::load_all(&args.chip)?;
     let axes = sweep::Axes {
         chips,
@@ -38,23 +48,22 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         ),
     };
 
+    let file = plan.stream()?;
     let bar = progress_bar(total, args.quiet);
-    let cancel = cancel_on_ctrl_c();
+    let cancel = cancel_on_ctrl_c(file.as_ref().map(|f| f.temp_path().to_owned()));
     let options = sweep::SweepOptions {
         skip_invalid: args.skip_invalid,
         request: args.request,
     };
     let sink = SweepRows::new(&workload, args.format.into(), args.per_op);
     let progress = |n: u64| bar.inc(n);
-    let (stats, file) = match &args.out {
-        Some(path) => {
-            let mut file = AtomicFile::create(path)
-                .with_context(|| format!("cannot write `{}`", path.display()))?;
+    let (stats, file) = match (file, &out) {
+        (Some(mut file), Some(path)) => {
             let stats = sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel)
                 .map_err(|e| failure(e, Some(path)))?;
             (stats, Some(file))
         }
-        None => {
+        _ => {
             let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout());
             (
                 sweep::run(&grid, options, &sink, stdout, &progress, &cancel)
@@ -65,10 +74,10 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     };
     bar.finish_and_clear();
     if stats.cancelled {
-        report_interrupted(&stats, total, args.out.as_deref());
+        report_interrupted(&stats, total, out.as_deref());
         return Ok(ExitCode::from(130));
     }
-    if let (Some(file), Some(path)) = (file, &args.out) {
+    if let (Some(file), Some(path)) = (file, &out) {
         file.commit()
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         if !args.quiet && io::stderr().is_terminal() {
@@ -93,12 +102,16 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
 }
 
 /// A flag the first Ctrl-C sets, so the sweep stops after the chunk in flight.
-fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+fn cancel_on_ctrl_c(temp: Option<PathBuf>) -> Arc<AtomicBool> {
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
-    // A second Ctrl-C ends at once; the final file is still never half-written.
+    // A second Ctrl-C ends at once: the final file is still never half-written, and the
+    // temporary one is removed (the exit runs no destructor).
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
+            if let Some(temp) = &temp {
+                let _ = std::fs::remove_file(temp);
+            }
             std::process::exit(130);
         }
     });
@@ -136,7 +149,7 @@ fn failure(error: SweepError, path: Option<&Path>) -> anyhow::Error {
         (SweepError::Write(e), Some(path)) => {
             anyhow::Error::new(e).context(format!("cannot write `{}`", path.display()))
         }
-        (SweepError::Write(e), None) => anyhow::Error::new(e),
+        (SweepError::Write(e), None) => anyhow::Error::new(e).context("cannot write to stdout"),
         (e, _) => e.into(),
     }
 }
