@@ -219,7 +219,14 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             log_y,
             out,
         } => {
-            let source = Source::read(&csv)?;
+            // streamed: a sweep CSV may be far larger than a YAML file
+            let limits = crate::base::limits::limits().map_err(anyhow::Error::msg)?;
+            let input = crate::base::source::input::Input::open(
+                &csv,
+                limits.csv_bytes,
+                "STEPCOST_MAX_CSV_BYTES",
+            )?;
+            let name = input.name.clone();
             let chart = svg::SweepChart {
                 x,
                 y,
@@ -227,7 +234,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 log_x,
                 log_y,
             };
-            (svg::sweep(&source.text, &source.name, &chart)?, out)
+            (svg::sweep(input, &name, &chart)?, out)
         }
     };
     emit(svg.as_bytes(), out.as_deref())
