@@ -8,6 +8,7 @@ mod errors;
 mod expected;
 mod fusion;
 mod hostile_escaping;
+mod hostile_inputs;
 mod hostile_outputs;
 mod memory;
 mod models;

@@ -1,6 +1,28 @@
 //! Problems found in an input file, each with the file, line, column and field it concerns and
 //! what was expected. Loading collects every problem it can before giving up, so `check` can
 //! report them all at once.
+//!
+//! # What a message may quote
+//!
+//! A diagnostic quotes the offending line of a file ([`Diagnostic::source_line`]) only when
+//! the file is text of the kind it was given as, up to the problem; before that, a message
+//! gives file, line and column and quotes nothing of the file, so that a file named by
+//! mistake (a secret given as a template, or as a case's chip) is never echoed:
+//!
+//! - a chip, workload or template file is quoted only once its text is UTF-8 and YAML whose
+//!   top level is a mapping whose keys up to the problem (at least the first) are fields
+//!   of that kind (`Source::parse` asks `source::shape` when a parse fails; problems found
+//!   after a successful parse are quoted). A file that is not UTF-8 or not YAML, whose top level is a
+//!   scalar or a sequence, or that has a top-level key the kind lacks is not quoted: the
+//!   message names the unknown key, as the field a typo would be, but no line or value;
+//! - a case file (CSV) is quoted only once its header holds the case columns: a missing
+//!   column or an unreadable header quotes nothing;
+//! - a `config.json` is quoted by no problem until it parsed as a JSON object;
+//! - a sweep CSV that `plot sweep` reads lists its header back only when the header is a
+//!   row of column names; messages quote none of its rows.
+//!
+//! `Source::problem` quotes; `Source::unquoted_problem` (and `Diagnostic::at` without
+//! text) does not. Built-in files are always of their kind.
 
 use std::fmt;
 
@@ -64,11 +86,16 @@ pub struct Diagnostic {
     pub field: String,
     /// What is wrong and what was expected.
     pub message: String,
-    /// The offending source line, when the file's text is at hand.
+    /// The offending source line, when the file's text is at hand and may be quoted: only
+    /// text that reads as the kind of file it was given as, up to the problem (UTF-8, YAML
+    /// whose top level is a mapping of the kind's fields; a case CSV with the case columns; a
+    /// JSON object). A file named by mistake, a secret say, is never echoed.
     pub source_line: Option<String>,
 }
 
 impl Diagnostic {
+    /// A problem at `origin` in `file`, quoting its line from `source` (or from the origin's
+    /// own file, where it names one): pass `None` for a file that may not be quoted yet.
     pub fn at(
         file: &str,
         source: Option<&str>,

@@ -4,11 +4,16 @@
 //!
 //! | variable | default | what it bounds |
 //! | --- | --- | --- |
-//! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | size of any file read |
+//! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | size of a chip, workload, template, case or config file |
+//! | `STEPCOST_MAX_CSV_BYTES` | 1073741824 (1 GiB) | size of a sweep CSV that `plot sweep` reads (streamed: only the plotted columns are held) |
 //! | `STEPCOST_MAX_YAML_DEPTH` | 64 | nesting of YAML collections |
 //! | `STEPCOST_MAX_YAML_NODES` | 250000 | YAML nodes (collections and scalars), aliases expanded |
 //! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | characters of one expression |
 //! | `STEPCOST_MAX_EXPR_DEPTH` | 64 | nesting of parentheses and calls in one expression |
+//!
+//! Every input is read only from a regular file (checked on the opened handle, so a FIFO, a
+//! socket, a directory or a device, a symlink to one included, is refused before a byte is
+//! read), and never more than its limit is read, whatever size the file claims.
 //!
 //! The sweep's grid limit is the `--max-scenarios` option; a block's repeat count is at most
 //! 10^9 and an expression's evaluation stack at most 24 values (fixed: the evaluator keeps it
@@ -20,6 +25,7 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub file_bytes: u64,
+    pub csv_bytes: u64,
     pub yaml_depth: usize,
     pub yaml_nodes: usize,
     pub expr_length: usize,
@@ -30,6 +36,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             file_bytes: 16 * 1024 * 1024,
+            csv_bytes: 1024 * 1024 * 1024,
             yaml_depth: 64,
             yaml_nodes: 250_000,
             expr_length: 4096,
@@ -61,6 +68,7 @@ impl Limits {
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         Ok(Limits {
             file_bytes: read("STEPCOST_MAX_FILE_BYTES", d.file_bytes)?,
+            csv_bytes: read("STEPCOST_MAX_CSV_BYTES", d.csv_bytes)?,
             yaml_depth: size(read("STEPCOST_MAX_YAML_DEPTH", d.yaml_depth as u64)?),
             yaml_nodes: size(read("STEPCOST_MAX_YAML_NODES", d.yaml_nodes as u64)?),
             expr_length: size(read("STEPCOST_MAX_EXPR_LENGTH", d.expr_length as u64)?),
@@ -97,6 +105,9 @@ mod tests {
             Limits::from_lookup(env(&[("STEPCOST_MAX_FILE_BYTES", "1000000000")])).unwrap();
         assert_eq!(raised.file_bytes, 1_000_000_000);
         assert_eq!(raised.yaml_depth, 64);
+        assert_eq!(raised.csv_bytes, 1 << 30);
+        let csv = Limits::from_lookup(env(&[("STEPCOST_MAX_CSV_BYTES", "4096")])).unwrap();
+        assert_eq!((csv.csv_bytes, csv.file_bytes), (4096, 16 << 20));
         let bad = Limits::from_lookup(env(&[("STEPCOST_MAX_EXPR_DEPTH", "-3")])).unwrap_err();
         assert!(bad.contains("STEPCOST_MAX_EXPR_DEPTH=-3"), "{bad}");
         assert!(Limits::from_lookup(env(&[("STEPCOST_MAX_YAML_NODES", "0")])).is_err());

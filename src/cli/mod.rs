@@ -253,7 +253,14 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             let mut inputs = Inputs::default();
             inputs.path(&csv);
             let plan = output::plan(out.as_deref(), &inputs)?;
-            let source = Source::read(&csv)?;
+            // streamed: a sweep CSV may be far larger than a YAML file
+            let limits = crate::base::limits::limits().map_err(anyhow::Error::msg)?;
+            let input = crate::base::source::input::Input::open(
+                &csv,
+                limits.csv_bytes,
+                "STEPCOST_MAX_CSV_BYTES",
+            )?;
+            let name = input.name.clone();
             let chart = svg::SweepChart {
                 x,
                 y,
@@ -261,7 +268,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 log_x,
                 log_y,
             };
-            (svg::sweep(&source.text, &source.name, &chart)?, plan)
+            (svg::sweep(input, &name, &chart)?, plan)
         }
     };
     emit(plan, svg.as_bytes())

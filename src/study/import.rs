@@ -184,21 +184,19 @@ struct Config<'a> {
 }
 
 impl<'a> Config<'a> {
-    /// Reads `text`, which must hold a JSON object.
+    /// Reads `text`, which must hold a JSON object. Until it does, a problem quotes none of
+    /// its lines (the rule of `base::diagnostic`).
     fn parse(text: &'a str, file: &'a str) -> Result<Self, Error> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            let message = format!("not a JSON config: {e}");
-            problem(file, text, e.line() as u64, e.column() as u64, "", message)
-        })?;
+        let unquoted = |line: usize, column: usize, message: String| {
+            let origin = Origin::new("", line as u64, column as u64);
+            Error::Invalid(Diagnostics(vec![Diagnostic::at(
+                file, None, &origin, message,
+            )]))
+        };
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| unquoted(e.line(), e.column(), format!("not a JSON config: {e}")))?;
         let Value::Object(fields) = value else {
-            return Err(problem(
-                file,
-                text,
-                1,
-                1,
-                "",
-                "expected a JSON object".into(),
-            ));
+            return Err(unquoted(1, 1, "expected a JSON object".into()));
         };
         Ok(Config { file, text, fields })
     }

@@ -1,6 +1,9 @@
 //! The sweep line chart: any two numeric columns of a sweep CSV against each other, one line
 //! per value of a series column, either axis linear or logarithmic.
 
+use std::collections::HashMap;
+use std::io::Read;
+
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -23,10 +26,11 @@ pub struct SweepChart {
 /// order each value first appears.
 type Lines = Vec<(String, Vec<(f64, f64)>)>;
 
-/// One line per value of the series column (or one line), `y` against `x`, from sweep CSV text.
-/// Rows whose `x` or `y` is empty (error rows) are left out.
-pub fn sweep(csv_text: &str, name: &str, options: &SweepChart) -> Result<String, Error> {
-    let lines = read_lines(csv_text, name, options)?;
+/// One line per value of the series column (or one line), `y` against `x`, from a sweep CSV
+/// read from `csv` (named `name` in messages) as a stream: only the plotted columns of each
+/// row are kept. Rows whose `x` or `y` is empty (error rows) are left out.
+pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String, Error> {
+    let lines = read_lines(csv, name, options)?;
     let ((x0, x1), (y0, y1)) = ranges(&lines, options);
     let mut svg = String::new();
     {
@@ -65,18 +69,25 @@ struct Columns {
 }
 
 impl Columns {
-    /// The positions of the options' columns, or which one `name` lacks.
+    /// The positions of the options' columns, or which one `name` lacks. The header is listed
+    /// back only when it is a row of column names: a file that is not a sweep CSV (say, a
+    /// secret named by mistake) has its first line quoted by no message.
     fn find(header: &[String], name: &str, options: &SweepChart) -> Result<Columns, Error> {
+        let names = header.iter().all(|h| is_column_name(h));
         let column = |c: &str| {
             header.iter().position(|h| h == c).ok_or_else(|| {
-                Error::Plot(
-                    format!(
+                let message = match names {
+                    true => format!(
                         "{name} has no column `{c}`{}; its columns: {}",
                         crate::base::diagnostic::did_you_mean(c, header.iter().map(String::as_str)),
                         header.join(", ")
-                    )
-                    .into(),
-                )
+                    ),
+                    false => format!(
+                        "{name} has no column `{c}`, and its first line is not a row of column \
+                         names (is it a sweep CSV?)"
+                    ),
+                };
+                Error::Plot(message.into())
             })
         };
         Ok(Columns {
@@ -87,21 +98,36 @@ impl Columns {
     }
 }
 
-/// The lines of the CSV text, each sorted by `x`; rows without numbers in both columns (or
-/// with a number a log axis cannot show) are left out.
-fn read_lines(csv_text: &str, name: &str, options: &SweepChart) -> Result<Lines, Error> {
-    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+/// A column name as a sweep writes them: letters, digits, `_`, `.` and `-`.
+fn is_column_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 128
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// The lines of the CSV, each sorted by `x`; rows without numbers in both columns (or with a
+/// number a log axis cannot show) are left out. The CSV is read a row at a time, and of each
+/// row only the plotted columns are kept.
+fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Lines, Error> {
+    let mut reader = csv::Reader::from_reader(csv);
     let header: Vec<String> = reader
         .headers()
-        .map_err(|e| Error::Plot(format!("{name}: not a CSV file: {e}").into()))?
+        .map_err(|e| csv_error(name, e, "not a CSV file: "))?
         .iter()
         .map(str::to_owned)
         .collect();
     let columns = Columns::find(&header, name, options)?;
     let mut lines: Lines = Vec::new();
-    for (row, record) in reader.records().enumerate() {
-        let record =
-            record.map_err(|e| Error::Plot(format!("{name}: row {}: {e}", row + 2).into()))?;
+    let mut line_of: HashMap<String, usize> = HashMap::new();
+    let mut record = csv::StringRecord::new();
+    for row in 2.. {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(name, e, &format!("row {row}: "))),
+        }
         let value = |i: usize| {
             record
                 .get(i)
@@ -115,9 +141,12 @@ fn read_lines(csv_text: &str, name: &str, options: &SweepChart) -> Result<Lines,
             continue;
         }
         let key = columns.series.and_then(|i| record.get(i)).unwrap_or("");
-        match lines.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, points)) => points.push((x, y)),
-            None => lines.push((key.to_owned(), vec![(x, y)])),
+        match line_of.get(key) {
+            Some(&i) => lines[i].1.push((x, y)),
+            None => {
+                line_of.insert(key.to_owned(), lines.len());
+                lines.push((key.to_owned(), vec![(x, y)]));
+            }
         }
     }
     if lines.is_empty() {
@@ -133,6 +162,21 @@ fn read_lines(csv_text: &str, name: &str, options: &SweepChart) -> Result<Lines,
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     Ok(lines)
+}
+
+/// A CSV error as a message: a failure to read the file (its size limit reached, say) names
+/// the file; a malformed row says where, after `what`.
+fn csv_error(name: &str, e: csv::Error, what: &str) -> Error {
+    if !e.is_io_error() {
+        return Error::Plot(format!("{name}: {what}{e}").into());
+    }
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => Error::Io {
+            path: name.to_owned(),
+            source,
+        },
+        kind => Error::Plot(format!("{name}: {what}{kind:?}").into()),
+    }
 }
 
 /// The axes' ranges: every point, with a margin (a factor on a log axis).

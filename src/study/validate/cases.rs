@@ -85,9 +85,15 @@ pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
     let problem = |line: u64, field: &str, message: String| {
         source.problem(&Origin::new(field, line, 0), message)
     };
+    // Until its header shows the file is a case file, a problem quotes none of its lines.
+    let unquoted = |message: String| {
+        invalid(vec![
+            source.unquoted_problem(&Origin::new("", 1, 0), message)
+        ])
+    };
     let header: Vec<String> = reader
         .headers()
-        .map_err(|e| invalid(vec![problem(1, "", format!("not a CSV case file: {e}"))]))?
+        .map_err(|e| unquoted(format!("not a CSV case file: {e}")))?
         .iter()
         .map(str::to_owned)
         .collect();
@@ -97,15 +103,11 @@ pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
         .copied()
         .collect();
     if !missing.is_empty() {
-        return Err(invalid(vec![problem(
-            1,
-            "",
-            format!(
-                "missing columns: {}; a case file has the columns {}",
-                missing.join(", "),
-                COLUMNS.join(", ")
-            ),
-        )]));
+        return Err(unquoted(format!(
+            "missing columns: {}; a case file has the columns {}",
+            missing.join(", "),
+            COLUMNS.join(", ")
+        )));
     }
     let mut cases = Vec::new();
     let mut problems = Vec::new();

@@ -1,6 +1,9 @@
 //! Where a chip or workload file comes from (a path, or a built-in compiled into the binary),
 //! its text, and the strict YAML parse every file goes through.
 
+pub mod input;
+mod shape;
+
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -55,28 +58,13 @@ impl Source {
         }
     }
 
-    /// Reads the file at `path`, refusing files over the size limit (see [`crate::base::limits`]) and
-    /// text that is not UTF-8.
+    /// Reads the file at `path`: only a regular file (see `Input::open`), at most
+    /// `STEPCOST_MAX_FILE_BYTES` of it (see [`crate::base::limits`]), and only UTF-8 text.
     pub fn read(path: &Path) -> Result<Source, Error> {
-        let name = path.display().to_string();
-        let io = |source: std::io::Error| Error::Io {
-            path: name.clone(),
-            source,
-        };
-        let meta = std::fs::metadata(path).map_err(io)?;
         let limit = crate::base::limits::limits()
-            .map_err(|e| whole_file(&name, e))?
+            .map_err(|e| whole_file(&path.display().to_string(), e))?
             .file_bytes;
-        if meta.len() > limit {
-            return Err(whole_file(
-                &name,
-                format!(
-                    "file is {} bytes; the limit is {limit} bytes (STEPCOST_MAX_FILE_BYTES raises it)",
-                    meta.len()
-                ),
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(io)?;
+        let (name, bytes) = input::read_all(path, limit, "STEPCOST_MAX_FILE_BYTES")?;
         let text = String::from_utf8(bytes).map_err(|e| {
             whole_file(
                 &name,
@@ -96,10 +84,13 @@ impl Source {
     /// Resolves a name given on the command line: an existing file, else a built-in of `kind`.
     pub fn resolve(spec: &str, kind: FileKind) -> Result<Source, Error> {
         let path = Path::new(spec);
-        if path.is_file() {
+        let builtin = kind.builtins().iter().find(|(id, _)| *id == spec);
+        // A path that exists but is not a regular file (a FIFO, a device, a directory) is
+        // refused as such by `read`, unless a built-in has its name.
+        if path.is_file() || (builtin.is_none() && path.symlink_metadata().is_ok()) {
             return Source::read(path);
         }
-        if let Some((_, text)) = kind.builtins().iter().find(|(id, _)| *id == spec) {
+        if let Some((_, text)) = builtin {
             return Ok(Source {
                 name: format!("{}/{spec}.yaml (built-in)", kind.folder()),
                 id: spec.to_owned(),
@@ -134,7 +125,8 @@ impl Source {
         Source::resolve(name, FileKind::Template)
     }
 
-    /// A problem at `origin` in this file.
+    /// A problem at `origin` in this file, quoting its line: only for text that reads as a
+    /// file of the kind it was given as (the rule on [`Diagnostic::source_line`]).
     pub fn problem(&self, origin: &Origin, message: impl Into<String>) -> Diagnostic {
         Diagnostic::at(&self.name, Some(&self.text), origin, message)
     }
@@ -152,7 +144,7 @@ impl Source {
                 max_nodes: limits.yaml_nodes,
             },
         };
-        serde_saphyr::from_str_with_options(&self.text, options).map_err(|err| {
+        serde_saphyr::from_str_with_options(&self.text, options.clone()).map_err(|err| {
             let location = err.location();
             let raw = err.without_snippet().to_string();
             let message = clean_message(&raw);
@@ -173,8 +165,21 @@ impl Source {
             let origin = location
                 .map(|l| Origin::new(field, l.line(), l.column()))
                 .unwrap_or_default();
-            Diagnostics(vec![self.problem(&origin, message)])
+            // The rule of `base::diagnostic`: quote a line only of text that reads as a file
+            // of this kind up to the problem.
+            let quote = shape::may_quote::<T>(&self.text, options, origin.line, origin.column);
+            let problem = match quote {
+                true => self.problem(&origin, message),
+                false => self.unquoted_problem(&origin, message),
+            };
+            Diagnostics(vec![problem])
         })
+    }
+
+    /// A problem at `origin` in this file, quoting no line of it: for text not yet known to
+    /// be a file of the kind it was given as (the rule on [`Diagnostic::source_line`]).
+    pub fn unquoted_problem(&self, origin: &Origin, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(&self.name, None, origin, message)
     }
 }
 
