@@ -7,6 +7,7 @@ mod cli;
 mod errors;
 mod expected;
 mod fusion;
+mod hostile_numbers;
 mod memory;
 mod models;
 mod ops;
