@@ -75,7 +75,7 @@ pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
 /// What tests, benchmarks and fuzz targets reach beneath the front door. Not a stable API.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::base::{builtin, limits, units};
+    pub use crate::base::{builtin, limits, ranges, units};
     pub use crate::engine::{expr, price, workload};
     pub use crate::export::svg;
     /// The exporters' entry points.

@@ -9,6 +9,7 @@ mod expected;
 mod fusion;
 mod hostile_escaping;
 mod hostile_inputs;
+mod hostile_numbers;
 mod hostile_outputs;
 mod memory;
 mod models;

@@ -7,5 +7,6 @@ pub mod dtype;
 pub mod error;
 pub mod limits;
 pub mod param;
+pub mod ranges;
 pub mod source;
 pub mod units;

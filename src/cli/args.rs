@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::base::dtype::{parse_role_dtype, DType, Role};
+use crate::base::ranges::{self, Range};
 use crate::base::source::FileKind;
 use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
@@ -121,7 +122,7 @@ pub(crate) struct RunArgs {
     pub(crate) per_op: bool,
     /// Also price a whole request at the scenario's batch: in=I,out=O tokens per sequence
     /// (time to first token, time per output token, end to end, output tokens/s)
-    #[arg(long, value_name = "in=I,out=O", value_parser = crate::study::validate::parse_request)]
+    #[arg(long, value_name = "in=I,out=O", value_parser = parse_request)]
     pub(crate) request: Option<(u64, u64)>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
@@ -173,7 +174,7 @@ pub(crate) struct SweepArgs {
     #[arg(long)]
     pub(crate) per_op: bool,
     /// Also price a whole request at each scenario: in=I,out=O tokens per sequence
-    #[arg(long, value_name = "in=I,out=O", value_parser = crate::study::validate::parse_request)]
+    #[arg(long, value_name = "in=I,out=O", value_parser = parse_request)]
     pub(crate) request: Option<(u64, u64)>,
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
@@ -185,7 +186,8 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
     /// Refuse grids larger than this many scenarios
-    #[arg(long, default_value_t = crate::study::sweep::DEFAULT_MAX_SCENARIOS)]
+    #[arg(long, default_value_t = crate::study::sweep::DEFAULT_MAX_SCENARIOS,
+          value_parser = |t: &str| whole_in(t, &ranges::MAX_SCENARIOS))]
     pub(crate) max_scenarios: u64,
     /// No progress bar (it is shown only when stderr is a terminal anyway)
     #[arg(long)]
@@ -309,13 +311,13 @@ pub(crate) struct PlanArgs {
     /// Workload: built-in name or YAML file (it needs a `batch` param)
     pub(crate) workload: String,
     /// Tokens per second the deployment must serve
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = |t: &str| number_in(t, &ranges::TARGET_TOKENS_PER_S))]
     pub(crate) target_tokens_per_s: f64,
     /// Most milliseconds per output token a sequence may see
-    #[arg(long, value_name = "L")]
+    #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
     pub(crate) max_ms_per_token: Option<f64>,
     /// Tokens already in each sequence's KV cache (the workload's `context` param)
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", value_parser = |t: &str| whole_in(t, &ranges::CONTEXT).map(|c| c as f64))]
     pub(crate) context: Option<f64>,
     /// Chips to consider, comma-separated, or `all`
     #[arg(long, value_delimiter = ',', default_value = "all")]
@@ -342,6 +344,46 @@ pub(crate) enum StreamFormat {
     Csv,
     /// JSON Lines: one object per line
     Json,
+}
+
+/// A number from the command line: finite and inside `range` (`base::ranges`), or why not.
+pub(crate) fn number_in(text: &str, range: &Range) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number: {}", range.expected()))?;
+    if !value.is_finite() {
+        return Err(format!(
+            "`{text}` is not a finite number: {}",
+            range.expected()
+        ));
+    }
+    range.check(value).map_err(|e| format!("`{text}` is {e}"))?;
+    Ok(value)
+}
+
+/// A count from the command line (`1000`, `1e9`): a whole number inside `range`, never
+/// rounded or saturated.
+pub(crate) fn whole_in(text: &str, range: &Range) -> Result<u64, String> {
+    let value: f64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number: {}", range.expected()))?;
+    ranges::whole(value, range, "the count")
+}
+
+/// `--request in=I,out=O`, each count inside [`ranges::REQUEST_TOKENS`].
+pub(crate) fn parse_request(text: &str) -> Result<(u64, u64), String> {
+    let (input, output) = crate::study::validate::parse_request(text)?;
+    for (key, tokens) in [("in", input), ("out", output)] {
+        let range = &ranges::REQUEST_TOKENS;
+        range
+            .check(tokens as f64)
+            .map_err(|e| format!("`{key}={tokens}` (in `{text}`) is {e}"))?;
+    }
+    Ok((input, output))
 }
 
 pub(crate) fn parse_axis(text: &str) -> Result<(String, Vec<f64>), String> {

@@ -5,6 +5,7 @@
 use crate::base::dtype::{DType, Role, RoleDTypes};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
+use crate::base::ranges;
 use crate::engine::chip::Chip;
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
@@ -84,10 +85,21 @@ pub fn plan(
     request: &PlanRequest,
 ) -> Result<Vec<PlanEntry>, Error> {
     let batch = workload.require(ScenarioParam::Batch, "there is no batch to plan")?;
-    if !(request.target_tokens_per_s.is_finite() && request.target_tokens_per_s > 0.0) {
-        return Err(Error::value(
-            "the target tokens per second must be a number above 0",
-        ));
+    let numbers = [
+        (
+            &ranges::TARGET_TOKENS_PER_S,
+            Some(request.target_tokens_per_s),
+        ),
+        (&ranges::MAX_MS_PER_TOKEN, request.max_ms_per_token),
+    ];
+    for (range, value) in numbers {
+        if let Some(Err(e)) = value.map(|v| range.check(v)) {
+            return Err(Error::value(format!(
+                "{} {}: {e}",
+                range.field,
+                value.unwrap_or(0.0)
+            )));
+        }
     }
     let mut planner = Planner {
         workload,
@@ -304,8 +316,22 @@ fn best_point(
         }
     }
     let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s);
-    let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0) as u64;
-    let chips = replicas * best.chips;
+    let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0);
+    // Counts are checked, never saturated: a target that needs more chips than a count
+    // holds exactly is a reason on this entry, not a clamped number priced as if it were true.
+    let too_many = |e: String| PlanError::Infeasible(e);
+    let replicas = ranges::whole(
+        replicas,
+        &ranges::PLAN_CHIPS,
+        "the number of replicas needed",
+    )
+    .map_err(too_many)?;
+    let chips = ranges::whole(
+        replicas as f64 * best.chips as f64,
+        &ranges::PLAN_CHIPS,
+        "the number of chips needed",
+    )
+    .map_err(too_many)?;
     Ok(PlanPoint {
         layout: String::new(),
         tp: best.chips,

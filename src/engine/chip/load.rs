@@ -1,6 +1,6 @@
-//! From a chip file to a validated [`Chip`]: every quantity parsed into SI units, every count
-//! and fraction checked, and every problem found reported at its place in the file, all of
-//! them at once.
+//! From a chip file to a validated [`Chip`]: every quantity parsed into SI units, every
+//! number checked against its physical range (`base::ranges`), and every problem found
+//! reported at its place in the file, all of them at once.
 
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
@@ -8,6 +8,7 @@ use serde_saphyr::Spanned;
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::dtype::DType;
 use crate::base::error::Error;
+use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
 
@@ -24,12 +25,12 @@ impl Chip {
         };
         let memory = check.memory(&file.memory);
         let cache = file.cache.as_ref().and_then(|c| check.cache(c));
-        let launch_s = check.optional("launch", file.launch.as_ref(), QuantityKind::Time);
+        let launch_s = check.optional(&ranges::LAUNCH, file.launch.as_ref(), QuantityKind::Time);
         let interconnect = (file.interconnect.as_ref()).and_then(|i| check.interconnect(i));
         let network = file.network.as_ref().and_then(|n| check.network(n));
-        let power_w = check.optional("power", file.power.as_ref(), QuantityKind::Power);
+        let power_w = check.optional(&ranges::POWER, file.power.as_ref(), QuantityKind::Power);
         let price_usd_per_hour = check.optional(
-            "price_per_hour",
+            &ranges::PRICE_PER_HOUR,
             file.price_per_hour.as_ref(),
             QuantityKind::Price,
         );
@@ -73,38 +74,51 @@ impl Checker<'_> {
         self.problems.push(self.source.problem(origin, message));
     }
 
-    /// Parses a quantity of `kind`, or reports why it is not one.
+    /// Parses a quantity of `kind` inside `range` (whose field is the one named), or reports
+    /// why it is not one.
     fn quantity(
         &mut self,
-        field: &str,
+        range: &Range,
         value: &Spanned<String>,
         kind: QuantityKind,
     ) -> Option<f64> {
-        parse_quantity(&value.value, kind)
-            .map_err(|e| self.problem(&Origin::of(field, value), e.to_string()))
+        let checked = parse_quantity(&value.value, kind)
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                range
+                    .check(v)
+                    .map(|()| v)
+                    .map_err(|e| format!("`{}` is {e}", value.value.trim()))
+            });
+        checked
+            .map_err(|e| self.problem(&Origin::of(range.field, value), e))
             .ok()
     }
 
     /// An optional field's quantity: `None` when absent, and when reported.
     fn optional(
         &mut self,
-        field: &str,
+        range: &Range,
         value: Option<&Spanned<String>>,
         kind: QuantityKind,
     ) -> Option<f64> {
-        value.and_then(|v| self.quantity(field, v, kind))
+        value.and_then(|v| self.quantity(range, v, kind))
     }
 
     /// Capacity, marketed capacity and bandwidth; `None` when a required one is missing.
     fn memory(&mut self, memory: &MemoryFile) -> Option<(f64, Option<f64>, f64)> {
-        let capacity = self.quantity("memory.capacity", &memory.capacity, QuantityKind::Bytes);
+        let capacity = self.quantity(
+            &ranges::MEMORY_CAPACITY,
+            &memory.capacity,
+            QuantityKind::Bytes,
+        );
         let marketed = self.optional(
-            "memory.marketed_capacity",
+            &ranges::MEMORY_MARKETED_CAPACITY,
             memory.marketed_capacity.as_ref(),
             QuantityKind::Bytes,
         );
         let bandwidth = self.quantity(
-            "memory.bandwidth",
+            &ranges::MEMORY_BANDWIDTH,
             &memory.bandwidth,
             QuantityKind::Bandwidth,
         );
@@ -112,9 +126,9 @@ impl Checker<'_> {
     }
 
     fn cache(&mut self, cache: &CacheFile) -> Option<Cache> {
-        let size = self.quantity("cache.size", &cache.size, QuantityKind::Bytes);
+        let size = self.quantity(&ranges::CACHE_SIZE, &cache.size, QuantityKind::Bytes);
         let bandwidth = self.optional(
-            "cache.bandwidth",
+            &ranges::CACHE_BANDWIDTH,
             cache.bandwidth.as_ref(),
             QuantityKind::Bandwidth,
         );
@@ -126,12 +140,12 @@ impl Checker<'_> {
 
     fn interconnect(&mut self, link: &InterconnectFile) -> Option<Interconnect> {
         let bandwidth = self.quantity(
-            "interconnect.bandwidth",
+            &ranges::INTERCONNECT_BANDWIDTH,
             &link.bandwidth,
             QuantityKind::Bandwidth,
         );
         let latency = self.optional(
-            "interconnect.latency",
+            &ranges::INTERCONNECT_LATENCY,
             link.latency.as_ref(),
             QuantityKind::Time,
         );
@@ -144,12 +158,12 @@ impl Checker<'_> {
 
     fn network(&mut self, network: &NetworkFile) -> Option<Network> {
         let bandwidth = self.quantity(
-            "network.bandwidth",
+            &ranges::NETWORK_BANDWIDTH,
             &network.bandwidth,
             QuantityKind::Bandwidth,
         );
         let latency = self.optional(
-            "network.latency",
+            &ranges::NETWORK_LATENCY,
             network.latency.as_ref(),
             QuantityKind::Time,
         );
@@ -161,8 +175,8 @@ impl Checker<'_> {
 
     /// The matrix and vector units' peak tables; the matrix unit must list a peak.
     fn units(&mut self, file: &ChipFile) -> (PeakTable, PeakTable) {
-        let matrix = self.peak_table("matrix", &file.matrix);
-        let vector = self.peak_table("vector", &file.vector);
+        let matrix = self.peak_table("matrix", &ranges::MATRIX_PEAK, &file.matrix);
+        let vector = self.peak_table("vector", &ranges::VECTOR_PEAK, &file.vector);
         if matrix.peaks().next().is_none() && !file.matrix.is_empty() {
             self.problem(
                 &Origin::new("matrix", 0, 0),
@@ -172,7 +186,12 @@ impl Checker<'_> {
         (matrix, vector)
     }
 
-    fn peak_table(&mut self, unit: &str, entries: &IndexMap<String, Spanned<String>>) -> PeakTable {
+    fn peak_table(
+        &mut self,
+        unit: &str,
+        range: &Range,
+        entries: &IndexMap<String, Spanned<String>>,
+    ) -> PeakTable {
         let mut table = PeakTable::default();
         for (key, value) in entries {
             let field = format!("{unit}.{key}");
@@ -188,7 +207,13 @@ impl Checker<'_> {
                 Support::Unsupported
             } else {
                 match parse_quantity(&value.value, QuantityKind::Rate) {
-                    Ok(p) => Support::Peak(p),
+                    Ok(p) => match range.check(p) {
+                        Ok(()) => Support::Peak(p),
+                        Err(e) => {
+                            self.problem(&origin, format!("`{}` is {e}", value.value.trim()));
+                            continue;
+                        }
+                    },
                     Err(e) => {
                         self.problem(
                             &origin,
@@ -203,20 +228,17 @@ impl Checker<'_> {
         table
     }
 
-    /// Counts must be whole numbers above zero, and the name must not be empty.
+    /// Counts must be whole numbers inside their ranges, and the name must not be empty.
     fn counts_and_name(&mut self, file: &ChipFile) {
-        for (field, count) in [
-            ("compute_units", file.compute_units.as_ref()),
+        for (range, count) in [
+            (&ranges::COMPUTE_UNITS, file.compute_units.as_ref()),
             (
-                "interconnect.domain",
+                &ranges::INTERCONNECT_DOMAIN,
                 file.interconnect.as_ref().and_then(|i| i.domain.as_ref()),
             ),
         ] {
-            if let Some(count) = count.filter(|c| c.value == 0) {
-                self.problem(
-                    &Origin::of(field, count),
-                    "must be a whole number greater than zero",
-                );
+            if let Some(count) = count {
+                self.count(range, count);
             }
         }
         if file.name.value.trim().is_empty() {
@@ -224,22 +246,40 @@ impl Checker<'_> {
         }
     }
 
+    /// A whole number from the file: above zero, and inside `range`.
+    fn count(&mut self, range: &Range, count: &Spanned<u64>) {
+        let origin = Origin::of(range.field, count);
+        if count.value == 0 {
+            self.problem(&origin, "must be a whole number greater than zero");
+        } else if let Err(e) = range.check(count.value as f64) {
+            self.problem(&origin, format!("{} is {e}", count.value));
+        }
+    }
+
     /// The `expected` section; `None` when it has a problem.
     fn achievable(&mut self, file: &ExpectedFile) -> Option<Achievable> {
         let before = self.problems.len();
         let matrix = self.matrix_fractions(&file.matrix);
-        let vector = (file.vector.as_ref()).map_or(1.0, |v| self.fraction("expected.vector", v));
-        let memory = self.fraction("expected.memory", &file.memory);
-        let small_m_memory = (file.small_m_memory.as_ref())
-            .map_or(1.0, |v| self.fraction("expected.small_m_memory", v));
+        let mut fraction = |range: &Range, v: Option<&Spanned<f64>>| {
+            v.map_or(1.0, |v| self.fraction(range.field, range, v))
+        };
+        let vector = fraction(&ranges::EXPECTED_VECTOR, file.vector.as_ref());
+        let memory = fraction(&ranges::EXPECTED_MEMORY, Some(&file.memory));
+        let small_m_memory = fraction(
+            &ranges::EXPECTED_SMALL_M_MEMORY,
+            file.small_m_memory.as_ref(),
+        );
         let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
         let cta_tiles = self.cta_tiles(file.cta_tiles.as_ref());
-        if let Some(t) = file.row_tile.as_ref().filter(|t| t.value == 0) {
-            self.problem(&Origin::of("expected.row_tile", t), "must be at least 1");
+        if let Some(t) = file.row_tile.as_ref() {
+            match t.value {
+                0 => self.problem(&Origin::of("expected.row_tile", t), "must be at least 1"),
+                _ => self.count(&ranges::EXPECTED_ROW_TILE, t),
+            }
         }
         let dram_latency_s = self
             .optional(
-                "expected.dram_latency",
+                &ranges::EXPECTED_DRAM_LATENCY,
                 file.dram_latency.as_ref(),
                 QuantityKind::Time,
             )
@@ -256,8 +296,9 @@ impl Checker<'_> {
         })
     }
 
-    /// A fraction of a peak: above 0 and at most 1 (reported otherwise).
-    fn fraction(&mut self, field: &str, v: &Spanned<f64>) -> f64 {
+    /// A fraction of a peak at `field`: above 0 and at most 1, and inside `range` (reported
+    /// otherwise).
+    fn fraction(&mut self, field: &str, range: &Range, v: &Spanned<f64>) -> f64 {
         if !(v.value > 0.0 && v.value <= 1.0) {
             self.problem(
                 &Origin::of(field, v),
@@ -266,6 +307,8 @@ impl Checker<'_> {
                     v.value
                 ),
             );
+        } else if let Err(e) = range.check(v.value) {
+            self.problem(&Origin::of(field, v), format!("{} is {e}", v.value));
         }
         v.value
     }
@@ -279,7 +322,10 @@ impl Checker<'_> {
         for (key, value) in entries {
             let field = format!("expected.matrix.{key}");
             match key.parse::<DType>() {
-                Ok(d) => matrix[d as usize] = Some(self.fraction(&field, value)),
+                Ok(d) => {
+                    matrix[d as usize] =
+                        Some(self.fraction(&field, &ranges::EXPECTED_MATRIX, value))
+                }
                 Err(e) => self.problem(&Origin::of(&field, value), e),
             }
         }
@@ -291,11 +337,13 @@ impl Checker<'_> {
         let Some(t) = tiles else {
             return vec![[128, 128]];
         };
+        let range = &ranges::EXPECTED_CTA_TILES;
+        let side = |v: u64| range.contains(v as f64);
         let tiles: Option<Vec<[u64; 2]>> = t
             .value
             .iter()
             .map(|tile| match tile.as_slice() {
-                [m, n] if *m > 0 && *n > 0 => Some([*m, *n]),
+                [m, n] if side(*m) && side(*n) => Some([*m, *n]),
                 _ => None,
             })
             .collect();
@@ -304,7 +352,10 @@ impl Checker<'_> {
             None => {
                 self.problem(
                     &Origin::of("expected.cta_tiles", t),
-                    "expected a list of [rows, columns] pairs of whole numbers above 0",
+                    format!(
+                        "expected a list of [rows, columns] pairs of whole numbers from 1 to {}",
+                        range.max
+                    ),
                 );
                 vec![[128, 128]]
             }

@@ -113,7 +113,8 @@ impl Achievable {
     }
 }
 
-/// A validated accelerator: every number finite and positive.
+/// A validated accelerator: every number finite and inside its physical range
+/// ([`crate::base::ranges::CHIP`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chip {
     /// File stem (`h100-sxm`).

@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::base::dtype::{DType, RoleDTypes};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
+use crate::base::ranges;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
@@ -314,7 +315,7 @@ pub fn price_step(
         costs.push(cost);
     }
     totals.check_finite()?;
-    Ok(totals.summary(workload, chip, ev, &scenario.dtypes))
+    totals.summary(workload, chip, ev, &scenario.dtypes)
 }
 
 /// Hides a collective's transfer behind the kernel before it, which took `previous_s` (chunked,
@@ -384,7 +385,7 @@ impl Totals {
         chip: &Chip,
         ev: &Evaluation,
         dtypes: &RoleDTypes,
-    ) -> StepSummary {
+    ) -> Result<StepSummary, Error> {
         let Totals {
             step_time_s: t,
             roofline_step_time_s,
@@ -397,11 +398,12 @@ impl Totals {
         } = *self;
         let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, dtypes);
         let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
+        // A whole number from 1 to 10^6 (the workload's evaluation checks it), so exact.
         let chips = ev.chips as u64;
         let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
         let room = chip.capacity_bytes - weight_bytes;
-        let max_batch = max_batch(workload, ev, room, kv_bytes + activation_bytes);
-        StepSummary {
+        let max_batch = max_batch(workload, ev, room, kv_bytes + activation_bytes)?;
+        Ok(StepSummary {
             step_time_s: t,
             roofline_step_time_s,
             fraction_of_roofline: roofline_step_time_s / t,
@@ -431,25 +433,37 @@ impl Totals {
             footprint_bytes,
             fits: footprint_bytes <= chip.capacity_bytes,
             max_batch,
-        }
+        })
     }
 }
 
 /// The largest `batch` whose bytes that grow with it (`growing_bytes` at the evaluated batch:
 /// KV cache and peak activations) fit in `room` (capacity less weights); `None` without a
-/// `batch` param.
-fn max_batch(workload: &Workload, ev: &Evaluation, room: f64, growing_bytes: f64) -> Option<u64> {
-    workload.param(ScenarioParam::Batch).map(|b| {
-        let batch = ev.params[b];
-        let per_sequence = growing_bytes / batch;
-        if room < 0.0 || batch <= 0.0 {
-            0
-        } else if per_sequence > 0.0 {
-            (room / per_sequence).floor().min(u64::MAX as f64) as u64
-        } else {
-            u64::MAX
-        }
-    })
+/// `batch` param. A count beyond what an integer column holds exactly is an error, never a
+/// saturated number.
+fn max_batch(
+    workload: &Workload,
+    ev: &Evaluation,
+    room: f64,
+    growing_bytes: f64,
+) -> Result<Option<u64>, Error> {
+    let Some(b) = workload.param(ScenarioParam::Batch) else {
+        return Ok(None);
+    };
+    let batch = ev.params[b];
+    let per_sequence = growing_bytes / batch;
+    if room < 0.0 || batch <= 0.0 {
+        return Ok(Some(0));
+    }
+    let most = (room / per_sequence).floor();
+    if per_sequence > 0.0 && most <= ranges::MAX_COUNT {
+        return Ok(Some(most as u64));
+    }
+    Err(Error::value(format!(
+        "the largest batch that fits is a count too large ({most:e}, above 2^53): at batch \
+         {batch} the step holds {growing_bytes:e} bytes that grow with the batch, \
+         {per_sequence:e} per sequence"
+    )))
 }
 
 /// What every kernel of one scenario is priced against.

@@ -6,6 +6,7 @@
 use super::{Collective, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload, MAX_REPEAT};
 use crate::base::dtype::{Role, RoleDTypes};
 use crate::base::error::Error;
+use crate::base::ranges;
 
 /// The numbers of one scenario, in flat arrays indexed like the workload's params,
 /// expressions, blocks, ops and read slots. Reuse one per thread across scenarios.
@@ -198,7 +199,7 @@ impl Workload {
             None => None,
         };
         ev.chips = match &self.chips {
-            Some(f) => self.dim(f, ev)?.ceil(),
+            Some(f) => self.chips(f, ev)?,
             None => 1.0,
         };
         ev.stages = match &self.stages {
@@ -227,6 +228,17 @@ impl Workload {
             ));
         }
         Ok(r as u64)
+    }
+
+    /// The chips of one replica: a dimension rounded up to a whole count inside
+    /// [`ranges::WORKLOAD_CHIPS`], never saturated.
+    fn chips(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
+        let chips = self.dim(field, ev)?.ceil();
+        let what = format!("`{}`", self.exprs[field.id]);
+        match ranges::whole(chips, &ranges::WORKLOAD_CHIPS, &what) {
+            Ok(n) => Ok(n as f64),
+            Err(message) => Err(self.problem(&field.origin, message)),
+        }
     }
 
     /// A dimension's value, which must be > 0.

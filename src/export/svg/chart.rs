@@ -8,7 +8,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{axis_title, format_tick, log_ticks, plot_error, CHIP_COLOURS, SIZE};
+use super::{axis_title, format_tick, linear_axis, log_axis, log_ticks, plot_error};
+use super::{CHIP_COLOURS, SIZE};
 use crate::base::error::Error;
 
 /// Options of a sweep chart.
@@ -31,7 +32,7 @@ type Lines = Vec<(String, Vec<(f64, f64)>)>;
 /// row are kept. Rows whose `x` or `y` is empty (error rows) are left out.
 pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String, Error> {
     let lines = read_lines(csv, name, options)?;
-    let ((x0, x1), (y0, y1)) = ranges(&lines, options);
+    let ((x0, x1), (y0, y1)) = ranges(&lines, options)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -179,8 +180,13 @@ fn csv_error(name: &str, e: csv::Error, what: &str) -> Error {
     }
 }
 
-/// The axes' ranges: every point, with a margin (a factor on a log axis).
-fn ranges(lines: &Lines, options: &SweepChart) -> ((f64, f64), (f64, f64)) {
+/// An axis's lowest and highest value.
+type Span = (f64, f64);
+
+/// The axes' ranges: every point, with a margin (a factor on a log axis); an error naming the
+/// column when its values make a range no axis can draw (values near 1e308, whose margin
+/// overflows, or more decades than a log axis counts).
+fn ranges(lines: &Lines, options: &SweepChart) -> Result<(Span, Span), Error> {
     let all = lines.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (
         f64::INFINITY,
@@ -191,15 +197,19 @@ fn ranges(lines: &Lines, options: &SweepChart) -> ((f64, f64), (f64, f64)) {
     for &(x, y) in all {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
     }
-    let pad = |lo: f64, hi: f64, log: bool| {
+    let pad = |lo: f64, hi: f64, log: bool, column: &str| {
+        let what = format!("column `{column}`");
         if log {
-            (lo / 1.3, hi * 1.3)
+            log_axis((lo, hi), (lo / 1.3, hi * 1.3), &what)
         } else {
             let span = (hi - lo).max(hi.abs() * 0.1).max(1e-12);
-            (lo - 0.05 * span, hi + 0.05 * span)
+            linear_axis((lo, hi), (lo - 0.05 * span, hi + 0.05 * span), &what)
         }
     };
-    (pad(x0, x1, options.log_x), pad(y0, y1, options.log_y))
+    Ok((
+        pad(x0, x1, options.log_x, &options.x)?,
+        pad(y0, y1, options.log_y, &options.y)?,
+    ))
 }
 
 /// What a sweep chart draws, whichever scale each axis has.

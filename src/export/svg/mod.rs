@@ -122,6 +122,84 @@ fn place(
     Some(chosen)
 }
 
+/// Where a kernel's name may go around its marker of radius `r`, for a label `w` wide, in
+/// order of preference: above, below, then right and left at rising heights, each time a
+/// little further out.
+fn kernel_label_offsets(r: i32, w: i32) -> Vec<(i32, i32)> {
+    let mut offsets = Vec::new();
+    for gap in [4, 24, 48] {
+        offsets.push((-w / 2, -r - 16 - gap));
+        offsets.push((-w / 2, r + gap));
+        for step in [0, -1, 1, -2, 2] {
+            offsets.push((r + gap, -8 + 16 * step));
+            offsets.push((-r - gap - w, -8 + 16 * step));
+        }
+    }
+    offsets
+}
+
+/// The largest magnitude an axis draws: plotters steps through an axis's ticks in f64, and
+/// a span that overflows (1e308 padded by 5%) or a log range of more decades than it can
+/// count never ends, so every range is checked here before plotters sees it.
+pub const AXIS_LIMIT: f64 = 1e300;
+
+/// A linear axis over `padded` (the data's `values` with room around them, the room clamped
+/// to [`AXIS_LIMIT`]), checked before drawing: finite, with a span its ticks can step through;
+/// otherwise an error naming `what` the axis shows and the values it would hold.
+fn linear_axis(values: (f64, f64), padded: (f64, f64), what: &str) -> Result<(f64, f64), Error> {
+    let within = |v: f64| v.abs() <= AXIS_LIMIT;
+    let (lo, hi) = (padded.0.max(-AXIS_LIMIT), padded.1.min(AXIS_LIMIT));
+    let magnitude = lo.abs().max(hi.abs());
+    if within(values.0) && within(values.1) && hi - lo > magnitude * 1e-12 {
+        return Ok((lo, hi));
+    }
+    Err(axis_error(
+        values,
+        what,
+        "a linear axis holds values up to 1e300 in magnitude",
+    ))
+}
+
+/// A log axis over `padded` (the room clamped to 1/[`AXIS_LIMIT`]..[`AXIS_LIMIT`]) for data
+/// `values` inside those bounds and at most 300 decades apart; otherwise an error naming
+/// `what` the axis shows and the values it would hold.
+fn log_axis(values: (f64, f64), padded: (f64, f64), what: &str) -> Result<(f64, f64), Error> {
+    let within = |v: f64| (1.0 / AXIS_LIMIT..=AXIS_LIMIT).contains(&v);
+    let (lo, hi) = (padded.0.max(1.0 / AXIS_LIMIT), padded.1.min(AXIS_LIMIT));
+    let (v0, v1) = values;
+    if within(v0) && within(v1) && v1 / v0 <= AXIS_LIMIT && lo < hi {
+        return Ok((lo, hi));
+    }
+    Err(axis_error(
+        values,
+        what,
+        "a log axis holds values from 1e-300 to 1e300, at most 300 decades apart",
+    ))
+}
+
+fn axis_error(values: (f64, f64), what: &str, holds: &str) -> Error {
+    Error::Plot(
+        format!(
+            "cannot draw the picture: {what} runs from {} to {}, and {holds}",
+            scientific(values.0),
+            scientific(values.1)
+        )
+        .into(),
+    )
+}
+
+/// Three significant digits in scientific notation: `1.7e308`, `2.5e-9`, `1e0`.
+fn scientific(v: f64) -> String {
+    let text = format!("{v:.2e}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) => {
+            let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{mantissa}e{exponent}")
+        }
+        None => text, // inf, NaN
+    }
+}
+
 /// Ticks of a log axis over `lo..hi`: 1, 2 and 5 times each power of ten, or only the
 /// powers of ten when those make more than a dozen.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -150,6 +228,8 @@ fn format_tick(v: f64) -> String {
         }
     }
     match v.abs() {
+        // beyond what the prefixes name (only absurd inputs reach here): 1e300, 2.5e-9
+        a if a >= 1e15 || (a > 0.0 && a < 1e-6) => scientific(v),
         a if a >= 1e9 => format!("{}G", short(v / 1e9)),
         a if a >= 1e6 => format!("{}M", short(v / 1e6)),
         a if a >= 1e3 => format!("{}k", short(v / 1e3)),
@@ -189,6 +269,45 @@ pub fn axis_title(column: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axes_refuse_ranges_plotters_cannot_finish() {
+        let linear = |lo: f64, hi: f64| linear_axis((lo, hi), (lo, hi), "y");
+        let log = |lo: f64, hi: f64| log_axis((lo, hi), (lo, hi), "x");
+        assert_eq!(linear(0.0, 1e300).unwrap(), (0.0, 1e300));
+        assert!(linear(0.0, f64::INFINITY).is_err());
+        assert!(linear(-1.7e308, 1.7e308).is_err());
+        assert!(linear(1.0, 1.0).is_err());
+        assert!(linear(1e300, 1e300 * (1.0 + 1e-15)).is_err());
+        assert!(linear(f64::NAN, 1.0).is_err());
+        // the room around data at the limits is clamped, not refused
+        let edge = linear_axis((-1e300, 1e300), (-1.1e300, 1.1e300), "y");
+        assert_eq!(edge.unwrap(), (-1e300, 1e300));
+        assert_eq!(log(1e-150, 1e150).unwrap(), (1e-150, 1e150));
+        let edge = log_axis((1e-300, 0.1), (1e-300 / 1.3, 0.13), "x");
+        assert_eq!(edge.unwrap(), (1e-300, 0.13));
+        assert!(log(1e-300, 1e300).is_err());
+        assert!(log(0.0, 1.0).is_err());
+        assert!(log(1e-310, 1.0).is_err());
+        assert!(log(1.0, f64::INFINITY).is_err());
+        assert!(log(2.0, 1.0).is_err());
+        let e = log_axis((1.7e308, 1.7e308), (1.3e308, f64::INFINITY), "`y`");
+        let e = e.unwrap_err().to_string();
+        assert!(
+            e.contains("`y` runs from 1.7e308 to 1.7e308, and a log axis"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ticks_of_absurd_values_stay_short() {
+        assert_eq!(format_tick(1e300), "1e300");
+        assert_eq!(format_tick(2.5e-9), "2.5e-9");
+        assert_eq!(format_tick(-3e20), "-3e20");
+        assert_eq!(format_tick(0.001), "0.001");
+        assert_eq!(format_tick(2.5e6), "2.5M");
+        assert!(log_ticks(1e-150, 1e150).len() <= 301);
+    }
 
     #[test]
     fn axis_titles_carry_units() {

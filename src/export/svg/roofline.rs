@@ -7,8 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    dash, format_tick, kind_colour, legend_kind, place, plot_error, text_width, Placed,
-    CHIP_COLOURS, KINDS, MARKER_OPACITY, SIZE,
+    dash, format_tick, kernel_label_offsets, kind_colour, legend_kind, log_axis, place, plot_error,
+    text_width, Placed, CHIP_COLOURS, KINDS, MARKER_OPACITY, SIZE,
 };
 use crate::base::dtype::DType;
 use crate::base::error::Error;
@@ -26,7 +26,7 @@ const LEGEND_MARGIN: u32 = 12;
 /// and attained rate, marker area proportional to its share of the step.
 pub fn roofline(reports: &[(&Chip, &StepReport)]) -> Result<String, Error> {
     let scene = Scene::new(reports);
-    let range = scene.range();
+    let range = scene.range()?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -105,8 +105,9 @@ impl<'a> Scene<'a> {
             .collect()
     }
 
-    /// The axes' ranges: every kernel and every ridge point, with room around them.
-    fn range(&self) -> Range {
+    /// The axes' ranges: every kernel and every ridge point, with room around them; an error
+    /// when they span more than a log axis can draw (a kernel at 1e-305 TFLOP/s).
+    fn range(&self) -> Result<Range, Error> {
         let mut x_min = f64::INFINITY;
         let mut x_max: f64 = 1.0;
         let mut y_min = f64::INFINITY;
@@ -122,12 +123,18 @@ impl<'a> Scene<'a> {
                 x_max = x_max.max(peak * 1e12 / chip.bandwidth_bytes_per_s);
             }
         }
-        Range {
-            x_min: (if x_min.is_finite() { x_min } else { 1.0 } / 3.0).min(1.0),
-            x_max: x_max * 4.0,
-            y_min: (if y_min.is_finite() { y_min } else { 1.0 } / 3.0).min(1.0),
-            y_max: y_max * 2.5,
-        }
+        let x_min = if x_min.is_finite() { x_min } else { 1.0 };
+        let y_min = if y_min.is_finite() { y_min } else { 1.0 };
+        let x = ((x_min / 3.0).min(1.0), x_max * 4.0);
+        let (x_min, x_max) = log_axis((x_min, x_max), x, "arithmetic intensity (FLOP/byte)")?;
+        let y = ((y_min / 3.0).min(1.0), y_max * 2.5);
+        let (y_min, y_max) = log_axis((y_min, y_max), y, "attainable rate (TFLOP/s)")?;
+        Ok(Range {
+            x_min,
+            x_max,
+            y_min,
+            y_max,
+        })
     }
 
     /// The picture's caption: workload, chips and mode.
@@ -474,20 +481,4 @@ impl<'a, 'b> Canvas<'a, 'b> {
             .legend(glyph);
         Ok(())
     }
-}
-
-/// Where a kernel's name may go around its marker of radius `r`, for a label `w` wide, in
-/// order of preference: above, below, then right and left at rising heights, each time a
-/// little further out.
-fn kernel_label_offsets(r: i32, w: i32) -> Vec<(i32, i32)> {
-    let mut offsets = Vec::new();
-    for gap in [4, 24, 48] {
-        offsets.push((-w / 2, -r - 16 - gap));
-        offsets.push((-w / 2, r + gap));
-        for step in [0, -1, 1, -2, 2] {
-            offsets.push((r + gap, -8 + 16 * step));
-            offsets.push((-r - gap - w, -8 + 16 * step));
-        }
-    }
-    offsets
 }

@@ -1,0 +1,477 @@
+//! The physical range of every number stepcost takes from a file or a flag: one table, as
+//! data, of each field's smallest and largest value and why. A value outside its range is
+//! refused where it is read, with the field named, so nothing downstream (pricing, plotting,
+//! planning, what-if chips, fitting) meets a latency of 1e300 s or a bandwidth of 1e-300 B/s.
+//!
+//! The bounds are generous: every shipped chip sits far inside them, and so would chips a
+//! thousand times faster; they exist so that arithmetic on them stays finite and pictures of
+//! them can be drawn. Counts that become integers go through [`whole`], which refuses rather
+//! than saturates.
+
+/// The range of one field: `min..=max` in `unit`, and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    /// As written in the file (`memory.bandwidth`, `matrix.TYPE`) or on the command line.
+    pub field: &'static str,
+    /// The unit the bounds are in: an SI unit (`B/s`, `s`) shown with a prefix, or a plain
+    /// one (`tokens`); empty for a count or a fraction of a chip file.
+    pub unit: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub why: &'static str,
+}
+
+impl Range {
+    /// Whether `value` lies inside the range (NaN never does).
+    pub fn contains(&self, value: f64) -> bool {
+        value >= self.min && value <= self.max
+    }
+
+    /// `Ok` inside the range; otherwise what was expected and why (the caller names the
+    /// value as written and the field).
+    pub fn check(&self, value: f64) -> Result<(), String> {
+        if self.contains(value) {
+            Ok(())
+        } else {
+            Err(format!("out of range: {}", self.expected()))
+        }
+    }
+
+    /// `expected from 1 ns to 1 ms (why)`.
+    pub fn expected(&self) -> String {
+        format!(
+            "expected from {} to {}: {}",
+            show(self.min, self.unit),
+            show(self.max, self.unit),
+            self.why
+        )
+    }
+}
+
+/// The largest count an `f64` holds exactly (2^53); no count stepcost writes goes above it.
+pub const MAX_COUNT: f64 = 9_007_199_254_740_992.0;
+
+/// `value` as a count: a whole number inside `range` (and so at most [`MAX_COUNT`]), never
+/// rounded or saturated; otherwise a message that names `what` and says the count is too
+/// large, too small or not whole.
+pub fn whole(value: f64, range: &Range, what: &str) -> Result<u64, String> {
+    let shown = show(value, range.unit);
+    if !value.is_finite() || value.fract() != 0.0 {
+        return Err(format!(
+            "{what} is {shown}, not a whole number: {}",
+            range.expected()
+        ));
+    }
+    if value > range.max || value > MAX_COUNT {
+        return Err(format!(
+            "{what} is {shown}, a count too large: {}",
+            range.expected()
+        ));
+    }
+    if value < range.min {
+        return Err(format!(
+            "{what} is {shown}, a count too small: {}",
+            range.expected()
+        ));
+    }
+    Ok(value as u64)
+}
+
+/// A bound for people: `1 GB/s`, `1 ns`, `10^6`, `0.01`.
+pub fn show(value: f64, unit: &str) -> String {
+    if !value.is_finite() || value == 0.0 {
+        return format!("{value}{}", spaced(unit));
+    }
+    if !si(unit) {
+        return plain(value, unit);
+    }
+    const PREFIXES: [(f64, &str); 11] = [
+        (1e18, "E"),
+        (1e15, "P"),
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+        (1.0, ""),
+        (1e-3, "m"),
+        (1e-6, "u"),
+        (1e-9, "n"),
+        (1e-12, "p"),
+    ];
+    let magnitude = value.abs();
+    match PREFIXES.iter().find(|(scale, _)| magnitude >= *scale) {
+        Some((scale, prefix)) if magnitude < 1e21 => {
+            format!("{} {prefix}{unit}", trimmed(value / scale))
+        }
+        _ => format!("{value:e} {unit}"),
+    }
+}
+
+/// Whether `unit` takes an SI prefix (`GB/s`, `ns`); a plain one (`tokens`) never does.
+fn si(unit: &str) -> bool {
+    matches!(unit, "B" | "B/s" | "FLOP/s" | "s" | "W")
+}
+
+fn spaced(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+/// A count or a price: `10^6`, `4096`, `0.01`, `1e-3 USD/h`.
+fn plain(value: f64, unit: &str) -> String {
+    if value == MAX_COUNT {
+        return format!("2^53{}", spaced(unit));
+    }
+    let exponent = value.abs().log10();
+    let text = if value.abs() >= 1e5 && exponent.fract() == 0.0 {
+        format!("10^{exponent}")
+    } else if value.abs() >= 1e5 || value.abs() < 1e-3 {
+        format!("{value:e}")
+    } else {
+        trimmed(value)
+    };
+    format!("{text}{}", spaced(unit))
+}
+
+/// The shortest form that reads back: `1`, `2.5`, `100`, `0.001`.
+fn trimmed(x: f64) -> String {
+    format!("{x}")
+}
+
+const fn range(
+    field: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    why: &'static str,
+) -> Range {
+    Range {
+        field,
+        unit,
+        min,
+        max,
+        why,
+    }
+}
+
+/// Why each fraction of `expected` is bounded as it is.
+const FRACTION_WHY: &str =
+    "the share of a datasheet figure real kernels reach, at least 1% and at most all of it";
+
+pub const MEMORY_CAPACITY: Range = range(
+    "memory.capacity",
+    "B",
+    1e6,
+    1e14,
+    "an on-chip SRAM to a hundred times the largest HBM of today (288 GB)",
+);
+pub const MEMORY_MARKETED_CAPACITY: Range = Range {
+    field: "memory.marketed_capacity",
+    ..MEMORY_CAPACITY
+};
+pub const MEMORY_BANDWIDTH: Range = range(
+    "memory.bandwidth",
+    "B/s",
+    1e9,
+    1e15,
+    "one DDR channel to a hundred times the fastest HBM of today (8 TB/s)",
+);
+pub const MATRIX_PEAK: Range = range(
+    "matrix.TYPE",
+    "FLOP/s",
+    1e9,
+    1e19,
+    "one CPU core to a thousand times the fastest chip of today (13 PFLOP/s in fp4)",
+);
+pub const VECTOR_PEAK: Range = Range {
+    field: "vector.TYPE",
+    ..MATRIX_PEAK
+};
+pub const CACHE_SIZE: Range = range(
+    "cache.size",
+    "B",
+    1e3,
+    1e12,
+    "a kilobyte to 1 TB (a wafer-scale chip holds 44 GB of SRAM)",
+);
+pub const CACHE_BANDWIDTH: Range = range(
+    "cache.bandwidth",
+    "B/s",
+    1e9,
+    1e17,
+    "one DDR channel to 100 PB/s (a wafer-scale chip's SRAM reaches 21 PB/s)",
+);
+pub const COMPUTE_UNITS: Range = range(
+    "compute_units",
+    "",
+    1.0,
+    1e6,
+    "one unit to a million (a wafer-scale chip has 900,000 cores)",
+);
+pub const LAUNCH: Range = range(
+    "launch",
+    "s",
+    1e-9,
+    1e-3,
+    "a kernel launch, 1-10 us today (omit the field for none)",
+);
+pub const INTERCONNECT_BANDWIDTH: Range = range(
+    "interconnect.bandwidth",
+    "B/s",
+    1e8,
+    1e15,
+    "gigabit Ethernet (125 MB/s) to a thousand times NVLink 5 (900 GB/s)",
+);
+pub const INTERCONNECT_DOMAIN: Range = range(
+    "interconnect.domain",
+    "",
+    1.0,
+    1e6,
+    "one chip to a million in one scale-up domain (a TPU v5p pod has 8,960)",
+);
+pub const INTERCONNECT_LATENCY: Range = range(
+    "interconnect.latency",
+    "s",
+    1e-9,
+    1.0,
+    "one step of a collective, 1-10 us on today's links",
+);
+pub const NETWORK_BANDWIDTH: Range = Range {
+    field: "network.bandwidth",
+    ..INTERCONNECT_BANDWIDTH
+};
+pub const NETWORK_LATENCY: Range = Range {
+    field: "network.latency",
+    ..INTERCONNECT_LATENCY
+};
+pub const POWER: Range = range(
+    "power",
+    "W",
+    1.0,
+    1e5,
+    "an edge chip to 100 kW (a wafer-scale system draws 23 kW)",
+);
+pub const PRICE_PER_HOUR: Range = range(
+    "price_per_hour",
+    "USD/h",
+    1e-3,
+    1e4,
+    "a tenth of a cent to 10,000 USD per chip-hour (omit the field for no price)",
+);
+pub const EXPECTED_MATRIX: Range = range("expected.matrix.TYPE", "", 0.01, 1.0, FRACTION_WHY);
+pub const EXPECTED_VECTOR: Range = Range {
+    field: "expected.vector",
+    ..EXPECTED_MATRIX
+};
+pub const EXPECTED_MEMORY: Range = Range {
+    field: "expected.memory",
+    ..EXPECTED_MATRIX
+};
+pub const EXPECTED_SMALL_M_MEMORY: Range = Range {
+    field: "expected.small_m_memory",
+    ..EXPECTED_MATRIX
+};
+pub const EXPECTED_ROW_TILE: Range = range(
+    "expected.row_tile",
+    "",
+    1.0,
+    4096.0,
+    "rows a matrix instruction pads M to, 16-256 today",
+);
+pub const EXPECTED_CTA_TILES: Range = range(
+    "expected.cta_tiles",
+    "",
+    1.0,
+    4096.0,
+    "rows and columns of a CTA's output tile, 64-256 today",
+);
+pub const EXPECTED_DRAM_LATENCY: Range = range(
+    "expected.dram_latency",
+    "s",
+    1e-9,
+    1e-3,
+    "time to first byte from memory, 100-800 ns today",
+);
+
+/// Every number a chip file gives, in the file's order.
+pub const CHIP: &[Range] = &[
+    MEMORY_CAPACITY,
+    MEMORY_MARKETED_CAPACITY,
+    MEMORY_BANDWIDTH,
+    MATRIX_PEAK,
+    VECTOR_PEAK,
+    CACHE_SIZE,
+    CACHE_BANDWIDTH,
+    COMPUTE_UNITS,
+    LAUNCH,
+    INTERCONNECT_BANDWIDTH,
+    INTERCONNECT_DOMAIN,
+    INTERCONNECT_LATENCY,
+    NETWORK_BANDWIDTH,
+    NETWORK_LATENCY,
+    POWER,
+    PRICE_PER_HOUR,
+    EXPECTED_MATRIX,
+    EXPECTED_VECTOR,
+    EXPECTED_MEMORY,
+    EXPECTED_SMALL_M_MEMORY,
+    EXPECTED_ROW_TILE,
+    EXPECTED_CTA_TILES,
+    EXPECTED_DRAM_LATENCY,
+];
+
+/// Chips one replica of a step runs on: a workload's `chips` (e.g. `tp * pp`).
+pub const WORKLOAD_CHIPS: Range = range(
+    "chips (workload)",
+    "",
+    1.0,
+    1e6,
+    "one chip to a million, the largest clusters built",
+);
+
+/// `plan --target-tokens-per-s`.
+pub const TARGET_TOKENS_PER_S: Range = range(
+    "--target-tokens-per-s",
+    "tokens/s",
+    1e-3,
+    1e12,
+    "one token in a quarter of an hour to a trillion a second, beyond all serving today",
+);
+/// `plan --max-ms-per-token`.
+pub const MAX_MS_PER_TOKEN: Range = range(
+    "--max-ms-per-token",
+    "ms",
+    1e-3,
+    1e6,
+    "a microsecond to a quarter of an hour per output token",
+);
+/// `plan --context`.
+pub const CONTEXT: Range = range(
+    "--context",
+    "tokens",
+    0.0,
+    1e9,
+    "tokens in each sequence's KV cache, up to a hundred times the longest context window",
+);
+/// `--request in=I,out=O`.
+pub const REQUEST_TOKENS: Range = range(
+    "--request in, out",
+    "tokens",
+    1.0,
+    1e9,
+    "tokens per sequence, up to a hundred times the longest context window",
+);
+/// `sweep --max-scenarios`.
+pub const MAX_SCENARIOS: Range = range(
+    "--max-scenarios",
+    "scenarios",
+    1.0,
+    1e15,
+    "scenarios in one sweep, up to decades of pricing at the speeds the README gives",
+);
+
+/// Chips (and replicas) a plan needs: any count an `f64` holds exactly.
+pub const PLAN_CHIPS: Range = range(
+    "chips (plan)",
+    "",
+    1.0,
+    MAX_COUNT,
+    "chips a plan may answer with, any count an f64 holds exactly",
+);
+
+/// Counts stepcost computes: a workload's chips per replica, and the chips a plan needs.
+pub const COUNTS: &[Range] = &[WORKLOAD_CHIPS, PLAN_CHIPS];
+
+/// Numbers from the command line (a `--set` value is any finite number; the workload's
+/// checks of the dimension, repeat or count it becomes apply).
+pub const FLAGS: &[Range] = &[
+    TARGET_TOKENS_PER_S,
+    MAX_MS_PER_TOKEN,
+    CONTEXT,
+    REQUEST_TOKENS,
+    MAX_SCENARIOS,
+];
+
+/// Every range, as the README's limits section shows it: a Markdown table, one row a range.
+pub fn markdown() -> String {
+    let mut text =
+        String::from("| field | unit | min | max | why |\n| --- | --- | --- | --- | --- |\n");
+    for r in CHIP.iter().chain(COUNTS).chain(FLAGS) {
+        text.push_str(&markdown_row(r));
+        text.push('\n');
+    }
+    text
+}
+
+/// One range as a Markdown table row (a plain unit only in its column, an SI one with its
+/// prefix in the bounds too: `1 GB/s`).
+pub fn markdown_row(r: &Range) -> String {
+    let bound_unit = if si(r.unit) { r.unit } else { "" };
+    format!(
+        "| `{}` | {} | {} | {} | {} |",
+        r.field,
+        r.unit,
+        show(r.min, bound_unit),
+        show(r.max, bound_unit),
+        r.why
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_range_is_ordered_finite_and_named_once() {
+        let all: Vec<&Range> = CHIP.iter().chain(COUNTS).chain(FLAGS).collect();
+        for r in &all {
+            assert!(
+                r.min.is_finite() && r.max.is_finite() && r.min < r.max,
+                "{r:?}"
+            );
+            assert!(r.min >= 0.0 && r.max <= 1e20, "{r:?}");
+            assert!(!r.why.is_empty());
+            assert_eq!(all.iter().filter(|o| o.field == r.field).count(), 1);
+        }
+    }
+
+    #[test]
+    fn bounds_read_as_people_write_them() {
+        assert_eq!(show(1e9, "B/s"), "1 GB/s");
+        assert_eq!(show(1e-9, "s"), "1 ns");
+        assert_eq!(show(1e-3, "s"), "1 ms");
+        assert_eq!(show(1e19, "FLOP/s"), "10 EFLOP/s");
+        assert_eq!(show(1e6, ""), "10^6");
+        assert_eq!(show(4096.0, ""), "4096");
+        assert_eq!(show(0.01, ""), "0.01");
+        assert_eq!(show(1e-3, "USD/h"), "0.001 USD/h");
+        assert_eq!(show(1e4, "USD/h"), "10000 USD/h");
+        assert_eq!(show(1e12, "tokens/s"), "10^12 tokens/s");
+        assert_eq!(show(0.001, "ms"), "0.001 ms");
+        assert_eq!(show(MAX_COUNT, ""), "2^53");
+        assert_eq!(
+            EXPECTED_DRAM_LATENCY.check(1e300).unwrap_err(),
+            "out of range: expected from 1 ns to 1 ms: time to first byte from memory, 100-800 ns today"
+        );
+    }
+
+    #[test]
+    fn counts_are_whole_and_never_saturate() {
+        assert_eq!(whole(8.0, &WORKLOAD_CHIPS, "chips"), Ok(8));
+        let big = whole(1e300, &WORKLOAD_CHIPS, "chips").unwrap_err();
+        assert!(big.contains("too large"), "{big}");
+        assert!(whole(f64::NAN, &WORKLOAD_CHIPS, "chips").is_err());
+        assert!(whole(2.5, &WORKLOAD_CHIPS, "chips").is_err());
+        assert!(whole(0.0, &WORKLOAD_CHIPS, "chips")
+            .unwrap_err()
+            .contains("too small"));
+        let open = Range {
+            max: 1e300,
+            ..WORKLOAD_CHIPS
+        };
+        assert!(whole(1e17, &open, "x").unwrap_err().contains("too large"));
+    }
+}
