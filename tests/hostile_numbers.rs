@@ -596,7 +596,6 @@ fn counts_are_refused_when_too_large_never_saturated() {
 
 /// The README's limits section shows the ranges table, row for row.
 #[test]
-#[ignore = "wired once the README's limits section has the table (ranges::markdown())"]
 fn readme_lists_every_range() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
