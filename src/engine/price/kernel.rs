@@ -26,8 +26,15 @@ const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
 /// large-GEMM measurements and, within their spread, with the near-ridge B200 GEMM of
 /// vllm-project/vllm issue #35467 (docs/sources.md, kernel physics 2); 1, no overlap at all,
 /// would cost large GEMMs 10-20 %.)
-fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
-    (t_compute * t_compute + t_memory * t_memory).sqrt()
+/// (The squares overflow past about 1e154 s; `hypot` does not, but is slower and can differ in
+/// the last bit, so it is the fallback only.)
+pub(super) fn overlapped(t_compute: f64, t_memory: f64) -> f64 {
+    let t = (t_compute * t_compute + t_memory * t_memory).sqrt();
+    if t.is_finite() {
+        t
+    } else {
+        t_compute.hypot(t_memory)
+    }
 }
 
 /// Prices one kernel of compute and memory work (a collective is priced on the links

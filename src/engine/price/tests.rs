@@ -132,3 +132,11 @@ fn a_type_the_chip_lacks_is_unsupported() {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn overlap_is_the_root_of_the_sum_of_squares_even_past_the_squares_range() {
+    assert_eq!(super::kernel::overlapped(3.0, 4.0), 5.0);
+    // 3e200 and 4e200 square to infinity; their overlap is still 5e200
+    let t = super::kernel::overlapped(3e200, 4e200);
+    assert!((t / 5e200 - 1.0).abs() < 1e-15, "{t}");
+}
