@@ -7,6 +7,7 @@ mod cli;
 mod errors;
 mod expected;
 mod fusion;
+mod hostile_work;
 mod memory;
 mod models;
 mod ops;
