@@ -314,8 +314,9 @@ fn threads_that_will_not_start_are_an_error_not_a_panic() {
 }
 
 /// Each limit variable set to nonsense, or past the ceiling that keeps the limit itself safe,
-/// is bad input told as such, before any file is read; the ceiling itself works (the deepest
-/// expression it allows parses on the main thread's stack, debug build included).
+/// is bad input told as such, before any file is read; the ceilings themselves work (the
+/// deepest and the longest expressions they allow compile on the main thread's stack, debug
+/// build included: a million-character chain of `+` overflowed it).
 #[test]
 fn absurd_limit_variables_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -332,7 +333,7 @@ fn absurd_limit_variables_are_bad_input() {
         ("STEPCOST_MAX_FILE_BYTES", "1073741824"),
         ("STEPCOST_MAX_YAML_DEPTH", "10000"),
         ("STEPCOST_MAX_YAML_NODES", "10000000"),
-        ("STEPCOST_MAX_EXPR_LENGTH", "1048576"),
+        ("STEPCOST_MAX_EXPR_LENGTH", "16384"),
         ("STEPCOST_MAX_EXPR_DEPTH", "500"),
     ] {
         let above = format!("{}1", ceiling);
@@ -356,23 +357,28 @@ fn absurd_limit_variables_are_bad_input() {
         run(name, ceiling).assert().code(0);
         std::fs::remove_file(dir.path().join("out.csv")).unwrap();
     }
-    let depth = 500;
-    let m = format!("{}m{}", "(".repeat(depth), ")".repeat(depth));
-    std::fs::write(
-        dir.path().join("deep.yaml"),
-        format!(
-            "name: deep\nparams: {{m: 8, n: 8}}\ntensors:\n  a: {{role: activation, shape: [m, n]}}\n\
-             blocks:\n  - name: b\n    ops:\n      - gemm: {{name: g, of: [a], m: \"{m}\", n: n, k: n}}\n"
-        ),
-    )
-    .unwrap();
-    stepcost()
-        .current_dir(dir.path())
-        .env("STEPCOST_MAX_EXPR_DEPTH", "500")
-        .args(["check", "deep.yaml"])
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .code(0);
+    let deep = format!("{}m{}", "(".repeat(500), ")".repeat(500));
+    let long = ["m"; 8192].join("+");
+    for (name, ceiling, m) in [
+        ("STEPCOST_MAX_EXPR_DEPTH", "500", deep),
+        ("STEPCOST_MAX_EXPR_LENGTH", "16384", long),
+    ] {
+        std::fs::write(
+            dir.path().join("deep.yaml"),
+            format!(
+                "name: deep\nparams: {{m: 8, n: 8}}\ntensors:\n  a: {{role: activation, shape: [m, n]}}\n\
+                 blocks:\n  - name: b\n    ops:\n      - gemm: {{name: g, of: [a], m: \"{m}\", n: n, k: n}}\n"
+            ),
+        )
+        .unwrap();
+        stepcost()
+            .current_dir(dir.path())
+            .env(name, ceiling)
+            .args(["check", "deep.yaml"])
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .code(0);
+    }
 }
 
 /// A full disk (here: the file-size limit, its signal ignored, so that writes fail as on a full

@@ -1,14 +1,15 @@
 //! Limits on input that keep time, memory and the stack bounded whatever a file holds. No
 //! real chip or workload file comes near them; each can be moved with an environment
 //! variable, read once per process, up to a ceiling that keeps the limit itself safe (memory,
-//! and the stack a debug build needs for the deepest expression).
+//! and the stack a debug build needs for the deepest expression: nesting costs about 3 KB a
+//! level, and each operator of a chain like `a+b+c+...` a level of the compiled tree).
 //!
 //! | variable | default | ceiling | what it bounds |
 //! | --- | --- | --- | --- |
 //! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | 1073741824 (1 GiB) | size of any file read |
 //! | `STEPCOST_MAX_YAML_DEPTH` | 64 | 10000 | nesting of YAML collections |
 //! | `STEPCOST_MAX_YAML_NODES` | 250000 | 10000000 | YAML nodes (collections and scalars), aliases expanded |
-//! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | 1048576 | characters of one expression |
+//! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | 16384 | characters of one expression |
 //! | `STEPCOST_MAX_EXPR_DEPTH` | 64 | 500 | nesting of parentheses and calls in one expression |
 //!
 //! The sweep's grid limit is the `--max-scenarios` option; a block's repeat count is at most
@@ -41,13 +42,14 @@ impl Default for Limits {
 
 impl Limits {
     /// The most each variable may raise its limit to: a larger file or YAML tree would take
-    /// memory out of proportion to any chip or workload, and a deeper expression the stack
-    /// (a debug build's parser needs about 3 KB per level; the main thread has 8 MiB).
+    /// memory out of proportion to any chip or workload, and a deeper or longer expression
+    /// the stack (the main thread has 8 MiB; a debug build overflows it past about 2,000
+    /// levels of parentheses, or a chain of about 30,000 operators).
     pub const CEILINGS: Limits = Limits {
         file_bytes: 1 << 30,
         yaml_depth: 10_000,
         yaml_nodes: 10_000_000,
-        expr_length: 1 << 20,
+        expr_length: 1 << 14,
         expr_depth: 500,
     };
 
