@@ -11,6 +11,7 @@ mod hostile_escaping;
 mod hostile_inputs;
 mod hostile_numbers;
 mod hostile_outputs;
+mod hostile_work;
 mod memory;
 mod models;
 mod ops;

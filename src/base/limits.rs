@@ -1,15 +1,17 @@
 //! Limits on input that keep time, memory and the stack bounded whatever a file holds. No
 //! real chip or workload file comes near them; each can be moved with an environment
-//! variable, read once per process.
+//! variable, read once per process, up to a ceiling that keeps the limit itself safe (memory,
+//! and the stack a debug build needs for the deepest expression: nesting costs about 3 KB a
+//! level, and each operator of a chain like `a+b+c+...` a level of the compiled tree).
 //!
-//! | variable | default | what it bounds |
-//! | --- | --- | --- |
-//! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | size of a chip, workload, template, case or config file |
-//! | `STEPCOST_MAX_CSV_BYTES` | 1073741824 (1 GiB) | size of a sweep CSV that `plot sweep` reads (streamed: only the plotted columns are held) |
-//! | `STEPCOST_MAX_YAML_DEPTH` | 64 | nesting of YAML collections |
-//! | `STEPCOST_MAX_YAML_NODES` | 250000 | YAML nodes (collections and scalars), aliases expanded |
-//! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | characters of one expression |
-//! | `STEPCOST_MAX_EXPR_DEPTH` | 64 | nesting of parentheses and calls in one expression |
+//! | variable | default | ceiling | what it bounds |
+//! | --- | --- | --- | --- |
+//! | `STEPCOST_MAX_FILE_BYTES` | 16777216 (16 MiB) | 1073741824 (1 GiB) | size of a chip, workload, template, case or config file |
+//! | `STEPCOST_MAX_CSV_BYTES` | 1073741824 (1 GiB) | 1099511627776 (1 TiB) | size of a sweep CSV that `plot sweep` reads (streamed: only the plotted columns are held) |
+//! | `STEPCOST_MAX_YAML_DEPTH` | 64 | 10000 | nesting of YAML collections |
+//! | `STEPCOST_MAX_YAML_NODES` | 250000 | 10000000 | YAML nodes (collections and scalars), aliases expanded |
+//! | `STEPCOST_MAX_EXPR_LENGTH` | 4096 | 16384 | characters of one expression |
+//! | `STEPCOST_MAX_EXPR_DEPTH` | 64 | 500 | nesting of parentheses and calls in one expression |
 //!
 //! Every input is read only from a regular file (checked on the opened handle, so a FIFO, a
 //! socket, a directory or a device, a symlink to one included, is refused before a byte is
@@ -46,33 +48,66 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The most each variable may raise its limit to: a larger file or YAML tree would take
+    /// memory out of proportion to any chip or workload, and a deeper or longer expression
+    /// the stack (the main thread has 8 MiB; a debug build overflows it past about 2,000
+    /// levels of parentheses, or a chain of about 30,000 operators).
+    pub const CEILINGS: Limits = Limits {
+        file_bytes: 1 << 30,
+        csv_bytes: 1 << 40,
+        yaml_depth: 10_000,
+        yaml_nodes: 10_000_000,
+        expr_length: 1 << 14,
+        expr_depth: 500,
+    };
+
     /// The defaults, each replaced by its environment variable where that is set; a variable
-    /// that is not a whole number above zero is an error that names it.
+    /// that is not a whole number from 1 to its ceiling is an error that names it.
     pub fn from_env() -> Result<Limits, String> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
     fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Limits, String> {
-        let read = |name: &str, default: u64| -> Result<u64, String> {
+        let read = |name: &str, default: u64, ceiling: u64| -> Result<u64, String> {
             match lookup(name) {
                 None => Ok(default),
                 Some(text) => text
                     .trim()
                     .parse::<u64>()
                     .ok()
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| format!("{name}={text}: expected a whole number above zero")),
+                    .filter(|v| (1..=ceiling).contains(v))
+                    .ok_or_else(|| {
+                        format!("{name}={text}: expected a whole number from 1 to {ceiling}")
+                    }),
             }
         };
         let d = Limits::default();
+        let c = Limits::CEILINGS;
+        // Every ceiling fits in 32 bits, so in usize.
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         Ok(Limits {
-            file_bytes: read("STEPCOST_MAX_FILE_BYTES", d.file_bytes)?,
-            csv_bytes: read("STEPCOST_MAX_CSV_BYTES", d.csv_bytes)?,
-            yaml_depth: size(read("STEPCOST_MAX_YAML_DEPTH", d.yaml_depth as u64)?),
-            yaml_nodes: size(read("STEPCOST_MAX_YAML_NODES", d.yaml_nodes as u64)?),
-            expr_length: size(read("STEPCOST_MAX_EXPR_LENGTH", d.expr_length as u64)?),
-            expr_depth: size(read("STEPCOST_MAX_EXPR_DEPTH", d.expr_depth as u64)?),
+            file_bytes: read("STEPCOST_MAX_FILE_BYTES", d.file_bytes, c.file_bytes)?,
+            csv_bytes: read("STEPCOST_MAX_CSV_BYTES", d.csv_bytes, c.csv_bytes)?,
+            yaml_depth: size(read(
+                "STEPCOST_MAX_YAML_DEPTH",
+                d.yaml_depth as u64,
+                c.yaml_depth as u64,
+            )?),
+            yaml_nodes: size(read(
+                "STEPCOST_MAX_YAML_NODES",
+                d.yaml_nodes as u64,
+                c.yaml_nodes as u64,
+            )?),
+            expr_length: size(read(
+                "STEPCOST_MAX_EXPR_LENGTH",
+                d.expr_length as u64,
+                c.expr_length as u64,
+            )?),
+            expr_depth: size(read(
+                "STEPCOST_MAX_EXPR_DEPTH",
+                d.expr_depth as u64,
+                c.expr_depth as u64,
+            )?),
         })
     }
 }
@@ -111,5 +146,31 @@ mod tests {
         let bad = Limits::from_lookup(env(&[("STEPCOST_MAX_EXPR_DEPTH", "-3")])).unwrap_err();
         assert!(bad.contains("STEPCOST_MAX_EXPR_DEPTH=-3"), "{bad}");
         assert!(Limits::from_lookup(env(&[("STEPCOST_MAX_YAML_NODES", "0")])).is_err());
+    }
+
+    #[test]
+    fn absurd_values_are_refused_up_to_each_ceiling() {
+        let one = |name: &'static str, value: String| {
+            Limits::from_lookup(move |n: &str| (n == name).then(|| value.clone()))
+        };
+        let c = Limits::CEILINGS;
+        for (name, ceiling) in [
+            ("STEPCOST_MAX_FILE_BYTES", c.file_bytes),
+            ("STEPCOST_MAX_YAML_DEPTH", c.yaml_depth as u64),
+            ("STEPCOST_MAX_YAML_NODES", c.yaml_nodes as u64),
+            ("STEPCOST_MAX_EXPR_LENGTH", c.expr_length as u64),
+            ("STEPCOST_MAX_EXPR_DEPTH", c.expr_depth as u64),
+        ] {
+            assert!(one(name, ceiling.to_string()).is_ok(), "{name}");
+            let above = (ceiling + 1).to_string();
+            for bad in ["0", "-1", "1e99", "abc", "", "18446744073709551616", &above] {
+                let refused = one(name, bad.to_owned()).unwrap_err();
+                assert!(refused.starts_with(&format!("{name}={bad}: ")), "{refused}");
+                assert!(
+                    refused.contains(&format!("from 1 to {ceiling}")),
+                    "{refused}"
+                );
+            }
+        }
     }
 }

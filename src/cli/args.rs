@@ -11,6 +11,7 @@ use crate::base::source::FileKind;
 use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
 use crate::export::Format;
+use crate::study::sweep::AxisValues;
 
 #[derive(Parser)]
 #[command(
@@ -160,7 +161,7 @@ pub(crate) struct SweepArgs {
     pub(crate) chip: Vec<String>,
     /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
     #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
-    pub(crate) sets: Vec<(String, Vec<f64>)>,
+    pub(crate) sets: Vec<(String, AxisValues)>,
     /// Data types of a role: ROLE=LIST, e.g. weight=bf16,fp8 (repeatable)
     #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
     pub(crate) dtypes: Vec<(Role, Vec<DType>)>,
@@ -386,14 +387,13 @@ pub(crate) fn parse_request(text: &str) -> Result<(u64, u64), String> {
     Ok((input, output))
 }
 
-pub(crate) fn parse_axis(text: &str) -> Result<(String, Vec<f64>), String> {
+/// A sweep's `--set NAME=LIST`: the values counted, not made (the sweep's size is checked
+/// first).
+pub(crate) fn parse_axis(text: &str) -> Result<(String, AxisValues), String> {
     let (name, list) = text
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=LIST (e.g. batch=1..=64:x2), found `{text}`"))?;
-    Ok((
-        name.trim().to_owned(),
-        crate::study::sweep::parse_values(list)?,
-    ))
+    Ok((name.trim().to_owned(), AxisValues::parse(list)?))
 }
 
 pub(crate) fn parse_dtype_axis(text: &str) -> Result<(Role, Vec<DType>), String> {

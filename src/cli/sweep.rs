@@ -1,7 +1,7 @@
 //! `sweep`: the grid from the command line, a progress bar on a terminal, Ctrl-C that stops
 //! within a chunk, and an output file that is written whole or not at all.
 
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,15 +31,15 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     };
     let workload = Workload::load(&source)?;
     let chips = Chip::load_all(&args.chip)?;
-    let axes = sweep::Axes {
-        chips,
-        params: args.sets,
-        dtypes: args.dtypes,
-        fusions: args.fusion,
-        mode: args.mode.into(),
-    };
-    let grid = sweep::Grid::new(&workload, axes)?;
-    let total = match grid.len() {
+    // The size from the axes' lengths, before any param's values are made.
+    let size = sweep::grid_len(
+        &workload,
+        chips.len(),
+        args.sets.iter().map(|(_, values)| values.len()),
+        args.dtypes.iter().map(|(_, types)| types.len()),
+        &args.fusion,
+    );
+    let total = match size {
         Some(n) if n <= args.max_scenarios => n,
         size => anyhow::bail!(
             "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
@@ -47,6 +47,17 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
             args.max_scenarios
         ),
     };
+    let axes = sweep::Axes {
+        chips,
+        params: (args.sets.into_iter())
+            .map(|(name, values)| (name, values.expand()))
+            .collect(),
+        dtypes: args.dtypes,
+        fusions: args.fusion,
+        mode: args.mode.into(),
+    };
+    let grid = sweep::Grid::new(&workload, axes)?;
+    let pool = thread_pool()?;
 
     let file = plan.stream()?;
     let bar = progress_bar(total, args.quiet);
@@ -59,14 +70,15 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let progress = |n: u64| bar.inc(n);
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
-            let stats = sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel)
+            let stats = pool
+                .install(|| sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel))
                 .map_err(|e| failure(e, Some(path)))?;
             (stats, Some(file))
         }
         _ => {
             let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout());
             (
-                sweep::run(&grid, options, &sink, stdout, &progress, &cancel)
+                pool.install(|| sweep::run(&grid, options, &sink, stdout, &progress, &cancel))
                     .map_err(|e| failure(e, None))?,
                 None,
             )
@@ -85,6 +97,34 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Most threads a sweep starts, whatever `RAYON_NUM_THREADS` asks for.
+const MAX_THREADS: usize = 1024;
+
+/// The threads a sweep prices on: one per CPU, or `RAYON_NUM_THREADS` of them (0 or empty
+/// meaning one per CPU, as in rayon). A value that is not a whole number up to [`MAX_THREADS`], or
+/// threads the system will not start, are an error, never a panic.
+fn thread_pool() -> Result<rayon::ThreadPool> {
+    const VAR: &str = "RAYON_NUM_THREADS";
+    let text = std::env::var_os(VAR).unwrap_or_default();
+    let threads = match text.to_str().map(str::trim) {
+        Some("") => 0,
+        read => read
+            .and_then(|t| t.parse::<usize>().ok())
+            .filter(|n| *n <= MAX_THREADS)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{VAR}={}: expected a whole number of threads from 0 (one per CPU) to {MAX_THREADS}",
+                    text.to_string_lossy()
+                )
+            })?,
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        // The error's own source repeats its message: give it once.
+        .map_err(|e| anyhow::anyhow!("cannot start the sweep's threads: {e}"))
 }
 
 /// A bar of scenarios priced on a terminal's stderr; hidden when quiet or not a terminal.
@@ -120,7 +160,9 @@ fn cancel_on_ctrl_c(temp: Option<PathBuf>) -> Arc<AtomicBool> {
 
 /// Tells how far an interrupted sweep got, and that its output file was not written.
 fn report_interrupted(stats: &SweepStats, total: u64, out: Option<&Path>) {
-    eprintln!(
+    // A closed stderr is no reason to fail (`eprintln!` would panic).
+    let _ = writeln!(
+        io::stderr(),
         "interrupted: {} of {total} scenarios priced ({} rows){}",
         stats.scenarios,
         stats.rows,
@@ -133,7 +175,8 @@ fn report_interrupted(stats: &SweepStats, total: u64, out: Option<&Path>) {
 
 /// Tells what a finished sweep wrote to `path`.
 fn report_written(stats: &SweepStats, path: &Path) {
-    eprintln!(
+    let _ = writeln!(
+        io::stderr(),
         "{} scenarios, {} rows ({} could not be priced) written to `{}`",
         stats.scenarios,
         stats.rows,

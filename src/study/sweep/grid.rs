@@ -37,6 +37,28 @@ pub struct Grid<'a> {
     mode: Mode,
 }
 
+/// Scenarios of the grid of `workload` whose axes have these lengths: `chips`, each param's
+/// values, each role's types, and the fusion plans `fusions` names as [`Axes::fusions`] does;
+/// `None` past 2^64. A sweep checks it against its limit before any axis is expanded.
+pub fn grid_len(
+    workload: &Workload,
+    chips: usize,
+    params: impl IntoIterator<Item = usize>,
+    dtypes: impl IntoIterator<Item = usize>,
+    fusions: &[String],
+) -> Option<u64> {
+    let plans = match fusions {
+        [] => 1,
+        [all] if all == "all" => workload.fusion_plans.len(),
+        names => names.len(),
+    };
+    std::iter::once(chips)
+        .chain(params)
+        .chain(dtypes)
+        .chain(std::iter::once(plans))
+        .try_fold(1u64, |acc, n| acc.checked_mul(n as u64))
+}
+
 impl<'a> Grid<'a> {
     /// Checks `axes` against `workload`.
     pub fn new(workload: &'a Workload, axes: Axes) -> Result<Grid<'a>, Error> {
@@ -168,6 +190,7 @@ mod tests {
         let w = Workload::named("llama-3.1-8b").unwrap();
         let grid = Grid::new(&w, axes()).unwrap();
         assert_eq!(grid.len(), Some(2));
+        assert_eq!(grid_len(&w, 1, [2], [], &[]), Some(2));
         assert!(refused(|a| a.chips.clear()).contains("at least one chip"));
         assert!(refused(|a| a.params[0].1.clear()).contains("no values"));
         assert!(refused(|a| a.params.push(("batch".into(), vec![4.0]))).contains("set twice"));
@@ -180,5 +203,24 @@ mod tests {
         };
         assert!(refused(twice).contains("set twice"));
         assert!(refused(|a| a.fusions.push("flsh".into())).contains("`flash`?"));
+    }
+
+    #[test]
+    fn the_length_from_axis_lengths_is_the_grid_s() {
+        let w = Workload::named("llama-3.1-8b").unwrap();
+        for fusions in [
+            vec![],
+            vec!["all".to_owned()],
+            vec!["none".into(), "flash".into()],
+        ] {
+            let mut axes = axes();
+            axes.chips.push(Chip::named("h200").unwrap());
+            axes.params.push(("context".into(), vec![1.0, 2.0, 3.0]));
+            axes.dtypes.push((Role::Kv, vec![DType::Fp8, DType::Bf16]));
+            axes.fusions = fusions.clone();
+            let grid = Grid::new(&w, axes).unwrap();
+            assert_eq!(grid_len(&w, 2, [2, 3], [2], &fusions), grid.len());
+        }
+        assert_eq!(grid_len(&w, 2, [usize::MAX; 3], [], &[]), None);
     }
 }

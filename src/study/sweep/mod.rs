@@ -6,8 +6,12 @@
 //! price any scenario without the grid ever being materialised. Scenarios are priced in
 //! chunks, each chunk split into tasks that run on rayon's pool and write their rows into
 //! their own buffers; the buffers are handed, in order, to a writer thread while the next
-//! chunk is priced. Memory stays at a few chunks whatever the size of the grid, and the bytes
+//! chunk is priced. Chunks are sized in bytes from the widest row seen, so memory stays at a
+//! few chunks of a few MiB whatever the size of the grid or the width of a row, and the bytes
 //! out do not depend on the number of threads.
+//!
+//! An axis is read as an [`AxisValues`], whose length is known before its values are made:
+//! a grid's size ([`grid_len`]) is checked before any axis takes memory.
 //!
 //! The sweep decides which scenarios make rows; a [`RowSink`] decides what a row looks like
 //! (CSV, JSON Lines, or anything else), so this module never chooses a format.
@@ -16,9 +20,9 @@ mod grid;
 mod run;
 mod values;
 
-pub use grid::{Axes, Grid};
+pub use grid::{grid_len, Axes, Grid};
 pub use run::{run, SweepError};
-pub use values::{parse_values, MAX_AXIS_VALUES};
+pub use values::{parse_values, AxisValues, MAX_AXIS_VALUES};
 
 use crate::engine::chip::Chip;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
@@ -67,7 +71,8 @@ pub struct SweptScenario<'a> {
 /// Turns a sweep's scenarios into bytes. Called from many threads at once, each with its own
 /// buffer; the buffers are written out in grid order.
 pub trait RowSink: Sync {
-    /// The most rows one scenario of `workload` makes (sizes the chunks held in memory).
+    /// The most rows one scenario of `workload` makes (with the widest row seen, sizes the
+    /// chunks held in memory).
     fn rows_per_scenario(&self, workload: &Workload) -> u64;
     /// Appends what comes before the rows (a CSV header; nothing for JSON Lines).
     fn header(&self, grid: &Grid, out: &mut Vec<u8>);

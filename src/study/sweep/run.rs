@@ -1,6 +1,8 @@
 //! Running a sweep: the grid's scenarios priced chunk by chunk, each chunk split into tasks on
 //! rayon's pool with their own buffers and reused evaluation state, and the buffers handed in
-//! grid order to a writer thread while the next chunk is priced.
+//! grid order to a writer thread while the next chunk is priced. Chunks are sized in bytes:
+//! from the widest row seen so far, each holds about [`CHUNK_BYTES`] of rows, so a sweep's
+//! memory does not grow with the width of its rows.
 
 use std::io::{self, Write};
 use std::ops::Range;
@@ -32,8 +34,13 @@ impl Worker {
     }
 }
 
-/// Rows of scenarios targeted per chunk (a chunk's buffers are in memory at once).
+/// Most rows per chunk (a chunk's buffers are in memory at once).
 const ROWS_PER_CHUNK: u64 = 32_768;
+
+/// Bytes of rows aimed at per chunk. With the chunks queued for the writer (two), the one
+/// being written and the one being priced, a sweep holds about four of them, whatever the
+/// width of a row; only a single scenario whose rows are wider than this makes a larger chunk.
+const CHUNK_BYTES: u64 = 8 << 20;
 
 /// The chunks of buffers a sweep's writer thread receives, in grid order.
 type Chunk = Vec<Vec<u8>>;
@@ -78,7 +85,15 @@ pub fn run<W: Write + Send, S: RowSink>(
     let pricer = Pricer::new(grid, options, sink);
     std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Chunk>(2);
-        let writer = scope.spawn(move || write_chunks(receiver, out));
+        // A thread the system will not start is an error like a write that fails.
+        let writer = std::thread::Builder::new()
+            .spawn_scoped(scope, move || write_chunks(receiver, out))
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot start a thread to write the rows: {e}"),
+                )
+            })?;
         let priced = pricer.price_all(total, &sender, progress, cancel);
         drop(sender);
         let written = match writer.join() {
@@ -108,6 +123,8 @@ struct TaskRows {
     errors: u64,
     /// The first scenario of the task that failed for real, if any: the task stops there.
     failed: Option<SweepError>,
+    /// Bytes per row of the scenario whose rows were widest on average (0 when none).
+    widest_row: u64,
 }
 
 /// How one sweep prices: the grid, what each scenario prices, the sink that makes the rows,
@@ -116,23 +133,34 @@ struct Pricer<'a, S> {
     grid: &'a Grid<'a>,
     options: SweepOptions,
     sink: &'a S,
-    /// Scenarios per chunk.
-    per_chunk: u64,
-    /// Scenarios per task of a chunk.
-    per_task: u64,
+    /// The most rows one scenario makes.
+    rows_per_scenario: u64,
+    /// Tasks a chunk is split into.
+    tasks_per_chunk: u64,
 }
 
 impl<'a, S: RowSink> Pricer<'a, S> {
     fn new(grid: &'a Grid<'a>, options: SweepOptions, sink: &'a S) -> Self {
-        let per_chunk = (ROWS_PER_CHUNK / sink.rows_per_scenario(grid.workload()).max(1)).max(1);
-        let tasks_per_chunk = (rayon::current_num_threads() as u64 * 4).max(1);
         Pricer {
             grid,
             options,
             sink,
-            per_chunk,
-            per_task: per_chunk.div_ceil(tasks_per_chunk).max(1),
+            rows_per_scenario: sink.rows_per_scenario(grid.workload()).max(1),
+            tasks_per_chunk: (rayon::current_num_threads() as u64 * 4).max(1),
         }
+    }
+
+    /// Scenarios in the next chunk, given the widest row seen so far (0 for none yet) and the
+    /// scenarios of the last chunk: as many as fill [`CHUNK_BYTES`] if every row were the
+    /// widest, and at most [`ROWS_PER_CHUNK`] rows. Until a row is seen (the first chunk is a
+    /// single scenario) chunks double from one.
+    fn chunk_len(&self, widest_row: u64, last: u64) -> u64 {
+        let by_rows = ROWS_PER_CHUNK / self.rows_per_scenario;
+        let by_bytes = match widest_row {
+            0 => last.saturating_mul(2),
+            row => CHUNK_BYTES / row.saturating_mul(self.rows_per_scenario),
+        };
+        by_rows.min(by_bytes).max(1)
     }
 
     /// Prices scenarios `0..total` chunk by chunk and sends each chunk's buffers, the header
@@ -148,19 +176,21 @@ impl<'a, S: RowSink> Pricer<'a, S> {
         let mut header = Vec::new();
         self.sink.header(self.grid, &mut header);
         let mut pending = vec![header];
-        let mut start = 0;
+        let (mut start, mut len, mut widest_row) = (0, 0, 0);
         while start < total {
             if cancel.load(Ordering::Relaxed) {
                 stats.cancelled = true;
                 break;
             }
-            let end = total.min(start + self.per_chunk);
+            len = self.chunk_len(widest_row, len);
+            let end = total.min(start.saturating_add(len));
             for task in self.price_chunk(start, end) {
                 if let Some(failure) = task.failed {
                     return Err(failure); // nothing of this chunk is sent
                 }
                 stats.rows += task.rows;
                 stats.errors += task.errors;
+                widest_row = widest_row.max(task.widest_row);
                 pending.push(task.buffer);
             }
             stats.scenarios += end - start;
@@ -178,13 +208,14 @@ impl<'a, S: RowSink> Pricer<'a, S> {
 
     /// Prices scenarios `start..end` in parallel tasks; their rows come back in grid order.
     fn price_chunk(&self, start: u64, end: u64) -> Vec<TaskRows> {
-        (0..(end - start).div_ceil(self.per_task))
+        let per_task = (end - start).div_ceil(self.tasks_per_chunk).max(1);
+        (0..(end - start).div_ceil(per_task))
             .into_par_iter()
             .map_init(
                 || Worker::new(self.grid.workload()),
                 |worker, task| {
-                    let from = start + task * self.per_task;
-                    let to = end.min(from + self.per_task);
+                    let from = start + task * per_task;
+                    let to = end.min(from + per_task);
                     self.price_task(from..to, worker)
                 },
             )
@@ -194,12 +225,17 @@ impl<'a, S: RowSink> Pricer<'a, S> {
     /// Prices the scenarios `indices` of one task into one buffer.
     fn price_task(&self, indices: Range<u64>, worker: &mut Worker) -> TaskRows {
         let mut buffer = Vec::with_capacity((indices.end - indices.start) as usize * 512);
-        let (mut rows, mut errors, mut failed) = (0, 0, None);
+        let (mut rows, mut errors, mut failed, mut widest_row) = (0, 0, None, 0);
         for index in indices {
+            let before = buffer.len();
             match self.price_scenario(index, worker, &mut buffer) {
                 Ok((r, e)) => {
                     rows += r;
                     errors += e;
+                    if r > 0 {
+                        let bytes = (buffer.len() - before) as u64;
+                        widest_row = widest_row.max(bytes.div_ceil(r));
+                    }
                 }
                 Err(failure) => {
                     failed = Some(failure);
@@ -212,6 +248,7 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             rows,
             errors,
             failed,
+            widest_row,
         }
     }
 

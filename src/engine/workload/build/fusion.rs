@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use super::{valid_name, Builder, Model, NAME_RULE};
-use crate::base::diagnostic::{did_you_mean, Origin};
+use crate::base::diagnostic::Origin;
 use crate::engine::workload::file::WorkloadFile;
 use crate::engine::workload::graph::{consumers, kernels};
 use crate::engine::workload::{FusionPlan, Op, OpKind, Ref};
@@ -62,7 +62,7 @@ impl Builder {
             names,
             ops,
         };
-        let before = self.problems.len();
+        let before = self.problem_count();
         if !valid_name(plan_name) {
             self.problem(
                 plan.origin.clone(),
@@ -84,7 +84,7 @@ impl Builder {
             }
             return None;
         }
-        if self.problems.len() > before {
+        if self.problem_count() > before {
             return None;
         }
         self.check_acyclic(ops, &groups_of_ops);
@@ -119,7 +119,7 @@ impl Builder {
                 None => {
                     let message = format!(
                         "fusion plan `{plan_name}` names unknown op `{op}`{}",
-                        did_you_mean(op, plan.ops.iter().map(|o| o.name.as_str()))
+                        self.did_you_mean(op, plan.ops.iter().map(|o| o.name.as_str()))
                     );
                     self.problem(plan.origin.clone(), message);
                 }
@@ -173,7 +173,7 @@ impl Builder {
         let message = format!(
             "no fusion plan `{}`{}; plans: {}",
             name.value,
-            did_you_mean(&name.value, plan_names.iter().copied()),
+            self.did_you_mean(&name.value, plan_names.iter().copied()),
             plan_names.join(", ")
         );
         let mut origin = self.at("default_fusion", name);

@@ -7,7 +7,7 @@ use serde_saphyr::Spanned;
 
 use super::names::Scope;
 use super::Builder;
-use crate::base::diagnostic::{did_you_mean, Origin};
+use crate::base::diagnostic::Origin;
 use crate::base::dtype::Role;
 use crate::engine::workload::file::OpFile;
 use crate::engine::workload::{Input, ReadSize, Ref};
@@ -67,7 +67,7 @@ impl Builder {
                     ok = false;
                     let message = format!(
                         "unknown tensor or op `{name}`{}",
-                        did_you_mean(name, scope.names.keys().map(String::as_str))
+                        self.did_you_mean(name, scope.names.keys().map(String::as_str))
                     );
                     self.problem(origin.clone(), message);
                     continue;

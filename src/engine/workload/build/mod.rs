@@ -73,13 +73,23 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
 /// The workload that names a template: its file, and what it says over the template's.
 type Model = (Arc<Source>, WorkloadFile);
 
+/// Problems listed in full; past these a file's problems are only counted. Each listed problem
+/// quotes its line and may look through every name for a suggestion, so listing them all would
+/// take time quadratic in the size of a file with many errors.
+const LISTED_PROBLEMS: usize = 100;
+
 /// What the passes have built so far, and every problem they found.
 struct Builder {
     /// The file the graph comes from (the template, for a workload that names one).
     source: Arc<Source>,
+    /// The first [`LISTED_PROBLEMS`] problems, in the order found.
     problems: Vec<Diagnostic>,
+    /// Problems found past those, counted only.
+    unlisted: usize,
     /// Param names, in file order.
     params: Vec<String>,
+    /// Param name -> index into `params`.
+    param_index: HashMap<String, usize>,
     exprs: Vec<Expr>,
     expr_origins: Vec<Origin>,
     /// Expression text without spaces -> index into `exprs`.
@@ -101,7 +111,14 @@ impl Builder {
         Builder {
             source,
             problems: Vec::new(),
+            unlisted: 0,
             params: file.params.keys().cloned().collect(),
+            param_index: file
+                .params
+                .keys()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), i))
+                .collect(),
             exprs: Vec::new(),
             expr_origins: Vec::new(),
             interned: HashMap::new(),
@@ -114,16 +131,68 @@ impl Builder {
     }
 
     fn problem(&mut self, origin: Origin, message: impl Into<String>) {
-        self.problems.push(self.source.problem(&origin, message));
+        if self.listing() {
+            self.problems.push(self.source.problem(&origin, message));
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    /// Whether the next problem is listed in full (so worth a costly message).
+    fn listing(&self) -> bool {
+        self.problems.len() < LISTED_PROBLEMS
+    }
+
+    /// Problems found so far, listed or not.
+    fn problem_count(&self) -> usize {
+        self.problems.len() + self.unlisted
+    }
+
+    /// ` (did you mean `x`?)` for a problem that will be listed; nothing past the listed ones,
+    /// which are never shown. Candidates whose length alone puts them too far from `name` to
+    /// be suggested are passed over without computing their edit distance.
+    fn did_you_mean<'a>(
+        &self,
+        name: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+    ) -> String {
+        if !self.listing() {
+            return String::new();
+        }
+        let chars = name.chars().count();
+        // An edit distance is at least the difference in length; `did_you_mean` suggests
+        // only within a third of the longer name (at least 1).
+        let near =
+            |c: &&str| c.chars().count().abs_diff(chars) <= (c.len().max(name.len()) / 3).max(1);
+        did_you_mean(name, candidates.into_iter().filter(near))
+    }
+
+    /// The problems found, the count of those not listed last; `None` when there are none.
+    fn diagnostics(&mut self) -> Option<Diagnostics> {
+        if self.problems.is_empty() {
+            return None;
+        }
+        let mut problems = std::mem::take(&mut self.problems);
+        if self.unlisted > 0 {
+            problems.push(Diagnostic::at(
+                &self.source.name,
+                None,
+                &Origin::default(),
+                format!(
+                    "{} more problems not listed (the first {LISTED_PROBLEMS} are above)",
+                    self.unlisted
+                ),
+            ));
+        }
+        Some(Diagnostics(problems))
     }
 
     fn compile(&self, text: &str) -> Result<Expr, String> {
-        let params = &self.params;
         let resolve = |name: &str| -> Result<usize, String> {
-            params.iter().position(|p| p == name).ok_or_else(|| {
+            self.param_index.get(name).copied().ok_or_else(|| {
                 format!(
                     "undefined param `{name}`{}; params are declared under `params:`",
-                    did_you_mean(name, params.iter().map(String::as_str))
+                    self.did_you_mean(name, self.params.iter().map(String::as_str))
                 )
             })
         };
@@ -207,8 +276,8 @@ impl Builder {
         let default_fusion = self.default_fusion(&fusion_plans, &file, model);
         let (source, name) = self.identity(&file, model);
 
-        if !self.problems.is_empty() {
-            return Err(Error::Invalid(Diagnostics(self.problems)));
+        if let Some(problems) = self.diagnostics() {
+            return Err(Error::Invalid(problems));
         }
         let known = ScenarioParam::ALL.map(|p| params.iter().position(|q| q.name == p.name()));
         Ok(Workload {

@@ -2,7 +2,7 @@
 //! which each follows the params it reads) and the default data types.
 
 use super::{valid_name, Builder, Model};
-use crate::base::diagnostic::{did_you_mean, Origin};
+use crate::base::diagnostic::Origin;
 use crate::base::dtype::{DType, Role, RoleDTypes};
 use crate::engine::workload::file::WorkloadFile;
 use crate::engine::workload::graph::topological_order;
@@ -14,11 +14,15 @@ impl Builder {
         if let Some((src, m)) = model {
             for (name, value) in &m.params {
                 if !file.params.contains_key(name) {
-                    let message = format!(
-                        "`{name}` is not a param of the template{}; its params: {}",
-                        did_you_mean(name, self.params.iter().map(String::as_str)),
-                        self.params.join(", ")
-                    );
+                    let message = if self.listing() {
+                        format!(
+                            "`{name}` is not a param of the template{}; its params: {}",
+                            self.did_you_mean(name, self.params.iter().map(String::as_str)),
+                            self.params.join(", ")
+                        )
+                    } else {
+                        String::new() // counted, not listed
+                    };
                     let origin = Origin::of(format!("params.{name}"), value).in_file(src);
                     self.problem(origin, message);
                 }
