@@ -7,6 +7,7 @@ mod args;
 mod output;
 mod sweep;
 
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -74,7 +75,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             mode,
             output,
         } => validate_command(&cases, mode, output)?,
-        Command::Check { files, kind } => return Ok(check_command(&files, kind)),
+        Command::Check { files, kind } => return check_command(&files, kind),
         Command::Plot { picture } => plot_command(picture)?,
         Command::Report(args) => report_command(args)?,
     }
@@ -169,10 +170,16 @@ fn import_command(config: &Path, out: Option<PathBuf>) -> Result<()> {
     };
     Workload::load(&Source::from_text(&name, &imported.yaml))?;
     if !imported.not_understood.is_empty() {
-        eprintln!(
+        // Keys come from the config: control characters are shown escaped, never sent to the
+        // terminal. A closed stderr is no reason to fail.
+        let keys: Vec<String> = (imported.not_understood.iter())
+            .map(|k| k.escape_debug().to_string())
+            .collect();
+        let _ = writeln!(
+            io::stderr(),
             "note: fields of {} not understood, left out of the step: {}",
             source.name,
-            imported.not_understood.join(", ")
+            keys.join(", ")
         );
     }
     emit(plan, imported.yaml.as_bytes())
@@ -198,23 +205,26 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
     Ok(())
 }
 
-/// `check`: every file, each problem on stderr; exit 1 if any file has one.
-fn check_command(files: &[PathBuf], kind: Option<KindArg>) -> ExitCode {
+/// `check`: every file, each problem on stderr; exit 1 if any file has one. (Written, not
+/// printed: a closed pipe ends the command quietly, and a closed stderr is no panic.)
+fn check_command(files: &[PathBuf], kind: Option<KindArg>) -> Result<ExitCode> {
     let mut failed = false;
+    let mut stdout = io::stdout().lock();
     for path in files {
         match check(path, kind.map(FileKind::from)) {
-            Ok(checked) => println!("ok: {}: {}", path.display(), describe(&checked)),
+            Ok(checked) => writeln!(stdout, "ok: {}: {}", path.display(), describe(&checked))?,
             Err(err) => {
                 failed = true;
-                eprintln!("{:#}", anyhow::Error::from(err));
+                let _ = writeln!(io::stderr(), "{:#}", anyhow::Error::from(err));
             }
         }
     }
-    if failed {
+    stdout.flush()?;
+    Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
 fn describe(checked: &Checked) -> String {
