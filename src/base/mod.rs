@@ -9,4 +9,5 @@ pub mod limits;
 pub mod param;
 pub mod ranges;
 pub mod source;
+pub(crate) mod text;
 pub mod units;

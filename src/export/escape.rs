@@ -5,23 +5,13 @@
 //! heading; Markdown backslash-escapes every character it could read as markup; HTML escapes
 //! `& < > " '`.
 
-/// Whether `c` is shown as it is in a name; any other is shown as its escape (`\n`).
-fn shown(c: char) -> bool {
-    !(c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' // line and paragraph separators
-                | '\u{200E}' | '\u{200F}' | '\u{061C}' // direction marks
-                | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' // embeddings, isolates
-                | '\u{FEFF}' // byte order mark
-        ))
-}
+use crate::base::text::shown_as_is;
 
 /// A name's characters, each unshown one replaced by its escape.
 fn visible(text: &str) -> Vec<char> {
     let mut out = Vec::with_capacity(text.len());
     for c in text.chars() {
-        if shown(c) {
+        if shown_as_is(c) {
             out.push(c);
         } else {
             out.extend(c.escape_debug());

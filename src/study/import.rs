@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
+use crate::base::text::shown_as_is;
 
 /// A workload file made from a config.
 #[derive(Debug, Clone, PartialEq)]
@@ -352,7 +353,7 @@ fn workload_yaml(
 fn comment_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c == '\\' || !keeps_in_yaml(c) {
+        if c == '\\' || !shown_as_is(c) {
             out.extend(c.escape_debug());
         } else {
             out.push(c);
@@ -376,26 +377,13 @@ fn yaml_quoted(text: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if keeps_in_yaml(c) => out.push(c),
+            c if shown_as_is(c) => out.push(c),
             c if u32::from(c) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", u32::from(c))),
             c => out.push_str(&format!("\\U{:08X}", u32::from(c))),
         }
     }
     out.push('"');
     out
-}
-
-/// Whether `c` may stand as it is inside a YAML double-quoted scalar and mean itself.
-fn keeps_in_yaml(c: char) -> bool {
-    !(c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' // line and paragraph separators
-                | '\u{200E}' | '\u{200F}' | '\u{061C}' // direction marks
-                | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' // embeddings, isolates
-                | '\u{FEFF}' // byte order mark
-                | '\u{FFFE}' | '\u{FFFF}' // noncharacters
-        ))
 }
 
 /// Layers with sliding-window attention: those `layer_types` marks, else every layer for
