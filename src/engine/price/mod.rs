@@ -373,7 +373,7 @@ impl Totals {
             Ok(())
         } else {
             Err(Error::value(format!(
-                "the step's totals overflow ({step_time_s} s, {flops} FLOPs, {bytes} bytes): check the params"
+                "the step's totals overflow ({step_time_s:e} s, {flops:e} FLOPs, {bytes:e} bytes): check the params"
             )))
         }
     }
