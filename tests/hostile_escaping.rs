@@ -471,3 +471,32 @@ fn html_escapes_quotes_in_names() {
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
     assert!(html.contains("<th>a&quot;b&#39;c</th>"), "{html}");
 }
+
+/// A terminal never receives an escape sequence or a line separator from a name: the human
+/// tables show them as escapes, and the table's own lines stay.
+#[test]
+fn tables_show_control_characters_in_names_as_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    chip_file(
+        &dir.path().join("evil.yaml"),
+        "evil \u{1b}[31mRED\u{1b}[0m\u{2028}chip",
+    );
+    let before = snapshot(dir.path());
+    for args in [
+        &["run", "gemm", "--chip", "evil.yaml"][..],
+        &["compare", "gemm", "--chip", "evil.yaml,h200"][..],
+    ] {
+        let (status, stdout, stderr) = run_in(dir.path(), args);
+        assert_eq!(status, 0, "{args:?}: {stderr}");
+        assert!(
+            !stdout.contains('\u{1b}') && !stdout.contains('\u{2028}'),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("evil \\u{1b}[31mRED\\u{1b}[0m\\u{2028}chip") || args[0] == "compare",
+            "{stdout}"
+        );
+        assert!(stdout.lines().count() > 2, "{stdout}");
+    }
+    only_added(&before, &snapshot(dir.path()), &[]);
+}

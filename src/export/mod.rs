@@ -14,6 +14,7 @@ mod table;
 use std::io::{self, Write};
 
 use crate::base::dtype::DType;
+use crate::base::text::shown_as_is;
 use crate::engine::chip::Chip;
 use crate::engine::price::StepReport;
 use crate::study::plan::{PlanEntry, PlanRequest};
@@ -105,7 +106,7 @@ pub fn write_run(
         })
         .collect();
     match format {
-        Format::Table => table::write_run(out, report, per_op),
+        Format::Table => for_terminal(out, |t| table::write_run(t, report, per_op)),
         Format::Csv | Format::CsvRaw if per_op => rows::write_rows(
             out,
             kernels.iter().map(|r| r as &dyn Row),
@@ -150,7 +151,7 @@ pub fn write_compare(
         })
         .collect();
     match format {
-        Format::Table => table::write_compare(out, reports),
+        Format::Table => for_terminal(out, |t| table::write_compare(t, reports)),
         Format::Csv | Format::CsvRaw => {
             rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
         }
@@ -180,7 +181,7 @@ pub fn write_plan(
         })
         .collect();
     match format {
-        Format::Table => table::write_plan(out, workload, request, entries),
+        Format::Table => for_terminal(out, |t| table::write_plan(t, workload, request, entries)),
         Format::Csv | Format::CsvRaw => {
             rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
         }
@@ -202,7 +203,7 @@ pub fn write_validation(
 ) -> io::Result<()> {
     let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
     match format {
-        Format::Table => table::write_validation(out, outcomes, stats),
+        Format::Table => for_terminal(out, |t| table::write_validation(t, outcomes, stats)),
         Format::Csv | Format::CsvRaw => {
             rows::write_rows(out, cases.iter().map(|r| r as &dyn Row), format.csv_text())
         }
@@ -231,7 +232,7 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip], format: Format) -> io::R
         .collect();
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
-        Format::Table => table::write_chips(out, chips),
+        Format::Table => for_terminal(out, |t| table::write_chips(t, chips)),
         Format::Csv | Format::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
         Format::Json => {
             let value: Vec<serde_json::Value> = rows.map(rows::json_value).collect();
@@ -247,4 +248,28 @@ fn table_dtypes(chips: &[Chip]) -> Vec<DType> {
         .into_iter()
         .filter(|d| chips.iter().any(|c| c.matrix.peaks().any(|(x, _)| x == *d)))
         .collect()
+}
+
+/// Writes a human table with every character a terminal could act on (an escape sequence in
+/// a chip's name, a line separator) shown as its escape (`\u{1b}`); line breaks stay. The
+/// table's own text is printable, so only names from files can change.
+fn for_terminal(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut text = Vec::new();
+    write(&mut text)?;
+    let text = String::from_utf8_lossy(&text);
+    if text.chars().all(|c| c == '\n' || shown_as_is(c)) {
+        return out.write_all(text.as_bytes());
+    }
+    let mut inert = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\n' || shown_as_is(c) {
+            inert.push(c);
+        } else {
+            inert.extend(c.escape_debug());
+        }
+    }
+    out.write_all(inert.as_bytes())
 }
