@@ -140,6 +140,14 @@ const CATALOGUE: &[(&str, &[&str])] = &[
     ),
     ("cases/ragged-row.csv", &[":2:", "3 fields"]),
     (
+        "cases/request-too-large.csv",
+        &[":2:", "field `request`", "out of range", "10^9"],
+    ),
+    (
+        "cases/tp-too-large.csv",
+        &[":2:", "field `tp`", "from 1 to 10^6"],
+    ),
+    (
         "cases/unknown-chip.csv",
         &["1 of 1 cases", "could not be priced"],
     ),

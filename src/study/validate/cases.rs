@@ -4,6 +4,7 @@
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::dtype::{parse_role_dtype, DType, Role};
 use crate::base::error::Error;
+use crate::base::ranges;
 use crate::base::source::Source;
 use crate::engine::scenario::parse_set;
 
@@ -214,8 +215,14 @@ fn parse_tp(text: &str) -> Result<u64, FieldError> {
         text => text
             .parse::<u64>()
             .ok()
-            .filter(|t| *t >= 1)
-            .ok_or(("tp", format!("`{text}` is not a chip count (1, 2, 4, ...)"))),
+            .filter(|t| ranges::WORKLOAD_CHIPS.contains(*t as f64))
+            .ok_or((
+                "tp",
+                format!(
+                    "`{text}` is not a chip count (1, 2, 4, ...): {}",
+                    ranges::WORKLOAD_CHIPS.expected()
+                ),
+            )),
     }
 }
 
@@ -271,7 +278,11 @@ pub fn parse_request(text: &str) -> Result<(u64, u64), String> {
             .ok()
             .filter(|v| *v >= 1)
             .ok_or_else(|| format!("`{value}` is not a token count of at least 1 (in `{text}`)"))?;
-        match key.trim() {
+        let key = key.trim();
+        ranges::REQUEST_TOKENS
+            .check(value as f64)
+            .map_err(|e| format!("`{key}={value}` (in `{text}`) is {e}"))?;
+        match key {
             "in" => input = Some(value),
             "out" => output = Some(value),
             other => {
