@@ -7,33 +7,16 @@
 //! and after: only the intended output may change.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use stepcost::internals::ranges::{self, Range};
 
+use crate::common::snapshot;
 use crate::common::stepcost;
 
 /// A bound, not a measure: every command here takes milliseconds; a hang fails at 20 s.
 const TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    files
-}
 
 /// What one command did: its exit status and stderr.
 struct Outcome {

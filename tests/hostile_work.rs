@@ -11,25 +11,8 @@ use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
+use crate::common::snapshot;
 use crate::common::stepcost;
-
-/// Every file under `dir` (hidden ones and temp files included) with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    files
-}
 
 /// Asserts that `dir` holds what `before` held, plus `made` (if any) and nothing else.
 fn only_made(dir: &Path, before: &BTreeMap<PathBuf, Vec<u8>>, made: Option<&str>) {

@@ -8,6 +8,8 @@
 //! them can be drawn. Counts that become integers go through [`whole`], which refuses rather
 //! than saturates.
 
+use crate::base::units;
+
 /// The range of one field: `min..=max` in `unit`, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Range {
@@ -85,21 +87,11 @@ pub fn show(value: f64, unit: &str) -> String {
     if !si(unit) {
         return plain(value, unit);
     }
-    const PREFIXES: [(f64, &str); 11] = [
-        (1e18, "E"),
-        (1e15, "P"),
-        (1e12, "T"),
-        (1e9, "G"),
-        (1e6, "M"),
-        (1e3, "k"),
-        (1.0, ""),
-        (1e-3, "m"),
-        (1e-6, "u"),
-        (1e-9, "n"),
-        (1e-12, "p"),
-    ];
     let magnitude = value.abs();
-    match PREFIXES.iter().find(|(scale, _)| magnitude >= *scale) {
+    match units::PREFIXES
+        .iter()
+        .find(|(scale, _)| magnitude >= *scale)
+    {
         Some((scale, prefix)) if magnitude < 1e21 => {
             format!("{} {prefix}{unit}", trimmed(value / scale))
         }

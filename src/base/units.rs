@@ -166,6 +166,21 @@ pub fn parse_quantity(text: &str, kind: QuantityKind) -> Result<f64, QuantityErr
     Ok(si)
 }
 
+/// SI prefixes from exa to pico, largest first, with their scale.
+pub(crate) const PREFIXES: [(f64, &str); 11] = [
+    (1e18, "E"),
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "u"),
+    (1e-9, "n"),
+    (1e-12, "p"),
+];
+
 /// Formats `value` with an SI prefix and three significant digits: `1.11 ms`, `403 MB`.
 pub fn human(value: f64, unit: &str) -> String {
     if !value.is_finite() {
@@ -174,19 +189,6 @@ pub fn human(value: f64, unit: &str) -> String {
     if value == 0.0 {
         return format!("0 {unit}");
     }
-    const PREFIXES: [(f64, &str); 11] = [
-        (1e18, "E"),
-        (1e15, "P"),
-        (1e12, "T"),
-        (1e9, "G"),
-        (1e6, "M"),
-        (1e3, "k"),
-        (1.0, ""),
-        (1e-3, "m"),
-        (1e-6, "u"),
-        (1e-9, "n"),
-        (1e-12, "p"),
-    ];
     let magnitude = value.abs();
     let (scale, prefix) = PREFIXES
         .iter()

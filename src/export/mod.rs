@@ -150,17 +150,7 @@ pub fn write_compare(
             relative_speed: first.map(|t| t / r.summary.step_time_s),
         })
         .collect();
-    match format {
-        Format::Table => for_terminal(out, |t| table::write_compare(t, reports)),
-        Format::Csv | Format::CsvRaw => {
-            rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
-        }
-        Format::Json => {
-            let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
-            serde_json::to_writer_pretty(&mut *out, &value)?;
-            writeln!(out)
-        }
-    }
+    write_list(out, &rows, format, |t| table::write_compare(t, reports))
 }
 
 /// Writes a plan: one row per chip and choice of types, best first.
@@ -180,8 +170,20 @@ pub fn write_plan(
             max_ms_per_token: request.max_ms_per_token,
         })
         .collect();
+    write_list(out, &rows, format, |t| {
+        table::write_plan(t, workload, request, entries)
+    })
+}
+
+/// `rows` as CSV or a JSON array, or the human table `table` writes.
+fn write_list<R: Row>(
+    out: &mut dyn Write,
+    rows: &[R],
+    format: Format,
+    table: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     match format {
-        Format::Table => for_terminal(out, |t| table::write_plan(t, workload, request, entries)),
+        Format::Table => for_terminal(out, table),
         Format::Csv | Format::CsvRaw => {
             rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
         }

@@ -72,3 +72,22 @@ pub fn roofline() -> ScenarioSpec {
         ..ScenarioSpec::default()
     }
 }
+
+/// Every file under `dir` (hidden and temporary ones included) with its bytes, to check that
+/// a command changed nothing but what it was asked to write.
+pub fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    files
+}
