@@ -105,10 +105,10 @@ mod closed_stdout {
 
     pub(super) static CLOSED: AtomicBool = AtomicBool::new(false);
 
-    /// Duplicating a closed descriptor fails with EBADF (9); the duplicate is closed again.
+    /// Duplicating a closed descriptor fails with EBADF; the duplicate is closed again.
     extern "C" fn probe() {
         let dup = std::io::stdout().as_fd().try_clone_to_owned();
-        let closed = dup.is_err_and(|e| e.raw_os_error() == Some(9));
+        let closed = dup.is_err_and(|e| e.raw_os_error() == Some(libc::EBADF));
         CLOSED.store(closed, Ordering::Relaxed);
     }
 

@@ -99,66 +99,19 @@ impl Read for Input {
     }
 }
 
-/// `O_NONBLOCK` of `<fcntl.h>` (the crate does not depend on libc): a FIFO opened with it
-/// opens at once even with no writer, and is then refused as not a regular file; reads of a
-/// regular file ignore it. Its value depends on the kernel and, on Linux, the architecture.
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    not(any(
-        target_arch = "mips",
-        target_arch = "mips64",
-        target_arch = "sparc",
-        target_arch = "sparc64"
-    ))
-))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    any(target_arch = "mips", target_arch = "mips64")
-))]
-const O_NONBLOCK: i32 = 0o200;
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    any(target_arch = "sparc", target_arch = "sparc64")
-))]
-const O_NONBLOCK: i32 = 0o40000;
-#[cfg(any(
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-const O_NONBLOCK: i32 = 0o4;
-
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
+/// Opens for reading with `O_NONBLOCK`: a FIFO opens at once even with no writer, and is
+/// then refused as not a regular file; reads of a regular file ignore the flag.
+#[cfg(unix)]
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
 }
 
-/// Elsewhere a plain open: the file type is still checked before a byte is read, but opening
-/// a FIFO with no writer may wait for one.
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "android",
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-)))]
+/// Elsewhere a plain open: the file type is still checked before a byte is read.
+#[cfg(not(unix))]
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     File::open(path)
 }
