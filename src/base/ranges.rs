@@ -56,23 +56,27 @@ pub const MAX_COUNT: f64 = 9_007_199_254_740_992.0;
 /// `value` as a count: a whole number inside `range` (and so at most [`MAX_COUNT`]), never
 /// rounded or saturated; otherwise a message that names `what` and says the count is too
 /// large, too small or not whole.
-pub fn whole(value: f64, range: &Range, what: &str) -> Result<u64, String> {
-    let shown = show(value, range.unit);
+/// (`what` is formatted only for a message: counts are checked on the hot path.)
+pub fn whole(value: f64, range: &Range, what: impl std::fmt::Display) -> Result<u64, String> {
+    let shown = || show(value, range.unit);
     if !value.is_finite() || value.fract() != 0.0 {
         return Err(format!(
-            "{what} is {shown}, not a whole number: {}",
+            "{what} is {}, not a whole number: {}",
+            shown(),
             range.expected()
         ));
     }
     if value > range.max || value > MAX_COUNT {
         return Err(format!(
-            "{what} is {shown}, a count too large: {}",
+            "{what} is {}, a count too large: {}",
+            shown(),
             range.expected()
         ));
     }
     if value < range.min {
         return Err(format!(
-            "{what} is {shown}, a count too small: {}",
+            "{what} is {}, a count too small: {}",
+            shown(),
             range.expected()
         ));
     }

@@ -234,8 +234,8 @@ impl Workload {
     /// [`ranges::WORKLOAD_CHIPS`], never saturated.
     fn chips(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
         let chips = self.dim(field, ev)?.ceil();
-        let what = format!("`{}`", self.exprs[field.id]);
-        match ranges::whole(chips, &ranges::WORKLOAD_CHIPS, &what) {
+        let what = Backticked(&self.exprs[field.id]);
+        match ranges::whole(chips, &ranges::WORKLOAD_CHIPS, what) {
             Ok(n) => Ok(n as f64),
             Err(message) => Err(self.problem(&field.origin, message)),
         }
@@ -433,5 +433,14 @@ impl Workload {
             }
         }
         (weight, kv)
+    }
+}
+
+/// A value shown in backticks, formatted only when a message needs it.
+struct Backticked<'a, T>(&'a T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Backticked<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`", self.0)
     }
 }
