@@ -58,9 +58,7 @@ fn template_path(source: &Source) -> Option<PathBuf> {
         return None;
     }
     let name = source.parse::<Named>().ok()?.template?;
-    let looks_like_path = name.contains(['/', '\\']) || name.ends_with(".yaml");
-    let base = Path::new(&source.name).parent().unwrap_or(Path::new(""));
-    looks_like_path.then(|| base.join(name))
+    Source::template_path(&name, source)
 }
 
 /// The plan of a command with one output: `--out FILE`, or stdout when `out` is absent or `-`.

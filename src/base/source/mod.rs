@@ -4,7 +4,7 @@
 pub mod input;
 mod shape;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
@@ -117,12 +117,21 @@ impl Source {
     /// Resolves the template a workload names: a path relative to the workload's own file,
     /// or a built-in template.
     pub fn resolve_template(name: &str, from: &Source) -> Result<Source, Error> {
-        let looks_like_path = name.contains(['/', '\\']) || name.ends_with(".yaml");
-        if looks_like_path && !from.name.ends_with("(built-in)") {
-            let base = Path::new(&from.name).parent().unwrap_or(Path::new(""));
-            return Source::read(&base.join(name));
+        match Source::template_path(name, from) {
+            Some(path) => Source::read(&path),
+            None => Source::resolve(name, FileKind::Template),
         }
-        Source::resolve(name, FileKind::Template)
+    }
+
+    /// Where the template `name` that `from` names is a file: a name that looks like a path
+    /// (a `/`, or `.yaml` at the end), relative to `from`'s folder, unless `from` is built in;
+    /// `None` for a built-in template's name.
+    pub fn template_path(name: &str, from: &Source) -> Option<PathBuf> {
+        let looks_like_path = name.contains(['/', '\\']) || name.ends_with(".yaml");
+        (looks_like_path && !from.name.ends_with("(built-in)")).then(|| {
+            let base = Path::new(&from.name).parent().unwrap_or(Path::new(""));
+            base.join(name)
+        })
     }
 
     /// A problem at `origin` in this file, quoting its line: only for text that reads as a
