@@ -45,6 +45,15 @@ fn under_bash(dir: &Path, script: &str, args: &[&str]) -> assert_cmd::Command {
     cmd
 }
 
+/// `stepcost args` in `dir` under a 1 GiB address-space limit: it must refuse with exit 1 and
+/// `message`, whatever the sweep would have needed.
+fn refused_in_1_gib(dir: &Path, args: &[&str], message: &str) {
+    under_bash(dir, "ulimit -v 1048576 && exec \"$0\" \"$@\"", args)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(message));
+}
+
 /// A workload with `params` params besides the gemm's `m`, `n` and `k`: `p00000: 1.0000...`,
 /// each value 18 characters, so that every row carries about 19 bytes per param.
 fn wide_workload(params: usize) -> String {
@@ -117,12 +126,11 @@ fn many_axes_are_refused_by_their_lengths_before_any_is_made() {
         args.extend(["--set", set]);
     }
     let start = Instant::now();
-    under_bash(dir.path(), "ulimit -v 1048576 && exec \"$0\" \"$@\"", &args)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "the sweep has more than 2^64 scenarios, more than --max-scenarios 100000000",
-        ));
+    refused_in_1_gib(
+        dir.path(),
+        &args,
+        "the sweep has more than 2^64 scenarios, more than --max-scenarios 100000000",
+    );
     assert!(start.elapsed() < Duration::from_secs(60));
     // Within 2^64: the count is exact.
     let args = [
@@ -139,12 +147,11 @@ fn many_axes_are_refused_by_their_lengths_before_any_is_made() {
         "--set",
         "p2=0.5..=1e300:x1.5",
     ];
-    under_bash(dir.path(), "ulimit -v 1048576 && exec \"$0\" \"$@\"", &args)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "the sweep has 170600000000000000 scenarios, more than --max-scenarios",
-        ));
+    refused_in_1_gib(
+        dir.path(),
+        &args,
+        "the sweep has 170600000000000000 scenarios, more than --max-scenarios",
+    );
     only_made(dir.path(), &before, None);
 }
 
@@ -163,10 +170,7 @@ fn an_axis_too_long_is_refused_without_being_made() {
             "sweep", "gemm", "--chip", "h100-sxm", "--out", "out.csv", "--set", axis,
         ];
         let start = Instant::now();
-        under_bash(dir.path(), "ulimit -v 1048576 && exec \"$0\" \"$@\"", &args)
-            .assert()
-            .code(1)
-            .stderr(predicate::str::contains("lists more than 10000000 values"));
+        refused_in_1_gib(dir.path(), &args, "lists more than 10000000 values");
         assert!(start.elapsed() < Duration::from_secs(20), "{axis}");
     }
     let args = [
@@ -181,12 +185,11 @@ fn an_axis_too_long_is_refused_without_being_made() {
         "--max-scenarios",
         "9999999",
     ];
-    under_bash(dir.path(), "ulimit -v 1048576 && exec \"$0\" \"$@\"", &args)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "the sweep has 10000000 scenarios, more than --max-scenarios 9999999",
-        ));
+    refused_in_1_gib(
+        dir.path(),
+        &args,
+        "the sweep has 10000000 scenarios, more than --max-scenarios 9999999",
+    );
     only_made(dir.path(), &before, None);
 }
 

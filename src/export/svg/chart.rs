@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{axis_title, format_tick, linear_axis, log_axis, log_ticks, plot_error};
-use super::{CHIP_COLOURS, SIZE};
+use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
 
 /// Options of a sweep chart.
@@ -261,9 +261,9 @@ impl Frame<'_, '_> {
             chart
                 .configure_series_labels()
                 .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.9))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 13))
+                .background_style(LEGEND_BACKGROUND)
+                .border_style(LEGEND_BORDER)
+                .label_font(LEGEND_FONT)
                 .draw()
                 .map_err(plot_error)?;
         }

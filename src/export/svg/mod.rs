@@ -72,6 +72,11 @@ const KINDS: [(KernelKind, &str); 4] = [
 /// tell them apart from the legend's swatches and the ridge points).
 pub const MARKER_OPACITY: f64 = 0.55;
 
+/// The legend box of every picture: a nearly opaque white ground, a light grey frame.
+pub(super) const LEGEND_BACKGROUND: RGBAColor = RGBAColor(255, 255, 255, 0.9);
+pub(super) const LEGEND_BORDER: RGBColor = RGBColor(200, 200, 200);
+pub(super) const LEGEND_FONT: (&str, u32) = ("sans-serif", 13);
+
 fn plot_error(e: impl std::fmt::Display) -> Error {
     Error::Plot(format!("cannot draw the picture: {e}").into())
 }

@@ -8,7 +8,8 @@ use plotters::prelude::*;
 
 use super::{
     dash, format_tick, kernel_label_offsets, kind_colour, legend_kind, log_axis, place, plot_error,
-    text_width, Placed, CHIP_COLOURS, KINDS, MARKER_OPACITY, SIZE,
+    text_width, Placed, CHIP_COLOURS, KINDS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT,
+    MARKER_OPACITY, SIZE,
 };
 use crate::base::dtype::DType;
 use crate::base::error::Error;
@@ -457,9 +458,9 @@ impl<'a, 'b> Canvas<'a, 'b> {
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
             .margin(LEGEND_MARGIN)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 13))
+            .background_style(LEGEND_BACKGROUND)
+            .border_style(LEGEND_BORDER)
+            .label_font(LEGEND_FONT)
             .draw()
             .map_err(plot_error)?;
         Ok(())
