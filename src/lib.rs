@@ -46,10 +46,12 @@ pub(crate) mod export;
 pub(crate) mod study;
 
 pub use base::diagnostic::{Diagnostic, Diagnostics};
-pub use base::dtype::{DType, Role, RoleDTypes};
+pub use base::dtype::{DType, Role};
 pub use base::error::{Error, NotInWorkload, UnknownName, Unsupported};
+pub use base::format::{Format, Scheme};
 pub use base::param::ScenarioParam;
 pub use base::source::{FileKind, Source};
+pub use base::types::{Slot, TypeKey, Types, WeightGroup};
 pub use engine::chip::Chip;
 pub use engine::price::{price, Bound, KernelCost, Price, RequestSummary, StepReport, StepSummary};
 pub use engine::scenario::{Mode, Scenario, ScenarioSpec};

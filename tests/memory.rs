@@ -26,7 +26,7 @@ fn decode(chip: &str, batch: f64, dtypes: &[(Role, DType)]) -> stepcost::StepRep
         chip,
         &[("batch", batch), ("tokens", 1.0), ("context", 4096.0)],
         ScenarioSpec {
-            dtypes: dtypes.to_vec(),
+            dtypes: dtypes.iter().map(|&(r, d)| (r.into(), d.into())).collect(),
             ..crate::common::roofline()
         },
     )
@@ -45,36 +45,101 @@ fn the_weights_are_the_parameters_at_their_type() {
     assert_eq!(fp8.summary.weight_bytes, params);
 }
 
-#[test]
-fn llama_70b_bf16_does_not_fit_an_h100_but_fits_an_h200_at_small_batch() {
-    let h100 = decode("h100-sxm", 1.0, &[]);
-    assert!(!h100.summary.fits);
-    assert_eq!(h100.summary.max_batch, Some(0));
-    let h200 = decode("h200", 1.0, &[]);
-    assert!(h200.summary.fits);
-    // KV cache: 2 (K and V) x layers x kv_heads x head_dim x (context + 1) positions, bf16
-    let kv_per_sequence = 2.0 * L * KV * D * 4097.0 * 2.0;
-    assert_eq!(h200.summary.kv_bytes, kv_per_sequence);
-    // peak activations at decode: lm_head reads one normed hidden row and writes the logits
-    let activations_per_sequence = (H + V) * 2.0;
-    assert_eq!(h200.summary.activation_bytes, activations_per_sequence);
-    let capacity = 143771.0 * 1024.0 * 1024.0; // the H200's usable memory
-    let room = capacity - 2.0 * llama_70b_parameters();
-    let max_batch = (room / (kv_per_sequence + activations_per_sequence)).floor() as u64;
-    assert_eq!(max_batch, 7);
-    assert_eq!(h200.summary.max_batch, Some(max_batch));
-    assert!(decode("h200", max_batch as f64, &[]).summary.fits);
-    assert!(!decode("h200", max_batch as f64 + 1.0, &[]).summary.fits);
+/// The memory a serving engine uses on a chip: its reported capacity (docs/sources.md: U1, U2
+/// for the H100's 81,559 MiB; the H200's 143,771 MiB) x vLLM's default utilisation of 0.9,
+/// less the chip file's runtime reserve.
+fn engine_bytes(chip: &str, reported_mib: f64) -> f64 {
+    reported_mib * 1024.0 * 1024.0 * 0.9 - crate::common::chip(chip).runtime_reserve_bytes()
+}
+
+/// The activation workspace at vLLM's default 8192 batched tokens: the largest kernel of a
+/// prefill of 8192 tokens is SiLU x up, which reads the gate and up halves (2 x 28672 wide)
+/// and writes 28672 per token, in bf16.
+const WORKSPACE: f64 = 8192.0 * (2.0 * F + F) * 2.0;
+
+/// KV cache per sequence at 4096 cached positions and one new token: K and V, every layer.
+fn kv_per_sequence(bytes: f64) -> f64 {
+    2.0 * L * KV * D * 4097.0 * bytes
 }
 
 #[test]
-fn an_fp8_kv_cache_raises_max_batch() {
-    let bf16 = decode("h200", 1.0, &[]).summary.max_batch.unwrap();
-    let fp8 = decode("h200", 1.0, &[(Role::Kv, DType::Fp8)]);
-    let kv_per_sequence = 2.0 * L * KV * D * 4097.0; // 1 byte per element
-    let room = 143771.0 * 1024.0 * 1024.0 - 2.0 * llama_70b_parameters();
-    let expected = (room / (kv_per_sequence + (H + V) * 2.0)).floor() as u64;
-    assert_eq!(fp8.summary.max_batch, Some(expected));
-    assert!(expected > bf16);
-    assert_eq!(expected, 14);
+fn llama_70b_bf16_does_not_fit_one_h200_at_the_default_utilisation() {
+    // 141.1 GB of weights against 0.9 x 150.8 GB = 135.7 GB.
+    assert!(2.0 * llama_70b_parameters() > engine_bytes("h200", 143771.0));
+    let h200 = decode("h200", 1.0, &[]);
+    assert!(!h200.summary.fits);
+    assert_eq!(h200.summary.max_batch, Some(0));
+    // At a utilisation of 1 it loads, with room for a few sequences.
+    let all = run(
+        "llama-3.1-70b",
+        "h200",
+        &[("batch", 1.0), ("tokens", 1.0), ("context", 4096.0)],
+        ScenarioSpec {
+            memory_utilization: Some(1.0),
+            ..crate::common::roofline()
+        },
+    );
+    let room = engine_bytes("h200", 143771.0) / 0.9 - 2.0 * llama_70b_parameters() - WORKSPACE;
+    let expected = (room / kv_per_sequence(2.0)).floor() as u64;
+    assert_eq!(all.summary.max_batch, Some(expected));
+    assert!(expected >= 1);
+}
+
+#[test]
+fn llama_70b_fp8_on_one_h100_at_4k_context_fits_one_to_four_sequences() {
+    let at = |batch: f64| {
+        run(
+            "llama-3.1-70b",
+            "h100-sxm",
+            &[("batch", batch), ("tokens", 1.0), ("context", 4096.0)],
+            ScenarioSpec {
+                dtypes: vec![
+                    (Role::Weight.into(), DType::Fp8.into()),
+                    ("embed.weight".parse().unwrap(), DType::Bf16.into()),
+                ],
+                ..crate::common::roofline()
+            },
+        )
+    };
+    let r = at(1.0);
+    assert_eq!(r.summary.kv_bytes, kv_per_sequence(2.0));
+    assert_eq!(r.summary.workspace_bytes, WORKSPACE);
+    // Linear layers fp8, embeddings and lm_head bf16 (as Meta's fp8 checkpoints ship).
+    let weights = llama_70b_parameters() + 2.0 * V * H;
+    assert_eq!(r.summary.weight_bytes, weights);
+    let room = engine_bytes("h100-sxm", 81559.0) - weights - WORKSPACE;
+    let expected = (room / kv_per_sequence(2.0)).floor() as u64;
+    assert_eq!(r.summary.max_batch, Some(expected));
+    assert!((1..=4).contains(&expected), "{expected}");
+    assert!(r.summary.fits);
+    // One sequence more than that does not fit.
+    assert!(at(expected as f64).summary.fits);
+    assert!(!at(expected as f64 + 1.0).summary.fits);
+}
+
+#[test]
+fn an_fp8_kv_cache_doubles_the_sequences_that_fit() {
+    let kv = |k: DType| {
+        run(
+            "llama-3.1-70b",
+            "h200",
+            &[("batch", 1.0), ("tokens", 1.0), ("context", 4096.0)],
+            ScenarioSpec {
+                dtypes: vec![
+                    (Role::Weight.into(), DType::Fp8.into()),
+                    (Role::Kv.into(), k.into()),
+                ],
+                ..crate::common::roofline()
+            },
+        )
+        .summary
+        .max_batch
+        .unwrap()
+    };
+    let room = engine_bytes("h200", 143771.0) - llama_70b_parameters() - WORKSPACE;
+    assert_eq!(
+        kv(DType::Bf16),
+        (room / kv_per_sequence(2.0)).floor() as u64
+    );
+    assert_eq!(kv(DType::Fp8), (room / kv_per_sequence(1.0)).floor() as u64);
 }

@@ -19,7 +19,7 @@ fn decode(
         chip,
         &all,
         ScenarioSpec {
-            dtypes: dtypes.to_vec(),
+            dtypes: dtypes.iter().map(|&(r, d)| (r.into(), d.into())).collect(),
             ..crate::common::roofline()
         },
     )
@@ -43,7 +43,8 @@ fn parameter_counts_match_m8_within_one_percent() {
         ("gemma-2-27b", 27.227e9),
     ];
     for (model, params) in expected {
-        let counted = decode(model, "b200", &[], &[]).summary.weight_bytes / 2.0; // bf16
+        let bf16 = [(Role::Weight, DType::Bf16)];
+        let counted = decode(model, "b200", &[], &bf16).summary.weight_bytes / 2.0;
         let ratio = counted / params;
         assert!(
             (ratio - 1.0).abs() < 0.01,
@@ -182,6 +183,9 @@ fn assert_import_matches(config_text: &str, shipped: &str) {
                 ("tokens".into(), tokens),
                 ("context".into(), context),
             ],
+            // The checkpoint's types are the quantisation import's own test (tests/import.rs);
+            // here the shapes.
+            dtypes: vec![(Role::Weight.into(), DType::Bf16.into())],
             ..crate::common::roofline()
         };
         let a = price(
@@ -324,8 +328,13 @@ fn plan_ranks_chips_for_llama_8b_at_10k_tokens_per_s_under_50_ms() {
         };
         assert!(num(row, "ms_per_token").unwrap() <= 50.0);
         assert!(batch <= num(row, "max_batch").unwrap());
-        let per_chip = num(row, "tokens_per_s_per_chip").unwrap();
-        assert_eq!(num(row, "chips").unwrap(), (10000.0 / per_chip).ceil());
+        // Whole replicas of `chips_per_replica` chips each.
+        let per_replica =
+            num(row, "tokens_per_s_per_chip").unwrap() * num(row, "chips_per_replica").unwrap();
+        assert_eq!(
+            num(row, "chips").unwrap(),
+            (10000.0 / per_replica).ceil() * num(row, "chips_per_replica").unwrap()
+        );
         if let Some(cost) = num(row, "usd_per_hour") {
             assert!(cost >= last_cost, "priced chips come cheapest first");
             last_cost = cost;

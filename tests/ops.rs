@@ -37,7 +37,7 @@ fn priced(dtypes: &[(Role, DType)]) -> stepcost::StepReport {
     let chip = Chip::load(&Source::from_text("c.yaml", CHIP)).unwrap();
     let w = Workload::load(&Source::from_text("w.yaml", STEP)).unwrap();
     let spec = ScenarioSpec {
-        dtypes: dtypes.to_vec(),
+        dtypes: dtypes.iter().map(|&(r, d)| (r.into(), d.into())).collect(),
         ..crate::common::roofline()
     };
     price(&w, &chip, &Scenario::resolve(&w, &spec).unwrap()).unwrap()

@@ -15,7 +15,7 @@ fn llama_70b(tp: f64, dtypes: &[(Role, DType)]) -> stepcost::StepReport {
             ("tp", tp),
         ],
         ScenarioSpec {
-            dtypes: dtypes.to_vec(),
+            dtypes: dtypes.iter().map(|&(r, d)| (r.into(), d.into())).collect(),
             ..roofline()
         },
     )
@@ -110,7 +110,7 @@ fn deepseek_v3_in_fp8_fits_an_h200_node_at_tp_8() {
             "h200",
             &[("batch", 1.0), ("tp", tp)],
             ScenarioSpec {
-                dtypes: vec![(Role::Weight, DType::Fp8)],
+                dtypes: vec![(Role::Weight.into(), DType::Fp8.into())],
                 ..roofline()
             },
         )

@@ -157,7 +157,11 @@ fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::Scenario
                         ("context".into(), context.into()),
                         ("tokens".into(), tokens.into()),
                     ],
-                    dtypes: vec![(Role::Weight, wt), (Role::Activation, at), (Role::Kv, kt)],
+                    dtypes: vec![
+                        (Role::Weight.into(), wt.into()),
+                        (Role::Activation.into(), at.into()),
+                        (Role::Kv.into(), kt.into()),
+                    ],
                     fusion: Some(fusion.into()),
                     mode: if roofline {
                         Mode::Roofline
@@ -165,6 +169,7 @@ fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::Scenario
                         Mode::Expected
                     },
                     overlap_comm: false,
+                    memory_utilization: None,
                 };
                 (w.to_owned(), c.to_owned(), spec)
             },
@@ -275,9 +280,13 @@ proptest! {
                 ("batch".into(), batches.iter().map(|b| f64::from(*b)).collect()),
                 ("context".into(), contexts.iter().map(|c| f64::from(*c)).collect()),
             ],
-            dtypes: vec![(stepcost::Role::Weight, weights)],
+            dtypes: vec![(
+                stepcost::Role::Weight.into(),
+                weights.into_iter().map(Into::into).collect(),
+            )],
             fusions: fusions.iter().map(|i| w.fusion_plan_names().nth(*i).unwrap().to_owned()).collect(),
             mode: if roofline { stepcost::Mode::Roofline } else { stepcost::Mode::Expected },
+            memory_utilization: None,
         };
         let grid = stepcost::Grid::new(&w, axes).unwrap();
         let sink = stepcost::SweepRows::new(&w, stepcost::StreamFormat::Csv, false);

@@ -126,7 +126,7 @@ fn llama_70b_decode_batch_32_projections_sit_near_intensity_32() {
 #[test]
 fn llama_70b_decode_fp8_weights_or_batch_64_double_the_intensity() {
     let fp8 = ScenarioSpec {
-        dtypes: vec![(Role::Weight, DType::Fp8)],
+        dtypes: vec![(Role::Weight.into(), DType::Fp8.into())],
         ..default()
     };
     let with_fp8 = run("llama-3.1-70b", "h100-sxm", &[("batch", 32.0)], fp8);

@@ -149,10 +149,21 @@ fn json_lines_have_one_object_per_scenario() {
 
 #[test]
 fn an_invalid_scenario_is_an_error_row_or_left_out() {
+    // A chip whose matrix unit has neither fp8 nor a 16-bit type to widen fp8 to.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("fp32-only.yaml");
+    std::fs::write(
+        &old,
+        "name: FP32 only\nmemory: {capacity: 40 GB, bandwidth: 1.5 TB/s}\n\
+         matrix: {fp32: 19.5 TFLOPS}\nvector: {fp32: 19.5 TFLOPS}\n\
+         expected: {matrix: {fp32: 0.8}, memory: 0.9}\n",
+    )
+    .unwrap();
+    let chips = format!("{},h100-sxm", old.display());
     let args = [
         "gemm",
         "--chip",
-        "a100-80gb,h100-sxm",
+        &chips,
         "--dtype",
         "weight=fp8",
         "--dtype",
@@ -160,7 +171,7 @@ fn an_invalid_scenario_is_an_error_row_or_left_out() {
     ];
     let (header, rows) = csv_rows(&sweep_stdout(&args, "2"));
     assert_eq!(rows.len(), 2);
-    assert!(cell(&header, &rows[0], "error").contains("no fp8 support"));
+    assert!(cell(&header, &rows[0], "error").contains("lists no fp8 peak"));
     assert_eq!(cell(&header, &rows[0], "step_time_us"), "");
     assert_eq!(cell(&header, &rows[1], "error"), "");
     let skip: Vec<&str> = args.iter().copied().chain(["--skip-invalid"]).collect();

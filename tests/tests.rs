@@ -6,6 +6,7 @@ mod catalogue;
 mod cli;
 mod errors;
 mod expected;
+mod formats;
 mod fusion;
 mod hostile_escaping;
 mod hostile_inputs;

@@ -34,7 +34,7 @@ fuzz_target!(|text: &str| {
         } else {
             Vec::new()
         },
-        dtypes: vec![(Role::Weight, TYPES[((h >> 20) % 4) as usize])],
+        dtypes: vec![(Role::Weight.into(), TYPES[((h >> 20) % 4) as usize].into())],
         mode: if (h >> 24) % 2 == 0 { Mode::Expected } else { Mode::Roofline },
         ..ScenarioSpec::default()
     };

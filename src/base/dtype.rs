@@ -138,50 +138,6 @@ impl FromStr for Role {
     }
 }
 
-/// The data type of each role in one scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct RoleDTypes {
-    pub weight: DType,
-    pub activation: DType,
-    pub kv: DType,
-}
-
-impl Default for RoleDTypes {
-    fn default() -> Self {
-        RoleDTypes {
-            weight: DType::Bf16,
-            activation: DType::Bf16,
-            kv: DType::Bf16,
-        }
-    }
-}
-
-impl RoleDTypes {
-    pub fn get(&self, role: Role) -> DType {
-        match role {
-            Role::Weight => self.weight,
-            Role::Activation => self.activation,
-            Role::Kv => self.kv,
-        }
-    }
-
-    pub fn set(&mut self, role: Role, dtype: DType) {
-        match role {
-            Role::Weight => self.weight = dtype,
-            Role::Activation => self.activation = dtype,
-            Role::Kv => self.kv = dtype,
-        }
-    }
-}
-
-/// Parses `ROLE=DTYPE`, as `--dtype weight=fp8` writes it.
-pub fn parse_role_dtype(text: &str) -> Result<(Role, DType), String> {
-    let (role, dtype) = text
-        .split_once('=')
-        .ok_or_else(|| format!("expected ROLE=DTYPE (e.g. weight=fp8), found `{text}`"))?;
-    Ok((role.parse()?, dtype.parse()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,20 +149,5 @@ mod tests {
         assert_eq!(DType::Int4.compute_with(DType::Bf16), DType::Bf16);
         assert_eq!(DType::Fp8.compute_with(DType::Int8), DType::Bf16);
         assert_eq!(DType::Bf16.compute_with(DType::Fp16), DType::Fp32);
-    }
-
-    #[test]
-    fn parses_role_and_dtype() {
-        assert_eq!(
-            parse_role_dtype("weight=fp8"),
-            Ok((Role::Weight, DType::Fp8))
-        );
-        assert!(parse_role_dtype("weights=fp8")
-            .unwrap_err()
-            .contains("unknown role"));
-        assert!(parse_role_dtype("kv=fp9")
-            .unwrap_err()
-            .contains("unknown data type"));
-        assert!(parse_role_dtype("kv").is_err());
     }
 }

@@ -23,11 +23,14 @@ pub enum ScenarioParam {
     Ep,
     /// Data-parallel replicas.
     Dp,
+    /// Tokens a serving engine batches into one step at most (vLLM's
+    /// `max_num_batched_tokens`): the activation workspace it reserves is sized for them.
+    MaxBatchedTokens,
 }
 
 impl ScenarioParam {
     /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
-    pub const ALL: [ScenarioParam; 7] = [
+    pub const ALL: [ScenarioParam; 8] = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -35,6 +38,7 @@ impl ScenarioParam {
         ScenarioParam::Pp,
         ScenarioParam::Ep,
         ScenarioParam::Dp,
+        ScenarioParam::MaxBatchedTokens,
     ];
 
     /// The param's name in workload files.
@@ -47,6 +51,7 @@ impl ScenarioParam {
             ScenarioParam::Pp => "pp",
             ScenarioParam::Ep => "ep",
             ScenarioParam::Dp => "dp",
+            ScenarioParam::MaxBatchedTokens => "max_batched_tokens",
         }
     }
 

@@ -329,6 +329,13 @@ pub const WORKLOAD_CHIPS: Range = range(
 );
 
 /// `plan --target-tokens-per-s`.
+pub const MEMORY_UTILIZATION: Range = range(
+    "--memory-utilization",
+    "",
+    0.01,
+    1.0,
+    "the share of the chip's memory the engine uses, above 0 and at most 1 (vLLM: 0.9)",
+);
 pub const TARGET_TOKENS_PER_S: Range = range(
     "--target-tokens-per-s",
     "tokens/s",
@@ -384,6 +391,7 @@ pub const COUNTS: &[Range] = &[WORKLOAD_CHIPS, PLAN_CHIPS];
 /// Numbers from the command line (a `--set` value is any finite number; the workload's
 /// checks of the dimension, repeat or count it becomes apply).
 pub const FLAGS: &[Range] = &[
+    MEMORY_UTILIZATION,
     TARGET_TOKENS_PER_S,
     MAX_MS_PER_TOKEN,
     CONTEXT,

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::base::dtype::{parse_role_dtype, DType, Role};
+use crate::base::format::Format as DataFormat;
 use crate::base::ranges::{self, Range};
 use crate::base::source::FileKind;
+use crate::base::types::{parse_type, TypeKey};
 use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
 use crate::export::Format;
@@ -137,7 +138,7 @@ Axes (the sweep is their cartesian product):
                         1..=256:x2       1, 2, 4, ..., 256 (geometric)
                         128..=4096:+128  128, 256, ..., 4096 (arithmetic)
                         1,8..=64:x2,100  lists and ranges mixed
-  --dtype ROLE=LIST   data types of a role, e.g. weight=bf16,fp8,int4
+  --dtype KEY=LIST    formats of a key, e.g. weight=bf16,fp8,int4-g128 or experts.weight=mxfp4
   --fusion LIST|all   fusion plans of the workload
   --chip LIST|all     chips (built-in names or files), `all` for every built-in chip
 
@@ -162,15 +163,19 @@ pub(crate) struct SweepArgs {
     /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
     #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
     pub(crate) sets: Vec<(String, AxisValues)>,
-    /// Data types of a role: ROLE=LIST, e.g. weight=bf16,fp8 (repeatable)
-    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
-    pub(crate) dtypes: Vec<(Role, Vec<DType>)>,
+    /// Formats: KEY=LIST, e.g. weight=bf16,fp8 or experts.weight=mxfp4,nvfp4 (repeatable)
+    #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
+    pub(crate) dtypes: Vec<(TypeKey, Vec<DataFormat>)>,
     /// Fusion plans, comma-separated, or `all` (default: the workload's default plan)
     #[arg(long, value_delimiter = ',')]
     pub(crate) fusion: Vec<String>,
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     pub(crate) mode: ModeArg,
+    /// Share of the chip's reported memory the serving engine uses, as vLLM's
+    /// gpu_memory_utilization (default 0.9)
+    #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
+    pub(crate) memory_utilization: Option<f64>,
     /// One row per kernel per scenario (long format) instead of one per scenario
     #[arg(long)]
     pub(crate) per_op: bool,
@@ -220,10 +225,12 @@ pub(crate) struct ScenarioArgs {
     /// Override a param, e.g. --set batch=32 (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub(crate) sets: Vec<(String, f64)>,
-    /// Data type of a role (weight, activation, kv), e.g. --dtype weight=fp8 (repeatable);
-    /// types: fp32, tf32, bf16, fp16, fp8, fp6, int8, fp4, int4
-    #[arg(long = "dtype", value_name = "ROLE=DTYPE", value_parser = parse_role_dtype)]
-    pub(crate) dtypes: Vec<(Role, DType)>,
+    /// Format of every weight, one weight group, the activations or the KV cache (repeatable,
+    /// later wins): keys weight, embed.weight, attention.weight, ffn.weight, experts.weight,
+    /// activation, kv; types fp32, tf32, bf16, fp16, fp8, fp8-b128, fp6, int8, mxfp4, nvfp4,
+    /// fp4, int4, int4-g128. E.g. --dtype weight=fp8 --dtype embed.weight=bf16
+    #[arg(long = "dtype", value_name = "KEY=TYPE", value_parser = parse_type)]
+    pub(crate) dtypes: Vec<(TypeKey, DataFormat)>,
     /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)
     #[arg(long)]
     pub(crate) fusion: Option<String>,
@@ -233,6 +240,10 @@ pub(crate) struct ScenarioArgs {
     /// Let each collective's transfer overlap the kernel before it (off: they run in turn)
     #[arg(long)]
     pub(crate) overlap_comm: bool,
+    /// Share of the chip's reported memory the serving engine uses, as vLLM's
+    /// gpu_memory_utilization (default 0.9)
+    #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
+    pub(crate) memory_utilization: Option<f64>,
 }
 
 impl ScenarioArgs {
@@ -243,6 +254,7 @@ impl ScenarioArgs {
             fusion: self.fusion,
             mode: self.mode.into(),
             overlap_comm: self.overlap_comm,
+            memory_utilization: self.memory_utilization,
         }
     }
 }
@@ -325,8 +337,8 @@ pub(crate) struct PlanArgs {
     pub(crate) chip: Vec<String>,
     /// Data types to try: ROLE=LIST (repeatable; default weight=bf16,fp8); every combination
     /// is tried on every chip
-    #[arg(long = "dtype", value_name = "ROLE=LIST", value_parser = parse_dtype_axis)]
-    pub(crate) dtypes: Vec<(Role, Vec<DType>)>,
+    #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
+    pub(crate) dtypes: Vec<(TypeKey, Vec<DataFormat>)>,
     /// Override a param, e.g. --set tokens=1 (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub(crate) sets: Vec<(String, f64)>,
@@ -336,6 +348,10 @@ pub(crate) struct PlanArgs {
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     pub(crate) mode: ModeArg,
+    /// Share of the chip's reported memory the serving engine uses, as vLLM's
+    /// gpu_memory_utilization (default 0.9)
+    #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
+    pub(crate) memory_utilization: Option<f64>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -389,15 +405,15 @@ pub(crate) fn parse_axis(text: &str) -> Result<(String, AxisValues), String> {
     Ok((name.trim().to_owned(), AxisValues::parse(list)?))
 }
 
-pub(crate) fn parse_dtype_axis(text: &str) -> Result<(Role, Vec<DType>), String> {
-    let (role, list) = text
+pub(crate) fn parse_dtype_axis(text: &str) -> Result<(TypeKey, Vec<DataFormat>), String> {
+    let (key, list) = text
         .split_once('=')
-        .ok_or_else(|| format!("expected ROLE=LIST (e.g. weight=bf16,fp8), found `{text}`"))?;
+        .ok_or_else(|| format!("expected KEY=LIST (e.g. weight=bf16,fp8), found `{text}`"))?;
     let types = list
         .split(',')
-        .map(|d| d.parse::<DType>())
+        .map(|d| d.parse::<DataFormat>())
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((role.parse()?, types))
+    Ok((key.parse()?, types))
 }
 
 #[derive(Clone, Copy, ValueEnum)]

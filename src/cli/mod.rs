@@ -142,6 +142,7 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         fusion: args.fusion,
         mode: args.mode.into(),
         overlap_comm: false,
+        memory_utilization: args.memory_utilization,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
     let request = plan::PlanRequest {

@@ -55,6 +55,7 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         dtypes: args.dtypes,
         fusions: args.fusion,
         mode: args.mode.into(),
+        memory_utilization: args.memory_utilization,
     };
     let grid = sweep::Grid::new(&workload, axes)?;
     let pool = thread_pool()?;

@@ -6,8 +6,10 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::base::dtype::{DType, Role, RoleDTypes};
 use crate::base::error::Error;
+use crate::base::format::Format;
+use crate::base::types::{TypeKey, Types};
+use crate::engine::price::DEFAULT_MEMORY_UTILIZATION;
 use crate::engine::workload::Workload;
 
 /// How op times are computed.
@@ -42,22 +44,29 @@ impl fmt::Display for Mode {
 pub struct Scenario {
     /// `(param index, value)`; later entries win.
     pub overrides: Vec<(usize, f64)>,
-    pub dtypes: RoleDTypes,
+    /// The format of every slot: the workload's checkpoint types with the scenario's over them.
+    pub dtypes: Types,
     /// Index into `Workload::fusion_plans`.
     pub fusion: usize,
     pub mode: Mode,
     /// Whether a collective's transfer overlaps the kernel before it (off by default).
     pub overlap_comm: bool,
+    /// The share of the chip's reported memory the serving engine uses (vLLM's
+    /// `gpu_memory_utilization`); in (0, 1].
+    pub memory_utilization: f64,
 }
 
 /// A scenario as a person names it: param and plan names, before they are checked.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScenarioSpec {
     pub sets: Vec<(String, f64)>,
-    pub dtypes: Vec<(Role, DType)>,
+    /// `--dtype` settings in order (`weight=fp8` then `embed.weight=bf16`).
+    pub dtypes: Vec<(TypeKey, Format)>,
     pub fusion: Option<String>,
     pub mode: Mode,
     pub overlap_comm: bool,
+    /// Default: [`DEFAULT_MEMORY_UTILIZATION`].
+    pub memory_utilization: Option<f64>,
 }
 
 impl Scenario {
@@ -69,6 +78,7 @@ impl Scenario {
             fusion: workload.default_fusion,
             mode: Mode::default(),
             overlap_comm: false,
+            memory_utilization: DEFAULT_MEMORY_UTILIZATION,
         }
     }
 
@@ -85,14 +95,22 @@ impl Scenario {
             }
             scenario.overrides.push((index, *value));
         }
-        for (role, dtype) in &spec.dtypes {
-            scenario.dtypes.set(*role, *dtype);
+        for (key, format) in &spec.dtypes {
+            scenario.dtypes.set(*key, *format);
         }
         if let Some(plan) = &spec.fusion {
             scenario.fusion = workload.fusion_index(plan)?;
         }
         scenario.mode = spec.mode;
         scenario.overlap_comm = spec.overlap_comm;
+        if let Some(u) = spec.memory_utilization {
+            if !(u > 0.0 && u <= 1.0) {
+                return Err(Error::value(format!(
+                    "memory utilization must be above 0 and at most 1, found {u}"
+                )));
+            }
+            scenario.memory_utilization = u;
+        }
         Ok(scenario)
     }
 }

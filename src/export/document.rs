@@ -117,11 +117,7 @@ fn scenario_blocks(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -
         }
         scenario.push(Span::Name(format!("{n}={v}")));
     }
-    let d = first.dtypes;
-    scenario.push(Span::Own(format!(
-        "; weight {}, activation {}, KV cache {}; fusion plan ",
-        d.weight, d.activation, d.kv,
-    )));
+    scenario.push(Span::Own(format!("; types {}; fusion plan ", first.dtypes)));
     scenario.push(Span::Code(first.fusion.clone()));
     scenario.push(Span::Own(format!(
         "; {} mode{}.",
@@ -173,9 +169,9 @@ fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> 
         row("kernels per step", &|r| r.summary.kernels.to_string()),
         row("memory", &|r| {
             format!(
-                "{} of {}{}",
+                "{} of {} usable{}",
                 human(r.summary.footprint_bytes, "B"),
-                human(r.capacity_bytes, "B"),
+                human(r.summary.usable_bytes, "B"),
                 if r.summary.fits {
                     ""
                 } else {
@@ -278,10 +274,11 @@ fn bound_sentence(report: &StepReport) -> Text {
         String::new()
     } else {
         format!(
-            " It does not fit: {} of weights, KV cache and activations against {} of memory; \
-             more chips (tensor or pipeline parallel) or narrower data types are needed.",
+            " It does not fit: {} of weights, KV cache, activation workspace and runtime \
+             reserve against the {} a serving engine uses; more chips (tensor or pipeline \
+             parallel) or narrower data types are needed.",
             human(s.footprint_bytes, "B"),
-            human(report.capacity_bytes, "B")
+            human(s.usable_bytes, "B")
         )
     };
     let mut text = vec![

@@ -44,8 +44,14 @@ fn number(x: f64) -> String {
     }
 }
 
-/// The lines that say what was priced: title, mode and plan, params, data types.
-fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::Result<()> {
+/// The lines that say what was priced: title, mode and plan, params, data types (and for one
+/// chip, how its weights are multiplied).
+fn write_scenario(
+    out: &mut dyn Write,
+    title: &str,
+    report: &StepReport,
+    one_chip: bool,
+) -> io::Result<()> {
     writeln!(
         out,
         "{title} ({} mode, fusion `{}`)",
@@ -59,17 +65,17 @@ fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::
     if !params.is_empty() {
         writeln!(out, "params: {}", params.join(" "))?;
     }
-    let d = report.dtypes;
-    writeln!(
-        out,
-        "dtypes: weight={} activation={} kv={}",
-        d.weight, d.activation, d.kv
-    )
+    let scheme = match report.summary.scheme.filter(|_| one_chip) {
+        Some(s) if s.weight_only() => format!(" ({s}: weights widened to {})", s.compute),
+        Some(s) => format!(" ({s})"),
+        None => String::new(),
+    };
+    writeln!(out, "dtypes: {}{scheme}", report.dtypes)
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
     let title = format!("{} on {}", report.workload_name, report.chip_name);
-    write_scenario(out, &title, report)?;
+    write_scenario(out, &title, report, true)?;
     writeln!(out, "{}", run_summary(report))?;
     if per_op {
         writeln!(out, "{}", run_kernels(report))?;
@@ -147,12 +153,14 @@ fn work_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     row("weights", human(s.weight_bytes, "B"));
     row("KV cache", human(s.kv_bytes, "B"));
     row("peak activations", human(s.activation_bytes, "B"));
+    row("activation workspace", human(s.workspace_bytes, "B"));
+    row("runtime reserve", human(s.reserve_bytes, "B"));
     row(
         "memory",
         format!(
-            "{} of {}: {}",
+            "{} of {} usable: {}",
             human(s.footprint_bytes, "B"),
-            human(report.capacity_bytes, "B"),
+            human(s.usable_bytes, "B"),
             if s.fits { "fits" } else { "DOES NOT FIT" }
         ),
     );
@@ -258,9 +266,10 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     let Some(first) = reports.first() else {
         return Ok(());
     };
-    write_scenario(out, &first.workload_name, first)?;
+    write_scenario(out, &first.workload_name, first, false)?;
     let mut table = new_table(&[
         "chip",
+        "scheme",
         "step time",
         "tokens/s",
         "MFU",
@@ -275,6 +284,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
         let s = &r.summary;
         table.add_row(vec![
             r.chip.clone(),
+            s.scheme.map_or("-".into(), |s| s.to_string()),
             human(s.step_time_s, "s"),
             s.tokens_per_s.map_or("-".into(), number),
             percent(s.mfu),
@@ -286,7 +296,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
             format!("{:.2}x", t0 / s.step_time_s),
         ]);
     }
-    align_right(&mut table, 1);
+    align_right(&mut table, 2);
     writeln!(out, "{table}")
 }
 
@@ -322,10 +332,7 @@ pub fn write_plan(
     ]);
     let mut notes = Vec::new();
     for e in entries {
-        let types = format!(
-            "{}/{}/{}",
-            e.dtypes.weight, e.dtypes.activation, e.dtypes.kv
-        );
+        let types = e.dtypes.brief();
         match &e.outcome {
             Ok(p) => {
                 let s = &p.summary;

@@ -4,9 +4,11 @@
 
 use serde::Serialize;
 
-use crate::base::dtype::{DType, Role};
+use crate::base::dtype::Role;
 use crate::base::error::Error;
+use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
+use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
 use crate::engine::price::{price, StepReport};
 use crate::engine::scenario::Scenario;
@@ -28,7 +30,7 @@ pub struct Lever {
 }
 
 /// Data types tried for a role narrower than its current one, widest first.
-const NARROWER: [DType; 2] = [DType::Fp8, DType::Fp4];
+const NARROWER: [Format; 2] = [Format::Fp8, Format::Fp4];
 
 /// Every lever that applies to `scenario` on `chip` (a data type the chip cannot compute in,
 /// or a batch of zero, is left out), fastest first. `base` is the scenario's own report.
@@ -51,13 +53,13 @@ pub fn levers(
         }
     }
     for role in Role::ALL {
-        let current = scenario.dtypes.get(role);
+        let current = scenario.dtypes.role(role);
         if let Some(narrower) = NARROWER
             .into_iter()
-            .find(|d| d.bytes() < current.bytes() && chip.matrix_peak(*d).is_ok())
+            .find(|f| f.bytes() < current.bytes() && chip.matrix_peak(f.element()).is_ok())
         {
             let mut s = scenario.clone();
-            s.dtypes.set(role, narrower);
+            s.dtypes.set(TypeKey::Role(role), narrower);
             candidates.push((format!("{role} {current} -> {narrower}"), s));
         }
     }

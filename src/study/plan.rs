@@ -2,10 +2,12 @@
 //! tokens per second per chip while a decode step stays within a latency bound and the step's
 //! memory fits one chip, then the chips a throughput target needs and what they cost.
 
-use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::dtype::Role;
 use crate::base::error::Error;
+use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
+use crate::base::types::{TypeKey, Types};
 use crate::engine::chip::Chip;
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
@@ -21,22 +23,30 @@ pub struct PlanRequest {
     /// The scenario priced; its `batch` is what the plan chooses.
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
-    pub dtype_choices: Vec<RoleDTypes>,
+    pub dtype_choices: Vec<Types>,
 }
 
-/// Every combination of the types in `axes` over `base` (weight bf16 and fp8 when `axes` is
-/// empty), in the order the axes list them.
-pub fn dtype_choices(base: RoleDTypes, axes: &[(Role, Vec<DType>)]) -> Vec<RoleDTypes> {
-    let default = [(Role::Weight, vec![DType::Bf16, DType::Fp8])];
-    let axes = if axes.is_empty() { &default[..] } else { axes };
+/// Every combination of the types in `axes` over `base`, in the order the axes list them;
+/// with no axes, the checkpoint's own types (`base`), then every weight in bf16, then in fp8.
+pub fn dtype_choices(base: Types, axes: &[(TypeKey, Vec<Format>)]) -> Vec<Types> {
     let mut choices = vec![base];
-    for (role, types) in axes {
+    if axes.is_empty() {
+        for weight in [Format::Bf16, Format::Fp8] {
+            let mut d = base;
+            d.set(TypeKey::Role(Role::Weight), weight);
+            if !choices.contains(&d) {
+                choices.push(d);
+            }
+        }
+        return choices;
+    }
+    for (key, types) in axes {
         choices = choices
             .iter()
             .flat_map(|base| {
                 types.iter().map(move |t| {
                     let mut d = *base;
-                    d.set(*role, *t);
+                    d.set(*key, *t);
                     d
                 })
             })
@@ -68,7 +78,7 @@ pub struct PlanPoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanEntry {
     pub chip: String,
-    pub dtypes: RoleDTypes,
+    pub dtypes: Types,
     pub outcome: Result<PlanPoint, String>,
 }
 
@@ -145,7 +155,7 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// The cheapest of the best points of `chip` with `dtypes` over `layouts`, or why none
     /// meets the request (the last layout's reason).
-    fn entry(&mut self, chip: &Chip, layouts: &[Vec<u64>], dtypes: RoleDTypes) -> PlanEntry {
+    fn entry(&mut self, chip: &Chip, layouts: &[Vec<u64>], dtypes: Types) -> PlanEntry {
         let mut best: Option<PlanPoint> = None;
         let mut reason = String::new();
         for layout in layouts {
@@ -177,7 +187,7 @@ impl Planner<'_> {
     fn best_at(
         &mut self,
         chip: &Chip,
-        dtypes: RoleDTypes,
+        dtypes: Types,
         layout: &[u64],
     ) -> Result<PlanPoint, PlanError> {
         let mut scenario = self.request.scenario.clone();

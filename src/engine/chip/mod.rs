@@ -158,6 +158,13 @@ impl Chip {
         self.capacity_bytes
     }
 
+    /// Bytes the runtime holds on the chip before a model loads (context, communication
+    /// buffers, graphs).
+    pub fn runtime_reserve_bytes(&self) -> f64 {
+        // Placeholder until chip files state it: 1 GiB (the CUDA context's 0.5-1 GiB).
+        1024.0 * 1024.0 * 1024.0
+    }
+
     /// Memory bandwidth (datasheet).
     pub fn bandwidth_bytes_per_s(&self) -> f64 {
         self.bandwidth_bytes_per_s
@@ -204,6 +211,21 @@ impl Chip {
                 self.name,
                 self.matrix.listed()
             )),
+        }
+    }
+
+    /// The type the matrix unit multiplies values of `wanted` in: `wanted` where the unit has
+    /// it, else (for a type narrower than 16 bits) the 16-bit type it has, as weight-only
+    /// kernels widen fp8 or 4-bit values to bf16 before the multiply; the error of
+    /// [`Chip::matrix_peak`] where neither is there.
+    pub fn matrix_dtype(&self, wanted: DType) -> Result<DType, String> {
+        match self.matrix_peak(wanted) {
+            Ok(_) => Ok(wanted),
+            Err(e) if wanted.bytes() < 2.0 => [DType::Bf16, DType::Fp16]
+                .into_iter()
+                .find(|d| self.matrix_peak(*d).is_ok())
+                .ok_or(e),
+            Err(e) => Err(e),
         }
     }
 

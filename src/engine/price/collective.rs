@@ -26,11 +26,12 @@ pub(super) fn price_collective(
     if n <= 1.0 {
         return Ok(KernelCost::ABSENT);
     }
-    let dtype = cx.dtypes.get(op.out_role);
+    let format = cx.dtypes.role(op.out_role);
+    let dtype = format.element();
     let bytes = match collective {
         Collective::ReduceScatter => cx.ev.out_elements[i] * n,
         _ => cx.ev.out_elements[i],
-    } * dtype.bytes();
+    } * format.bytes();
     let transfer = Transfer {
         collective,
         bytes,
@@ -64,6 +65,7 @@ pub(super) fn price_collective(
         cache_hit_bytes: 0.0,
         scale_bytes: 0.0,
         dequant_s: 0.0,
+        scheme: None,
     })
 }
 
@@ -153,4 +155,11 @@ impl Transfer {
             _ => ring,
         }
     }
+}
+
+/// Hides a collective's transfer behind the kernel before it, which took `previous_s` (chunked,
+/// as overlapping implementations pipeline it); only what sticks out, and the launch, remain.
+pub(super) fn hide_transfer(cost: &mut KernelCost, previous_s: f64) {
+    let transfer = cost.time_s - cost.launch_s;
+    cost.time_s = cost.launch_s + (transfer - previous_s).max(0.0);
 }

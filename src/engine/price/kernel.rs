@@ -6,6 +6,8 @@
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
+use crate::base::format::{Format, Scheme};
+use crate::base::types::Slot;
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{GemmDims, Kernel, KernelRead, Op};
@@ -15,10 +17,6 @@ use super::{Bound, Context, KernelCost, Unit};
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
 /// matrix unit uses it (convert and scale): an assumption, no source gives a figure.
 const DEQUANT_OPS_PER_WEIGHT: f64 = 2.0;
-
-/// Bytes of block scales per weight element for 4-bit weights: one bf16 scale per group of
-/// 128 (Marlin's g = 128, whose ideal speed-up over bf16 is 3.87x, not 4x).
-const FOUR_BIT_SCALE_BYTES: f64 = 2.0 / 128.0;
 
 /// A kernel's compute and memory overlap imperfectly: expected mode takes the smooth maximum
 /// `(t_c^2 + t_m^2)^(1/2)`, so a kernel at its ridge takes 1.41x its slower roof while a large
@@ -59,7 +57,9 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         count: cx.ev.repeats[kernel.block],
         flops: compute.flops,
         bytes: traffic.bytes,
-        compute_dtype: compute.main.map_or(cx.dtypes.activation, |(_, d)| d),
+        compute_dtype: compute
+            .main
+            .map_or(cx.dtypes.role(Role::Activation).element(), |(_, d)| d),
         unit: compute.unit(),
         compute_time_s: compute.time_s,
         memory_time_s,
@@ -74,6 +74,7 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         cache_hit_bytes: traffic.cache_hit_bytes,
         scale_bytes: traffic.scale_bytes,
         dequant_s: timing.dequant_s,
+        scheme: compute.scheme.map(|(_, s)| s),
     };
     Ok((cost, compute.mfu_time_s))
 }
@@ -98,6 +99,8 @@ struct Compute {
     vector: bool,
     /// The largest FLOPs of one op, and its compute type.
     main: Option<(f64, DType)>,
+    /// The largest FLOPs of one op that multiplies a weight, and its scheme.
+    scheme: Option<(f64, Scheme)>,
 }
 
 impl Compute {
@@ -122,8 +125,12 @@ impl Compute {
     ) -> Result<(), Error> {
         let op = &cx.workload.ops[i];
         let op_flops = cx.ev.flops[i];
-        let dtype = op.compute_dtype(cx.dtypes);
         let on_matrix = op.kind.matrix_unit();
+        let dtype = if op_flops > 0.0 {
+            compute_dtype(cx, op)?
+        } else {
+            op.compute_dtype(cx.dtypes)
+        };
         if op_flops > 0.0 {
             let (peak, reference) = peaks(cx.chip, op, dtype)?;
             self.time_s += op_flops / peak;
@@ -135,8 +142,16 @@ impl Compute {
                 self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i]);
             }
         }
-        let weight_only = on_matrix && cx.dtypes.weight.bytes() < dtype.bytes();
-        if let Some(a) = achievable.filter(|_| weight_only) {
+        let scheme = (op.weight_format(cx.dtypes))
+            .filter(|_| on_matrix)
+            .map(|weight| Scheme {
+                weight,
+                compute: dtype,
+            });
+        if let Some(s) = scheme.filter(|_| self.scheme.is_none_or(|(f, _)| op_flops > f)) {
+            self.scheme = Some((op_flops, s));
+        }
+        if let Some(a) = achievable.filter(|_| scheme.is_some_and(Scheme::weight_only)) {
             if let Some(dequant_s) = dequant_time(cx, op, dtype, a) {
                 self.dequant_s += dequant_s;
             }
@@ -159,6 +174,30 @@ impl Compute {
     }
 }
 
+/// The type `op` computes in on the chip: its weight format's math where the format has one
+/// and the chip has it (`Format::math`), else its operands' widest type, or for the matrix unit
+/// where the chip lacks that, the 16-bit type it widens them to (weight-only).
+fn compute_dtype(cx: &Context, op: &Op) -> Result<DType, Error> {
+    let wanted = op.compute_dtype(cx.dtypes);
+    if !op.kind.matrix_unit() {
+        return Ok(wanted);
+    }
+    let math = op.weight_format(cx.dtypes).and_then(Format::math);
+    if let Some((needs, at)) = math {
+        if cx.chip.matrix_peak(needs).is_ok() && cx.chip.matrix_peak(at).is_ok() {
+            return Ok(at);
+        }
+    }
+    cx.chip.matrix_dtype(wanted).map_err(|reason| {
+        Error::Unsupported(Box::new(Unsupported {
+            op: op.name.clone(),
+            dtype: wanted,
+            chip: cx.chip.id.clone(),
+            reason: format!("computes in {wanted}, but chip {reason}"),
+        }))
+    })
+}
+
 /// The peak of the unit `op` runs on in `dtype`, and the peak MFU measures it against: the
 /// matrix unit's, or for vector work the higher of the matrix and vector peaks.
 fn peaks(chip: &Chip, op: &Op, dtype: DType) -> Result<(f64, f64), Error> {
@@ -179,6 +218,11 @@ fn peaks(chip: &Chip, op: &Op, dtype: DType) -> Result<(f64, f64), Error> {
     }
 }
 
+/// The activation bytes `kernel` reads and writes: what must be live in HBM while it runs.
+pub(super) fn activation_bytes(cx: &Context, kernel: &Kernel) -> f64 {
+    Traffic::of(cx, kernel).activation_bytes
+}
+
 /// Weight-only quantization: the time to widen `op`'s weights to the compute type `dtype` on
 /// the vector unit first (`None` when the vector unit has no peak for it).
 fn dequant_time(cx: &Context, op: &Op, dtype: DType, a: &Achievable) -> Option<f64> {
@@ -186,7 +230,7 @@ fn dequant_time(cx: &Context, op: &Op, dtype: DType, a: &Achievable) -> Option<f
         .inputs
         .iter()
         .zip(op.slots.clone())
-        .filter(|(input, _)| input.role == Role::Weight)
+        .filter(|(input, _)| input.slot.role() == Role::Weight)
         .map(|(_, slot)| cx.ev.reads[slot])
         .sum();
     let (_, vector_peak) = cx.chip.vector_peak(dtype).ok()?;
@@ -208,7 +252,7 @@ struct Traffic {
     activation_bytes: f64,
     /// Bytes read from the on-chip cache instead of HBM.
     cache_hit_bytes: f64,
-    /// Bytes of block scales read with 4-bit weights.
+    /// Bytes of scales read with block- or group-scaled formats (in `bytes`).
     scale_bytes: f64,
 }
 
@@ -221,7 +265,7 @@ impl Traffic {
         }
         for &i in &kernel.writes {
             let role = cx.workload.ops[i].out_role;
-            let b = cx.ev.out_elements[i] * cx.dtypes.get(role).bytes();
+            let b = cx.ev.out_elements[i] * cx.dtypes.role(role).bytes();
             traffic.bytes += b;
             if role == Role::Activation {
                 traffic.activation_bytes += b;
@@ -236,15 +280,12 @@ impl Traffic {
             .slots
             .iter()
             .fold(0.0f64, |acc, &s| acc.max(cx.ev.reads[s]));
-        let dtype = cx.dtypes.get(read.role);
-        let b = elements * dtype.bytes();
+        let format = cx.dtypes.get(read.slot);
+        let b = elements * format.bytes();
         self.bytes += b;
-        match read.role {
-            Role::Activation => self.activation_bytes += b,
-            Role::Weight if dtype.bytes() <= 0.5 => {
-                self.scale_bytes += elements * FOUR_BIT_SCALE_BYTES
-            }
-            _ => {}
+        self.scale_bytes += elements * format.scale_bytes();
+        if read.slot == Slot::Activation {
+            self.activation_bytes += b;
         }
         // Just written by the previous kernel and small enough to still sit in one half of
         // the cache (A100/H100/H200 split their L2 in two): read at cache bandwidth.
@@ -322,11 +363,11 @@ impl Timing {
     }
 }
 
-/// Expected mode's memory time: HBM bytes (less cache hits, plus block scales) at the
+/// Expected mode's memory time: HBM bytes (less cache hits) at the
 /// achievable bandwidth (lower still for decode-shaped GEMMs), and cache hits at cache
 /// bandwidth.
 fn expected_memory_s(cx: &Context, kernel: &Kernel, a: &Achievable, traffic: &Traffic) -> f64 {
-    let hbm_bytes = traffic.bytes - traffic.cache_hit_bytes + traffic.scale_bytes;
+    let hbm_bytes = traffic.bytes - traffic.cache_hit_bytes;
     let cache_time_s = cache(cx.chip).map_or(0.0, |(_, bw)| traffic.cache_hit_bytes / bw);
     let small_m = kernel.members.iter().any(|&i| {
         let m = cx.ev.gemm[i].m;

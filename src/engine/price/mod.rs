@@ -12,20 +12,22 @@
 
 mod collective;
 mod kernel;
+mod memory;
 mod request;
 
 use serde::Serialize;
 
-use crate::base::dtype::{DType, RoleDTypes};
+use crate::base::dtype::DType;
 use crate::base::error::Error;
-use crate::base::param::ScenarioParam;
-use crate::base::ranges;
+use crate::base::format::Scheme;
+use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
 
 use collective::price_collective;
 use kernel::price_kernel;
+pub use memory::DEFAULT_MEMORY_UTILIZATION;
 pub use request::{price_request, RequestSummary};
 
 /// Which limit sets a kernel's time.
@@ -128,15 +130,26 @@ pub struct StepSummary {
     pub kv_bytes: f64,
     /// Peak activations: the most activation bytes one kernel reads and writes.
     pub activation_bytes: f64,
-    /// Weights + KV cache + peak activations.
+    /// Activations a serving engine keeps room for: the step's peak activations per token
+    /// times `max_batched_tokens` (or the step's tokens, if more); the step's peak where the
+    /// workload has no `max_batched_tokens` param.
+    pub workspace_bytes: f64,
+    /// The runtime's fixed reserve on the chip (context, communication buffers, graphs).
+    pub reserve_bytes: f64,
+    /// Weights + KV cache + activation workspace + runtime reserve.
     pub footprint_bytes: f64,
-    /// Whether the footprint fits the chip's usable memory.
+    /// What the engine may use: the chip's reported capacity x memory utilisation.
+    pub usable_bytes: f64,
+    /// Whether the footprint fits in `usable_bytes`.
     pub fits: bool,
     /// The largest `batch` whose footprint fits at this scenario's other params and types, or
-    /// `None` when the workload has no `batch` param. KV cache and activations are taken to
-    /// grow in proportion to `batch`, as they do when `batch` multiplies every activation and
-    /// KV dimension (every shipped workload).
+    /// `None` when the workload has no `batch` param. The KV cache (and, without
+    /// `max_batched_tokens`, the activations) grow in proportion to `batch`, as they do when
+    /// `batch` multiplies every activation and KV dimension (every shipped workload).
     pub max_batch: Option<u64>,
+    /// How the step's main weights are multiplied (`W8A16`: weight-only fp8), from the
+    /// weight-multiplying kernel with the most FLOPs; `None` when no kernel multiplies a weight.
+    pub scheme: Option<Scheme>,
 }
 
 /// A priced scenario: what was priced, each kernel, and the totals.
@@ -152,7 +165,7 @@ pub struct StepReport {
     pub fusion: String,
     /// Every param with the value used, in the file's order.
     pub params: Vec<(String, f64)>,
-    pub dtypes: RoleDTypes,
+    pub dtypes: Types,
     pub prices: Vec<Price>,
     pub summary: StepSummary,
     /// A whole request priced at this scenario's batch, when one was asked for
@@ -206,10 +219,13 @@ pub struct KernelCost {
     pub quantization: f64,
     /// Bytes read from the on-chip cache instead of HBM.
     pub cache_hit_bytes: f64,
-    /// Bytes of block scales read with 4-bit weights.
+    /// Bytes of scales read with block- or group-scaled formats (part of `bytes`).
     pub scale_bytes: f64,
     /// Time to widen weight-only quantized weights to the compute type.
     pub dequant_s: f64,
+    /// The weights' format and the type they are multiplied in, for the op of the kernel
+    /// with the most FLOPs that multiplies a weight.
+    pub scheme: Option<Scheme>,
 }
 
 impl KernelCost {
@@ -233,6 +249,7 @@ impl KernelCost {
         cache_hit_bytes: 0.0,
         scale_bytes: 0.0,
         dequant_s: 0.0,
+        scheme: None,
     };
 }
 
@@ -288,6 +305,7 @@ pub fn price_step(
     ev: &mut Evaluation,
     costs: &mut Vec<KernelCost>,
 ) -> Result<StepSummary, Error> {
+    let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
     workload.evaluate(&scenario.overrides, ev)?;
     let ev: &Evaluation = ev;
     let cx = Context {
@@ -308,21 +326,14 @@ pub fn price_step(
         }
         let (mut cost, mfu_s) = price_any(&cx, kernel)?;
         if scenario.overlap_comm && cost.bound == Bound::Interconnect {
-            hide_transfer(&mut cost, previous_s);
+            collective::hide_transfer(&mut cost, previous_s);
         }
         previous_s = cost.time_s;
         totals.add(&cost, mfu_s);
         costs.push(cost);
     }
     totals.check_finite()?;
-    totals.summary(workload, chip, ev, &scenario.dtypes)
-}
-
-/// Hides a collective's transfer behind the kernel before it, which took `previous_s` (chunked,
-/// as overlapping implementations pipeline it); only what sticks out, and the launch, remain.
-fn hide_transfer(cost: &mut KernelCost, previous_s: f64) {
-    let transfer = cost.time_s - cost.launch_s;
-    cost.time_s = cost.launch_s + (transfer - previous_s).max(0.0);
+    totals.summary(workload, chip, ev, scenario, workspace)
 }
 
 /// The step's kernels summed, every execution counted.
@@ -340,6 +351,8 @@ struct Totals {
     mfu_time_s: f64,
     /// The most activation bytes one kernel reads and writes.
     activation_bytes: f64,
+    /// The scheme of the weight-multiplying kernel with the most FLOPs in the step.
+    scheme: Option<(f64, Scheme)>,
 }
 
 impl Totals {
@@ -357,6 +370,13 @@ impl Totals {
         }
         self.kernels += cost.count;
         self.mfu_time_s += mfu_s * n;
+        let flops = cost.flops * n;
+        if let Some(s) = cost
+            .scheme
+            .filter(|_| self.scheme.is_none_or(|(f, _)| flops > f))
+        {
+            self.scheme = Some((flops, s));
+        }
         if cost.bound == Bound::Compute {
             self.compute_bound_s += cost.time_s * n;
         }
@@ -384,8 +404,10 @@ impl Totals {
         workload: &Workload,
         chip: &Chip,
         ev: &Evaluation,
-        dtypes: &RoleDTypes,
+        scenario: &Scenario,
+        workspace: Option<f64>,
     ) -> Result<StepSummary, Error> {
+        let (dtypes, utilization) = (&scenario.dtypes, scenario.memory_utilization);
         let Totals {
             step_time_s: t,
             roofline_step_time_s,
@@ -395,14 +417,19 @@ impl Totals {
             compute_bound_s,
             mfu_time_s,
             activation_bytes,
+            scheme,
         } = *self;
         let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, dtypes);
+        let memory = memory::memory(
+            workload,
+            chip,
+            ev,
+            (utilization, workspace),
+            (weight_bytes, kv_bytes, activation_bytes),
+        )?;
         let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
         // A whole number from 1 to 10^6 (the workload's evaluation checks it), so exact.
         let chips = ev.chips as u64;
-        let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
-        let room = chip.capacity_bytes - weight_bytes;
-        let max_batch = max_batch(workload, ev, room, kv_bytes + activation_bytes)?;
         Ok(StepSummary {
             step_time_s: t,
             roofline_step_time_s,
@@ -430,40 +457,15 @@ impl Totals {
             weight_bytes,
             kv_bytes,
             activation_bytes,
-            footprint_bytes,
-            fits: footprint_bytes <= chip.capacity_bytes,
-            max_batch,
+            workspace_bytes: memory.workspace_bytes,
+            reserve_bytes: memory.reserve_bytes,
+            footprint_bytes: memory.footprint_bytes,
+            usable_bytes: memory.usable_bytes,
+            fits: memory.footprint_bytes <= memory.usable_bytes,
+            max_batch: memory.max_batch,
+            scheme: scheme.map(|(_, s)| s),
         })
     }
-}
-
-/// The largest `batch` whose bytes that grow with it (`growing_bytes` at the evaluated batch:
-/// KV cache and peak activations) fit in `room` (capacity less weights); `None` without a
-/// `batch` param. A count beyond what an integer column holds exactly is an error, never a
-/// saturated number.
-fn max_batch(
-    workload: &Workload,
-    ev: &Evaluation,
-    room: f64,
-    growing_bytes: f64,
-) -> Result<Option<u64>, Error> {
-    let Some(b) = workload.param(ScenarioParam::Batch) else {
-        return Ok(None);
-    };
-    let batch = ev.params[b];
-    let per_sequence = growing_bytes / batch;
-    if room < 0.0 || batch <= 0.0 {
-        return Ok(Some(0));
-    }
-    let most = (room / per_sequence).floor();
-    if per_sequence > 0.0 && most <= ranges::MAX_COUNT {
-        return Ok(Some(most as u64));
-    }
-    Err(Error::value(format!(
-        "the largest batch that fits is a count too large ({most:e}, above 2^53): at batch \
-         {batch} the step holds {growing_bytes:e} bytes that grow with the batch, \
-         {per_sequence:e} per sequence"
-    )))
 }
 
 /// What every kernel of one scenario is priced against.
@@ -472,7 +474,7 @@ struct Context<'a> {
     chip: &'a Chip,
     /// The scenario's numbers.
     ev: &'a Evaluation,
-    dtypes: &'a RoleDTypes,
+    dtypes: &'a Types,
     mode: Mode,
 }
 

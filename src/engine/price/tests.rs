@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::base::dtype::Role;
+use crate::base::format::Format;
 use crate::base::source::Source;
+use crate::base::types::TypeKey;
 
 /// A chip with round numbers, so every expected figure below is a hand count.
 const CHIP: &str = "\
@@ -115,14 +117,38 @@ fn expected_mode_adds_its_terms_by_hand() {
     assert!(r.summary.step_time_s >= r.summary.roofline_step_time_s);
 }
 
+fn fp4_everywhere(workload: &Workload) -> Scenario {
+    let mut scenario = Scenario::defaults(workload);
+    scenario
+        .dtypes
+        .set(TypeKey::Role(Role::Weight), Format::Fp4);
+    scenario
+        .dtypes
+        .set(TypeKey::Role(Role::Activation), Format::Fp4);
+    scenario
+}
+
 #[test]
-fn a_type_the_chip_lacks_is_unsupported() {
+fn a_narrow_type_the_chip_lacks_is_widened_to_its_16_bit_type() {
     let chip = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
     let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
-    let mut scenario = Scenario::defaults(&workload);
-    scenario.dtypes.set(Role::Weight, DType::Fp4);
-    scenario.dtypes.set(Role::Activation, DType::Fp4);
-    let err = price(&workload, &chip, &scenario).unwrap_err();
+    let r = price(&workload, &chip, &fp4_everywhere(&workload)).unwrap();
+    let k = &r.prices[0].cost;
+    assert_eq!(k.compute_dtype, DType::Bf16);
+    // The bytes stay those of fp4 values; only the multiply is widened.
+    assert_eq!(k.bytes, r.summary.bytes);
+    assert_eq!(r.summary.scheme.unwrap().to_string(), "W4A16");
+}
+
+#[test]
+fn a_type_the_chip_lacks_with_no_16_bit_type_is_unsupported() {
+    let only_fp32 = CHIP.replace(
+        "matrix: {bf16: 100 TFLOPS, fp8: 200 TFLOPS}",
+        "matrix: {fp32: 100 TFLOPS}",
+    );
+    let chip = Chip::load(&Source::from_text("round.yaml", &only_fp32)).unwrap();
+    let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
+    let err = price(&workload, &chip, &fp4_everywhere(&workload)).unwrap_err();
     assert!(err.is_unsupported(), "{err}");
     match err {
         Error::Unsupported(u) => {

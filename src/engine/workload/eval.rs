@@ -4,9 +4,10 @@
 //! keeps resident in HBM.
 
 use super::{Collective, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload, MAX_REPEAT};
-use crate::base::dtype::{Role, RoleDTypes};
+use crate::base::dtype::Role;
 use crate::base::error::Error;
 use crate::base::ranges;
+use crate::base::types::Types;
 
 /// The numbers of one scenario, in flat arrays indexed like the workload's params,
 /// expressions, blocks, ops and read slots. Reuse one per thread across scenarios.
@@ -42,6 +43,9 @@ pub struct Evaluation {
     pub(crate) chips: f64,
     /// Pipeline stages (1 when the workload does not say).
     pub(crate) stages: f64,
+    /// The last activation workspace priced, and what it depends on (see `price::memory`):
+    /// a sweep changes batch or context far more often than what the workspace depends on.
+    pub(crate) workspace_memo: Option<WorkspaceMemo>,
 }
 
 /// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the
@@ -76,6 +80,7 @@ impl Workload {
             group: vec![0.0; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
+            workspace_memo: None,
             chips: 1.0,
             stages: 1.0,
         }
@@ -413,13 +418,13 @@ impl Workload {
 
     /// Bytes of weights and KV cache resident in HBM under `dtypes`: declared tensors and
     /// implied GEMM weights, each block's counted once per repeat.
-    pub fn resident_bytes(&self, ev: &Evaluation, dtypes: &RoleDTypes) -> (f64, f64) {
+    pub fn resident_bytes(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
         let mut weight = 0.0;
         let mut kv = 0.0;
         let count = |block: Option<usize>| block.map_or(1.0, |b| ev.held[b]);
         for (t, tensor) in self.tensors.iter().enumerate() {
-            let bytes = ev.tensors[t] * dtypes.get(tensor.role).bytes() * count(tensor.block);
-            match tensor.role {
+            let bytes = ev.tensors[t] * types.get(tensor.slot).bytes() * count(tensor.block);
+            match tensor.role() {
                 Role::Weight => weight += bytes,
                 Role::Kv => kv += bytes,
                 Role::Activation => {}
@@ -428,12 +433,23 @@ impl Workload {
         for op in &self.ops {
             for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
                 if matches!(input.source, Ref::OwnWeight(_)) {
-                    weight += ev.reads[slot] * dtypes.weight.bytes() * count(Some(op.block));
+                    let format = types.get(input.slot);
+                    weight += ev.reads[slot] * format.bytes() * count(Some(op.block));
                 }
             }
         }
         (weight, kv)
     }
+}
+
+/// An activation workspace and the scenario choices it was priced under.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct WorkspaceMemo {
+    /// Overrides of params other than batch, tokens and context, in order.
+    pub(crate) overrides: Vec<(usize, f64)>,
+    pub(crate) fusion: usize,
+    pub(crate) types: Types,
+    pub(crate) bytes: Option<f64>,
 }
 
 /// A value shown in backticks, formatted only when a message needs it.

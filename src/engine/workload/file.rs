@@ -19,6 +19,10 @@ pub(super) struct WorkloadFile {
     pub(super) params: IndexMap<String, Spanned<String>>,
     #[serde(default)]
     pub(super) dtypes: IndexMap<String, Spanned<String>>,
+    /// The weight groups a checkpoint may type apart: group name -> weight tensors and GEMMs
+    /// (whose implied weight joins the group).
+    #[serde(default)]
+    pub(super) groups: IndexMap<String, Spanned<Vec<String>>>,
     pub(super) tokens_per_step: Option<Spanned<String>>,
     pub(super) sequences: Option<Spanned<String>>,
     pub(super) chips: Option<Spanned<String>>,

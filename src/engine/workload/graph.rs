@@ -3,7 +3,7 @@
 //! each kernel reads from HBM and writes back.
 
 use super::{KernelKind, Op, Ref};
-use crate::base::dtype::Role;
+use crate::base::types::Slot;
 
 /// One launch: a single op, or a fused group of ops from one block.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +24,8 @@ pub struct Kernel {
 /// One source a kernel reads from HBM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelRead {
-    pub role: Role,
+    /// The role (and weight group) of what is read, which decides its format.
+    pub slot: Slot,
     /// Whether the source is an output of the kernel just before this one (so it may still
     /// be in the on-chip cache).
     pub after_write: bool,
@@ -194,7 +195,7 @@ fn boundary_reads(ops: &[Op], members: &[usize], previous: Option<&[usize]>) -> 
                     reads.push((
                         input.source,
                         KernelRead {
-                            role: input.role,
+                            slot: input.slot,
                             after_write,
                             slots: vec![slot],
                         },

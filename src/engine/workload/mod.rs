@@ -14,16 +14,19 @@ mod file;
 mod graph;
 
 pub use eval::Evaluation;
+pub(crate) use eval::WorkspaceMemo;
 pub use graph::{FusionPlan, Kernel, KernelRead};
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
-use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, NotInWorkload};
+use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::source::Source;
+use crate::base::types::{Slot, Types};
 use crate::engine::expr::Expr;
 
 /// A use of a shared expression, and the place in the file it came from.
@@ -47,7 +50,8 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
     pub name: String,
-    pub role: Role,
+    /// Its role, and for a weight its group: where its format comes from.
+    pub slot: Slot,
     pub shape: Vec<Field>,
     /// The block it belongs to (one copy per repeat), or `None` for the whole step.
     pub block: Option<usize>,
@@ -89,13 +93,19 @@ pub enum ReadSize {
     GemmRight,
 }
 
+impl Tensor {
+    pub fn role(&self) -> Role {
+        self.slot.role()
+    }
+}
+
 /// One input of an op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Input {
     pub source: Ref,
     pub size: ReadSize,
-    /// The role of what is read, which decides its data type.
-    pub role: Role,
+    /// The role (and weight group) of what is read, which decides its format.
+    pub slot: Slot,
 }
 
 /// A collective operation over a group of chips.
@@ -242,29 +252,40 @@ pub struct Op {
     pub out_role: Role,
     /// Indices of this op's inputs in `Evaluation::reads`.
     pub slots: Range<usize>,
-    /// Which roles are among [`Op::operand_roles`], indexed by `Role as usize`.
-    pub operands: [bool; 3],
+    /// Which slots are among [`Op::operand_slots`], indexed by [`Slot::index`].
+    pub operands: [bool; 7],
     /// The expressions the op's numbers come from (into `Workload::exprs`).
     pub deps: Vec<usize>,
     pub origin: Origin,
 }
 
 impl Op {
-    /// The roles whose types decide the op's compute type: its inputs', and for vector work
+    /// The slots whose formats decide the op's compute type: its inputs', and for vector work
     /// its output's too.
-    pub fn operand_roles(&self) -> impl Iterator<Item = Role> + '_ {
-        let out = (!self.kind.matrix_unit()).then_some(self.out_role);
-        self.inputs.iter().map(|i| i.role).chain(out)
+    pub fn operand_slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        let out = (!self.kind.matrix_unit()).then_some(self.out_role.into());
+        self.inputs.iter().map(|i| i.slot).chain(out)
     }
 
-    /// The type the op computes in under `dtypes`: the widest of its operands.
-    pub fn compute_dtype(&self, dtypes: &RoleDTypes) -> DType {
-        let mut types = Role::ALL
+    /// The type the op's values call for under `types`: the widest of its operands' element
+    /// types (the chip may lack it: see `Chip::matrix_dtype`).
+    pub fn compute_dtype(&self, types: &Types) -> DType {
+        let mut elements = Slot::ALL
             .into_iter()
-            .filter(|r| self.operands[*r as usize])
-            .map(|r| dtypes.get(r));
-        let first = types.next().unwrap_or(dtypes.activation);
-        types.fold(first, DType::compute_with)
+            .filter(|s| self.operands[s.index()])
+            .map(|s| types.get(s).element());
+        let first = elements
+            .next()
+            .unwrap_or(types.role(Role::Activation).element());
+        elements.fold(first, DType::compute_with)
+    }
+
+    /// The format of the weight the op reads, if it reads one.
+    pub fn weight_format(&self, types: &Types) -> Option<Format> {
+        Slot::ALL[..5]
+            .iter()
+            .find(|s| self.operands[s.index()])
+            .map(|s| types.get(*s))
     }
 }
 
@@ -285,7 +306,7 @@ pub struct Workload {
     pub(crate) exprs: Vec<Expr>,
     /// Where each expression is first used, for errors.
     expr_origins: Vec<Origin>,
-    pub(crate) default_dtypes: RoleDTypes,
+    pub(crate) default_dtypes: Types,
     pub(crate) tokens_per_step: Option<Field>,
     /// Sequences in the step (each gets `tokens_per_step / sequences` tokens).
     pub(crate) sequences: Option<Field>,

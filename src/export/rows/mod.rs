@@ -18,6 +18,51 @@ pub use plan::PlanRow;
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
 pub use validate::{CaseRow, StatsRow};
 
+use crate::base::dtype::Role;
+use crate::base::format::Scheme;
+use crate::base::types::Types;
+
+/// The type columns every scenario row has: `weight_dtype` (the `weight` key's format),
+/// `weight_groups` (the groups typed apart from it, as `--dtype` writes them; empty when none
+/// is), `activation_dtype`, `kv_dtype`.
+pub(crate) fn visit_types(types: &Types, f: &mut dyn FnMut(&str, Value<'_>)) {
+    f("weight_dtype", Value::Text(types.role(Role::Weight).name()));
+    let groups = match types.uniform_weight() {
+        Some(_) => String::new(),
+        None => {
+            let keys = types.keys();
+            let apart: Vec<String> = keys[1..keys.len() - 2]
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            apart.join(" ")
+        }
+    };
+    f("weight_groups", Value::Text(&groups));
+    f(
+        "activation_dtype",
+        Value::Text(types.role(Role::Activation).name()),
+    );
+    f("kv_dtype", Value::Text(types.role(Role::Kv).name()));
+}
+
+/// A scheme's name (`W4A16`) written on the stack, so a sweep's row allocates nothing for it.
+#[derive(Default)]
+pub(crate) struct SchemeText {
+    buf: [u8; 16],
+}
+
+impl SchemeText {
+    pub(crate) fn of(&mut self, scheme: Scheme) -> &str {
+        use std::io::Write;
+        let mut cursor = std::io::Cursor::new(&mut self.buf[..]);
+        // "W32A32" is the longest name: 6 bytes.
+        let _ = write!(cursor, "{scheme}");
+        let n = cursor.position() as usize;
+        std::str::from_utf8(&self.buf[..n]).unwrap_or("")
+    }
+}
+
 /// One value of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value<'a> {

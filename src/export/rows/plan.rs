@@ -20,9 +20,7 @@ impl Row for PlanRow<'_> {
         let opt = |g: fn(&PlanPoint) -> Option<f64>| p.and_then(g).into();
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(&e.chip));
-        f("weight_dtype", Value::Text(e.dtypes.weight.name()));
-        f("activation_dtype", Value::Text(e.dtypes.activation.name()));
-        f("kv_dtype", Value::Text(e.dtypes.kv.name()));
+        super::visit_types(&e.dtypes, f);
         f("target_tokens_per_s", Value::Num(self.target_tokens_per_s));
         f("max_ms_per_token", self.max_ms_per_token.into());
         f("layout", p.map_or(Value::Empty, |p| Value::Text(&p.layout)));

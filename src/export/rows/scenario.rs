@@ -2,8 +2,8 @@
 //! columns [`param_columns`] names), its totals alone or against other chips, and its kernels
 //! one per row.
 
-use super::{Row, Value};
-use crate::base::dtype::RoleDTypes;
+use super::{Row, SchemeText, Value};
+use crate::base::types::Types;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
 use crate::engine::scenario::Mode;
 
@@ -15,7 +15,7 @@ pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
         chip: "",
         mode: Mode::Roofline,
         fusion: "",
-        dtypes: RoleDTypes::default(),
+        dtypes: Types::default(),
         param_columns: &[],
         params: &[],
     };
@@ -57,7 +57,7 @@ pub struct ScenarioLabel<'a> {
     pub chip: &'a str,
     pub mode: Mode,
     pub fusion: &'a str,
-    pub dtypes: RoleDTypes,
+    pub dtypes: Types,
     /// From [`param_columns`].
     pub param_columns: &'a [String],
     pub params: &'a [f64],
@@ -69,12 +69,7 @@ impl ScenarioLabel<'_> {
         f("chip", Value::Text(self.chip));
         f("mode", Value::Text(self.mode.name()));
         f("fusion", Value::Text(self.fusion));
-        f("weight_dtype", Value::Text(self.dtypes.weight.name()));
-        f(
-            "activation_dtype",
-            Value::Text(self.dtypes.activation.name()),
-        );
-        f("kv_dtype", Value::Text(self.dtypes.kv.name()));
+        super::visit_types(&self.dtypes, f);
     }
 
     /// The params' columns: after the metrics, so that a metric's column does not move with
@@ -149,10 +144,16 @@ impl SummaryRow<'_> {
         f("weight_bytes", num(|s| s.weight_bytes));
         f("kv_bytes", num(|s| s.kv_bytes));
         f("activation_bytes", num(|s| s.activation_bytes));
+        f("workspace_bytes", num(|s| s.workspace_bytes));
+        f("reserve_bytes", num(|s| s.reserve_bytes));
         f("footprint_bytes", num(|s| s.footprint_bytes));
+        f("usable_bytes", num(|s| s.usable_bytes));
         f("fits", s.map_or(Value::Empty, |s| Value::Bool(s.fits)));
         let max_batch = s.and_then(|s| s.max_batch);
         f("max_batch", max_batch.map_or(Value::Empty, Value::Int));
+        let mut buf = SchemeText::default();
+        let scheme = s.and_then(|s| s.scheme).map(|x| buf.of(x));
+        f("scheme", scheme.map_or(Value::Empty, Value::Text));
         let r = self.request.filter(|_| s.is_some());
         let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
         f(

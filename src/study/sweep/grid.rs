@@ -2,9 +2,11 @@
 //! [`Grid`], whose scenario `i` is decoded from `i` in mixed radix so that no scenario list is
 //! ever built.
 
-use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
+use crate::base::format::Format;
+use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
+use crate::engine::price::DEFAULT_MEMORY_UTILIZATION;
 use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::Workload;
 
@@ -15,10 +17,12 @@ pub struct Axes {
     /// `(param name, values)`, in the order given.
     pub params: Vec<(String, Vec<f64>)>,
     /// `(role, types)`, in the order given.
-    pub dtypes: Vec<(Role, Vec<DType>)>,
+    pub dtypes: Vec<(TypeKey, Vec<Format>)>,
     /// Fusion plans by name: none for the workload's default plan, `all` for every plan.
     pub fusions: Vec<String>,
     pub mode: Mode,
+    /// Default: [`DEFAULT_MEMORY_UTILIZATION`].
+    pub memory_utilization: Option<f64>,
 }
 
 /// The axes of a sweep, checked: at least one chip, no empty axis, no param or role given
@@ -31,10 +35,11 @@ pub struct Grid<'a> {
     /// `(param index, values)`, in the order given.
     params: Vec<(usize, Vec<f64>)>,
     /// `(role, types)`, in the order given.
-    dtypes: Vec<(Role, Vec<DType>)>,
+    dtypes: Vec<(TypeKey, Vec<Format>)>,
     /// Fusion plan indices.
     fusions: Vec<usize>,
     mode: Mode,
+    memory_utilization: f64,
 }
 
 /// Scenarios of the grid of `workload` whose axes have these lengths: `chips`, each param's
@@ -83,17 +88,17 @@ impl<'a> Grid<'a> {
             }
             params.push((index, values));
         }
-        let mut dtypes: Vec<(Role, Vec<DType>)> = Vec::new();
-        for (role, types) in axes.dtypes {
-            if dtypes.iter().any(|(r, _)| *r == role) {
+        let mut dtypes: Vec<(TypeKey, Vec<Format>)> = Vec::new();
+        for (key, types) in axes.dtypes {
+            if dtypes.iter().any(|(k, _)| *k == key) {
                 return Err(Error::value(format!(
-                    "role `{role}` is set twice; give all its types in one --dtype"
+                    "`{key}` is set twice; give all its types in one --dtype"
                 )));
             }
             if types.is_empty() {
-                return Err(Error::value(format!("role `{role}` has no data types")));
+                return Err(Error::value(format!("`{key}` has no data types")));
             }
-            dtypes.push((role, types));
+            dtypes.push((key, types));
         }
         let fusions = match axes.fusions.as_slice() {
             [] => vec![workload.default_fusion],
@@ -110,6 +115,9 @@ impl<'a> Grid<'a> {
             dtypes,
             fusions,
             mode: axes.mode,
+            memory_utilization: axes
+                .memory_utilization
+                .unwrap_or(DEFAULT_MEMORY_UTILIZATION),
         })
     }
 
@@ -152,8 +160,14 @@ impl<'a> Grid<'a> {
             d
         };
         scenario.fusion = self.fusions[digit(self.fusions.len())];
-        for (role, types) in self.dtypes.iter().rev() {
-            scenario.dtypes.set(*role, types[digit(types.len())]);
+        // Digits are taken least significant first, but keys are set in the order given, so
+        // that `weight` then `embed.weight` keeps the embeddings apart.
+        let mut picks = [0; TypeKey::COUNT];
+        for (pick, (_, types)) in picks.iter_mut().zip(&self.dtypes).rev() {
+            *pick = digit(types.len());
+        }
+        for (pick, (key, types)) in picks.iter().zip(&self.dtypes) {
+            scenario.dtypes.set(*key, types[*pick]);
         }
         scenario.overrides.clear();
         for (param, values) in self.params.iter().rev() {
@@ -162,6 +176,7 @@ impl<'a> Grid<'a> {
                 .push((*param, values[digit(values.len())]));
         }
         scenario.mode = self.mode;
+        scenario.memory_utilization = self.memory_utilization;
         digit(self.chips.len())
     }
 }
@@ -169,6 +184,7 @@ impl<'a> Grid<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::dtype::Role;
 
     fn axes() -> Axes {
         Axes {
@@ -196,10 +212,13 @@ mod tests {
         assert!(refused(|a| a.params.push(("batch".into(), vec![4.0]))).contains("set twice"));
         assert!(refused(|a| a.params.push(("batchh".into(), vec![4.0]))).contains("`batch`?"));
         assert!(refused(|a| a.params[0].1.push(f64::NAN)).contains("finite"));
-        assert!(refused(|a| a.dtypes.push((Role::Weight, vec![]))).contains("no data types"));
+        assert!(
+            refused(|a| a.dtypes.push((TypeKey::Role(Role::Weight), vec![])))
+                .contains("no data types")
+        );
         let twice = |a: &mut Axes| {
-            a.dtypes.push((Role::Kv, vec![DType::Fp8]));
-            a.dtypes.push((Role::Kv, vec![DType::Bf16]));
+            a.dtypes.push((TypeKey::Role(Role::Kv), vec![Format::Fp8]));
+            a.dtypes.push((TypeKey::Role(Role::Kv), vec![Format::Bf16]));
         };
         assert!(refused(twice).contains("set twice"));
         assert!(refused(|a| a.fusions.push("flsh".into())).contains("`flash`?"));
@@ -216,7 +235,8 @@ mod tests {
             let mut axes = axes();
             axes.chips.push(Chip::named("h200").unwrap());
             axes.params.push(("context".into(), vec![1.0, 2.0, 3.0]));
-            axes.dtypes.push((Role::Kv, vec![DType::Fp8, DType::Bf16]));
+            axes.dtypes
+                .push((TypeKey::Role(Role::Kv), vec![Format::Fp8, Format::Bf16]));
             axes.fusions = fusions.clone();
             let grid = Grid::new(&w, axes).unwrap();
             assert_eq!(grid_len(&w, 2, [2, 3], [2], &fusions), grid.len());

@@ -2,10 +2,11 @@
 //! reading of the CSV into cases, every bad field reported with its line and column name.
 
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
-use crate::base::dtype::{parse_role_dtype, DType, Role};
 use crate::base::error::Error;
+use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::source::Source;
+use crate::base::types::{parse_type, TypeKey};
 use crate::engine::scenario::parse_set;
 
 /// What a case measures.
@@ -55,7 +56,7 @@ pub struct Case {
     pub chip: String,
     pub workload: String,
     pub sets: Vec<(String, f64)>,
-    pub dtypes: Vec<(Role, DType)>,
+    pub dtypes: Vec<(TypeKey, Format)>,
     pub fusion: Option<String>,
     /// `(input tokens, output tokens)` of a request.
     pub request: Option<(u64, u64)>,
@@ -200,12 +201,12 @@ fn parse_sets(text: &str) -> Result<Vec<(String, f64)>, FieldError> {
         .map_err(|e| ("params", format!("{e}; expected name=value;name=value")))
 }
 
-/// The `dtypes` column: `role=dtype;role=dtype`.
-fn parse_dtypes(text: &str) -> Result<Vec<(Role, DType)>, FieldError> {
+/// The `dtypes` column: `key=type;key=type` (`weight=fp8;embed.weight=bf16`).
+fn parse_dtypes(text: &str) -> Result<Vec<(TypeKey, Format)>, FieldError> {
     list(text)
-        .map(parse_role_dtype)
+        .map(parse_type)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ("dtypes", format!("{e}; expected role=dtype;role=dtype")))
+        .map_err(|e| ("dtypes", format!("{e}; expected key=type;key=type")))
 }
 
 /// The `tp` column: a chip count, 1 when empty.

@@ -13,6 +13,7 @@ use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
+use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
 use crate::engine::price::{price, price_request};
 use crate::engine::scenario::{Mode, Scenario, ScenarioSpec};
@@ -64,8 +65,8 @@ pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome>
             let weight = case
                 .dtypes
                 .iter()
-                .find(|(r, _)| *r == Role::Weight)
-                .map_or(DType::Bf16, |(_, d)| *d);
+                .find(|(k, _)| *k == TypeKey::Role(Role::Weight))
+                .map_or(DType::Bf16, |(_, f)| f.element());
             let (predicted, dtype) = match predict(&case, cases_file, mode) {
                 Ok((value, dtype)) => (Ok(value), dtype.unwrap_or(weight)),
                 Err(e) => {
@@ -123,6 +124,7 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
         fusion: case.fusion.clone(),
         mode,
         overlap_comm: false,
+        memory_utilization: None,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
     let wrong_metric = |what: &str| Error::value(format!("metric `{}` {what}", case.metric.name()));

@@ -8,7 +8,7 @@ use serde_saphyr::Spanned;
 use super::names::Scope;
 use super::Builder;
 use crate::base::diagnostic::Origin;
-use crate::base::dtype::Role;
+use crate::base::types::Slot;
 use crate::engine::workload::file::OpFile;
 use crate::engine::workload::{Input, ReadSize, Ref};
 
@@ -35,7 +35,9 @@ impl Builder {
             return None;
         }
         let ok = match op {
-            OpFile::Gemm(_) | OpFile::Gemv(_) => self.gemm_inputs(op, index, &mut inputs, origin),
+            OpFile::Gemm(_) | OpFile::Gemv(_) => {
+                self.gemm_inputs(op, index, scope, &mut inputs, origin)
+            }
             OpFile::Elementwise(e) if e.elements.is_none() => {
                 self.first_input_sized(index, &inputs, list[0], origin)
             }
@@ -76,7 +78,7 @@ impl Builder {
             inputs.push(Input {
                 source,
                 size: ReadSize::Whole,
-                role: scope.role(source),
+                slot: scope.slot(source),
             });
         }
         (inputs, ok)
@@ -120,6 +122,7 @@ impl Builder {
         &mut self,
         op: &OpFile,
         index: usize,
+        scope: &Scope,
         inputs: &mut Vec<Input>,
         origin: Origin,
     ) -> bool {
@@ -137,7 +140,7 @@ impl Builder {
             inputs.push(Input {
                 source: Ref::OwnWeight(index),
                 size: ReadSize::GemmRight,
-                role: Role::Weight,
+                slot: Slot::Weight(scope.own_groups[index]),
             });
         }
         inputs[1].size = ReadSize::GemmRight;

@@ -4,6 +4,7 @@
 //! file order) and drives the passes: `params`, `names`, `ops` (with `inputs`) and `fusion`.
 
 mod fusion;
+mod groups;
 mod inputs;
 mod names;
 mod ops;
@@ -21,6 +22,7 @@ use crate::base::dtype::Role;
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::source::Source;
+use crate::base::types::WeightGroup;
 use crate::engine::expr::Expr;
 
 pub(super) fn build(source: &Source) -> Result<Workload, Error> {
@@ -56,6 +58,7 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
         ("tensors", !file.tensors.is_empty()),
         ("blocks", !file.blocks.is_empty()),
         ("fusion", !file.fusion.is_empty()),
+        ("groups", !file.groups.is_empty()),
         ("tokens_per_step", file.tokens_per_step.is_some()),
         ("sequences", file.sequences.is_some()),
         ("chips", file.chips.is_some()),
@@ -94,6 +97,8 @@ struct Builder {
     expr_origins: Vec<Origin>,
     /// Expression text without spaces -> index into `exprs`.
     interned: HashMap<String, usize>,
+    /// Weight tensor or GEMM name -> the weight group it is in (`groups:`).
+    groups: HashMap<String, WeightGroup>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -122,6 +127,7 @@ impl Builder {
             exprs: Vec::new(),
             expr_origins: Vec::new(),
             interned: HashMap::new(),
+            groups: HashMap::new(),
         }
     }
 
@@ -258,6 +264,7 @@ impl Builder {
         let chips = self.opt_expr("chips", &file.chips).flatten();
         let stages = self.opt_expr("stages", &file.stages).flatten();
 
+        self.groups = self.weight_groups(&file);
         let tensors = self.declared_tensors(&file);
         let scope = self.scope(&tensors, &file.blocks);
         let ops::Graph {
@@ -271,6 +278,7 @@ impl Builder {
                 "a workload needs at least one block with ops under `blocks:`",
             );
         }
+        self.check_groups(&file, &scope.names, &tensors, &ops);
         self.check_acyclic(&ops, &[]);
         let fusion_plans = self.fusion_plans(&file.fusion, &scope.names, &ops);
         let default_fusion = self.default_fusion(&fusion_plans, &file, model);

@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 
 use super::{valid_name, Builder, NAME_RULE};
 use crate::base::dtype::Role;
+use crate::base::types::{Slot, WeightGroup};
 use crate::engine::workload::file::{BlockFile, OpFile, TensorFile, WorkloadFile};
 use crate::engine::workload::{Field, Ref, Tensor};
 
@@ -14,15 +15,17 @@ pub(super) struct Scope<'t> {
     pub(super) tensors: &'t [Tensor],
     pub(super) names: IndexMap<String, Ref>,
     pub(super) out_roles: Vec<Role>,
+    /// The weight group of each op's implied weight (by op index).
+    pub(super) own_groups: Vec<Option<WeightGroup>>,
 }
 
 impl Scope<'_> {
-    /// The role of what `source` holds, which decides its data type.
-    pub(super) fn role(&self, source: Ref) -> Role {
+    /// Where the format of what `source` holds comes from.
+    pub(super) fn slot(&self, source: Ref) -> Slot {
         match source {
-            Ref::Tensor(t) => self.tensors[t].role,
-            Ref::Op(j) => self.out_roles[j],
-            Ref::OwnWeight(_) => Role::Weight,
+            Ref::Tensor(t) => self.tensors[t].slot,
+            Ref::Op(j) => self.out_roles[j].into(),
+            Ref::OwnWeight(j) => Slot::Weight(self.own_groups[j]),
         }
     }
 }
@@ -75,9 +78,13 @@ impl Builder {
                 .into_iter()
                 .collect();
             if let (Some(role), Some(shape)) = (role, shape) {
+                let slot = match role {
+                    Role::Weight => Slot::Weight(self.groups.get(name).copied()),
+                    other => other.into(),
+                };
                 out.push(Tensor {
                     name: name.clone(),
-                    role,
+                    slot,
                     shape,
                     block,
                 });
@@ -99,17 +106,20 @@ impl Builder {
             }
         }
         let mut out_roles = Vec::new();
+        let mut own_groups = Vec::new();
         for (b, block) in blocks.iter().enumerate() {
             for (o, op) in block.ops.iter().enumerate() {
                 let field = format!("blocks[{b}].ops[{o}].{}", op.tag());
                 self.name_op(&field, op, Ref::Op(out_roles.len()), &mut names);
                 out_roles.push(self.out_role(&field, op));
+                own_groups.push(self.groups.get(&op.name().value).copied());
             }
         }
         Scope {
             tensors,
             names,
             out_roles,
+            own_groups,
         }
     }
 

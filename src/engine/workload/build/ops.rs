@@ -82,7 +82,7 @@ impl Builder {
                 inputs: Vec::new(),
                 out_role: scope.out_roles[index],
                 slots: start..start,
-                operands: [false; 3],
+                operands: [false; 7],
                 deps: Vec::new(),
                 origin: Origin::default(),
             });
@@ -96,13 +96,13 @@ impl Builder {
             inputs,
             out_role: scope.out_roles[index],
             slots: start..graph.slot_count,
-            operands: [false; 3],
+            operands: [false; 7],
             deps: Vec::new(),
             origin: self.at(format!("{prefix}.name"), file.name()),
         };
         op.deps = op_deps(&op);
-        for role in op.operand_roles().collect::<Vec<_>>() {
-            op.operands[role as usize] = true;
+        for slot in op.operand_slots().collect::<Vec<_>>() {
+            op.operands[slot.index()] = true;
         }
         graph.ops.push(op);
     }

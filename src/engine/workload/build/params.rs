@@ -3,7 +3,8 @@
 
 use super::{valid_name, Builder, Model};
 use crate::base::diagnostic::Origin;
-use crate::base::dtype::{DType, Role, RoleDTypes};
+use crate::base::format::Format;
+use crate::base::types::{TypeKey, Types};
 use crate::engine::workload::file::WorkloadFile;
 use crate::engine::workload::graph::topological_order;
 use crate::engine::workload::Param;
@@ -73,9 +74,10 @@ impl Builder {
         }
     }
 
-    /// The default data type of each role: the graph file's, then `model`'s over them.
-    pub(super) fn dtypes(&mut self, file: &WorkloadFile, model: Option<&Model>) -> RoleDTypes {
-        let mut default_dtypes = RoleDTypes::default();
+    /// The checkpoint's format of each slot: the graph file's, then `model`'s over them, each
+    /// file's keys in order (so `weight` then `embed.weight` keeps the embeddings apart).
+    pub(super) fn dtypes(&mut self, file: &WorkloadFile, model: Option<&Model>) -> Types {
+        let mut default_dtypes = Types::default();
         let model_dtypes = model
             .into_iter()
             .flat_map(|(src, m)| m.dtypes.iter().map(move |d| (Some(src), d)));
@@ -84,7 +86,7 @@ impl Builder {
             if let Some(src) = src {
                 origin = origin.in_file(src);
             }
-            match (role.parse::<Role>(), value.value.parse::<DType>()) {
+            match (role.parse::<TypeKey>(), value.value.parse::<Format>()) {
                 (Ok(r), Ok(d)) => default_dtypes.set(r, d),
                 (Err(e), _) | (_, Err(e)) => self.problem(origin, e),
             }
