@@ -2,7 +2,9 @@
 
 use stepcost::{DType, Role, ScenarioSpec};
 
-use crate::common::run;
+use predicates::prelude::*;
+
+use crate::common::{run, stepcost};
 
 /// Llama-3.1-70B (docs/sources.md: M1, M2c).
 const L: f64 = 80.0;
@@ -142,4 +144,33 @@ fn an_fp8_kv_cache_doubles_the_sequences_that_fit() {
         (room / kv_per_sequence(2.0)).floor() as u64
     );
     assert_eq!(kv(DType::Fp8), (room / kv_per_sequence(1.0)).floor() as u64);
+}
+
+#[test]
+fn a_scenario_that_does_not_fit_says_what_would() {
+    // 70B bf16 at batch 32 on one H100: 141 GB of weights against 77 GB usable. Split over
+    // tp = 2 each chip holds 70.6 GB of weights and 21.5 GB of KV cache: still too much; tp = 4
+    // fits.
+    let out = stepcost()
+        .args(["run", "llama-3.1-70b", "--chip", "h100-sxm", "--set", "batch=32"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("warning: on h100-sxm this does not fit"), "{first}");
+    assert!(first.contains("fits with tp=4"), "{first}");
+    assert!(!first.contains("tp=2"), "{first}");
+    // In CSV the rows stay clean and the warning goes to stderr.
+    stepcost()
+        .args(["run", "llama-3.1-70b", "--chip", "h100-sxm", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("workload,"))
+        .stderr(predicates::str::contains("does not fit"));
+    // A scenario that fits has no warning.
+    stepcost()
+        .args(["run", "llama-3.1-8b", "--chip", "h100-sxm"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("warning").not());
 }

@@ -31,7 +31,7 @@ use crate::export::document::{self, Kind};
 use crate::export::{self as exporter, svg};
 use crate::study::check::{check, Checked};
 use crate::study::compare::{compare, Compared};
-use crate::study::{import, lever, plan, validate};
+use crate::study::{fit, import, lever, plan, validate};
 
 /// The command line's parser, its help naming the built-in chips and workloads.
 pub fn command() -> clap::Command {
@@ -63,9 +63,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => {
             let target = Target::from_out(args.output.out.as_deref());
             let (compared, plan) = price_on_chips(args.scenario, vec![target])?;
+            let format = args.output.format.into();
             let mut buffer = Vec::new();
+            for (chip, report) in &compared.reports {
+                warn_unfit(
+                    &mut buffer,
+                    &compared.workload,
+                    chip,
+                    &compared.scenario,
+                    report,
+                    format,
+                )?;
+            }
             let reports = compared.into_reports();
-            exporter::write_compare(&mut buffer, &reports, args.output.format.into())?;
+            exporter::write_compare(&mut buffer, &reports, format)?;
             emit(plan, &buffer)?;
         }
         Command::Plan(args) => plan_command(args)?,
@@ -118,9 +129,35 @@ fn run_command(args: RunArgs) -> Result<()> {
     if let Some(request) = args.request {
         report = report.with_request(&workload, &chip, &scenario, request)?;
     }
+    let format = args.output.format.into();
     let mut buffer = Vec::new();
-    exporter::write_run(&mut buffer, &report, args.per_op, args.output.format.into())?;
+    warn_unfit(&mut buffer, &workload, &chip, &scenario, &report, format)?;
+    exporter::write_run(&mut buffer, &report, args.per_op, format)?;
     emit(plan, &buffer)
+}
+
+/// When `report`'s scenario does not fit: a line saying so, with the changes that would make
+/// it fit priced, above a table (in `out`) or on stderr beside rows a program reads.
+fn warn_unfit(
+    out: &mut Vec<u8>,
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    report: &StepReport,
+    format: exporter::Format,
+) -> Result<()> {
+    if report.summary.fits {
+        return Ok(());
+    }
+    let fixes = fit::fixes(workload, chip, scenario, report)?;
+    let line = exporter::fit_warning(report, &fixes);
+    if format == exporter::Format::Table {
+        writeln!(out, "{line}")?;
+    } else {
+        // A closed stderr is no reason to fail: the rows still say `fits`.
+        let _ = writeln!(io::stderr(), "{line}");
+    }
+    Ok(())
 }
 
 /// `plan`: every chip and combination of the data types asked for (weight bf16 and fp8 when

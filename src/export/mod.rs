@@ -11,6 +11,8 @@ pub mod stream;
 pub mod svg;
 mod table;
 
+pub use table::fit_warning;
+
 use std::io::{self, Write};
 
 use crate::base::dtype::DType;
