@@ -168,6 +168,13 @@ pub const MEMORY_MARKETED_CAPACITY: Range = Range {
     field: "memory.marketed_capacity",
     ..MEMORY_CAPACITY
 };
+pub const MEMORY_RESERVE: Range = range(
+    "memory.reserve",
+    "B",
+    1e3,
+    1e12,
+    "a kilobyte to 1 TB (runtimes hold back 0.5-2 GiB today: context, communication buffers, graphs)",
+);
 pub const MEMORY_BANDWIDTH: Range = range(
     "memory.bandwidth",
     "B/s",
@@ -250,12 +257,26 @@ pub const POWER: Range = range(
     1e5,
     "an edge chip to 100 kW (a wafer-scale system draws 23 kW)",
 );
-pub const PRICE_PER_HOUR: Range = range(
-    "price_per_hour",
+pub const PRICE_CLOUD: Range = range(
+    "price.cloud",
     "USD/h",
     1e-3,
     1e4,
-    "a tenth of a cent to 10,000 USD per chip-hour (omit the field for no price)",
+    "a tenth of a cent to 10,000 USD per chip-hour (`none` for no price on the basis)",
+);
+pub const PRICE_PURCHASE: Range = range(
+    "price.purchase",
+    "USD",
+    1.0,
+    1e10,
+    "one dollar to 10 billion USD for the system `purchase_gpus` GPUs come in",
+);
+pub const PRICE_PURCHASE_GPUS: Range = range(
+    "price.purchase_gpus",
+    "",
+    1.0,
+    1e6,
+    "one GPU to a million in the system the purchase price buys (72 in an NVL72 rack)",
 );
 pub const EXPECTED_MATRIX: Range = range("expected.matrix.TYPE", "", 0.01, 1.0, FRACTION_WHY);
 pub const EXPECTED_VECTOR: Range = Range {
@@ -296,6 +317,7 @@ pub const EXPECTED_DRAM_LATENCY: Range = range(
 pub const CHIP: &[Range] = &[
     MEMORY_CAPACITY,
     MEMORY_MARKETED_CAPACITY,
+    MEMORY_RESERVE,
     MEMORY_BANDWIDTH,
     MATRIX_PEAK,
     VECTOR_PEAK,
@@ -309,7 +331,9 @@ pub const CHIP: &[Range] = &[
     NETWORK_BANDWIDTH,
     NETWORK_LATENCY,
     POWER,
-    PRICE_PER_HOUR,
+    PRICE_CLOUD,
+    PRICE_PURCHASE,
+    PRICE_PURCHASE_GPUS,
     EXPECTED_MATRIX,
     EXPECTED_VECTOR,
     EXPECTED_MEMORY,
@@ -344,6 +368,35 @@ pub const MAX_MS_PER_TOKEN: Range = range(
     1e6,
     "a microsecond to a quarter of an hour per output token",
 );
+/// `--years`: the purchase price's amortisation period in the TCO view.
+pub const COST_YEARS: Range = range(
+    "--years",
+    "years",
+    0.1,
+    50.0,
+    "a month to half a century of service",
+);
+/// `--pue`: the facility's power usage effectiveness.
+pub const COST_PUE: Range = range(
+    "--pue",
+    "",
+    1.0,
+    5.0,
+    "1 (every watt reaches the chips) to 5 (an inefficient facility); 1.1-1.6 today",
+);
+/// `--usd-per-kwh`: the electricity price.
+pub const COST_USD_PER_KWH: Range = range(
+    "--usd-per-kwh",
+    "USD/kWh",
+    1e-4,
+    10.0,
+    "a hundredth of a cent to 10 USD per kWh",
+);
+/// `--price CHIP=USD/h`: a buyer's own quote per chip-hour.
+pub const COST_QUOTE: Range = Range {
+    field: "--price",
+    ..PRICE_CLOUD
+};
 /// `plan --context`.
 pub const CONTEXT: Range = range(
     "--context",

@@ -118,6 +118,8 @@ pub(crate) struct RunArgs {
     pub(crate) chip: String,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     /// Also list every kernel (op or fused group)
     #[arg(long)]
     pub(crate) per_op: bool,
@@ -180,6 +182,8 @@ pub(crate) struct SweepArgs {
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
     pub(crate) skip_invalid: bool,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) format: SweepFormatArgs,
     /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
@@ -247,6 +251,54 @@ impl ScenarioArgs {
     }
 }
 
+/// How a chip-hour is costed, and a buyer's own prices.
+#[derive(Args, Clone)]
+pub(crate) struct CostArgs {
+    /// Cost view of the $ columns: `cloud` (the chip file's on-demand price on its basis) or
+    /// `tco` (purchase / (years x 8760 h) + power x PUE x USD per kWh, at 100 % utilisation)
+    #[arg(long = "cost", value_enum, default_value_t = CostArg::Cloud)]
+    pub(crate) view: CostArg,
+    /// TCO: years the purchase is amortised over
+    #[arg(long, value_name = "Y", default_value_t = 4.0,
+          value_parser = |t: &str| number_in(t, &ranges::COST_YEARS))]
+    pub(crate) years: f64,
+    /// TCO: the facility's power usage effectiveness
+    #[arg(long, default_value_t = 1.3, value_parser = |t: &str| number_in(t, &ranges::COST_PUE))]
+    pub(crate) pue: f64,
+    /// TCO: electricity price
+    #[arg(long, value_name = "USD", default_value_t = 0.10,
+          value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KWH))]
+    pub(crate) usd_per_kwh: f64,
+    /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable)
+    #[arg(long = "price", value_name = "CHIP=USD/h", value_parser = parse_quote)]
+    pub(crate) quotes: Vec<(String, f64)>,
+    /// YAML price book: `CHIP: USD/h`, or `CHIP: {cloud: USD/h, purchase: USD, power: W}`
+    /// (purchase per GPU); replaces the chip files' figures it gives
+    #[arg(long = "prices", value_name = "FILE")]
+    pub(crate) book: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum CostArg {
+    /// On-demand price per chip-hour on the chip file's price basis
+    Cloud,
+    /// Total cost of ownership: purchase amortised plus power
+    Tco,
+}
+
+/// `--price CHIP=USD/h`: a chip and a price per hour inside [`ranges::COST_QUOTE`].
+pub(crate) fn parse_quote(text: &str) -> Result<(String, f64), String> {
+    let (chip, price) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected CHIP=USD/h (e.g. h200=3.10), found `{text}`"))?;
+    let price = price.trim();
+    let number = price.strip_suffix("USD/h").unwrap_or(price);
+    Ok((
+        chip.trim().to_owned(),
+        number_in(number, &ranges::COST_QUOTE)?,
+    ))
+}
+
 #[derive(Subcommand)]
 pub(crate) enum PlotCommand {
     /// Log-log roofline of each chip (memory slope, compute roofs, ridge points; achievable
@@ -294,6 +346,8 @@ pub(crate) struct ChipsScenario {
     pub(crate) chip: Vec<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
 }
 
 #[derive(Args)]
@@ -336,6 +390,8 @@ pub(crate) struct PlanArgs {
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     pub(crate) mode: ModeArg,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

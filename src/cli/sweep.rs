@@ -24,13 +24,14 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let mut inputs = Inputs::default();
     inputs.workload(&args.workload, &source);
     inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
     let plan = output::plan(args.out.as_deref(), &inputs)?;
     let out = match plan.targets() {
         [Target::File(path)] => Some(path.clone()),
         _ => None,
     };
     let workload = Workload::load(&source)?;
-    let chips = Chip::load_all(&args.chip)?;
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     // The size from the axes' lengths, before any param's values are made.
     let size = sweep::grid_len(
         &workload,

@@ -4,6 +4,7 @@
 //! business.
 
 pub mod atomic;
+mod costs;
 pub mod document;
 mod escape;
 pub mod rows;

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
+use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
 use crate::base::units::{human, three_significant};
@@ -44,8 +45,14 @@ fn number(x: f64) -> String {
     }
 }
 
-/// The lines that say what was priced: title, mode and plan, params, data types.
-fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::Result<()> {
+/// The lines that say what was priced: title, mode and plan, params, data types, and the cost
+/// assumptions of `reports` (the report itself and the chips beside it).
+fn write_scenario(
+    out: &mut dyn Write,
+    title: &str,
+    report: &StepReport,
+    reports: &[StepReport],
+) -> io::Result<()> {
     writeln!(
         out,
         "{title} ({} mode, fusion `{}`)",
@@ -64,12 +71,14 @@ fn write_scenario(out: &mut dyn Write, title: &str, report: &StepReport) -> io::
         out,
         "dtypes: weight={} activation={} kv={}",
         d.weight, d.activation, d.kv
-    )
+    )?;
+    let bases = reports.iter().map(|r| r.price_basis.as_deref());
+    writeln!(out, "{}", cost_line(&report.cost, bases))
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
     let title = format!("{} on {}", report.workload_name, report.chip_name);
-    write_scenario(out, &title, report)?;
+    write_scenario(out, &title, report, std::slice::from_ref(report))?;
     writeln!(out, "{}", run_summary(report))?;
     if per_op {
         writeln!(out, "{}", run_kernels(report))?;
@@ -108,6 +117,7 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
         row("tokens per step", number(n));
         row("tokens per second", number(rate));
     }
+    cost_rows(row, s);
     if let Some(r) = &report.request {
         row(
             "request",
@@ -221,11 +231,14 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         .into_iter()
         .filter(|d| matches!(d, DType::Bf16 | DType::Fp8 | DType::Fp4))
         .collect();
-    let mut header = vec!["chip".to_owned(), "HBM".to_owned(), "bandwidth".to_owned()];
+    let mut header = ["chip", "HBM", "basis", "reserve", "bandwidth"]
+        .map(String::from)
+        .to_vec();
     for d in &dtypes {
         header.push(format!("{d} peak"));
         header.push(format!("{d} ridge"));
     }
+    header.push("SKU".to_owned());
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
     table.set_header(header);
@@ -233,6 +246,8 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         let mut row = vec![
             chip.id.clone(),
             human(chip.capacity_bytes, "B"),
+            chip.capacity_basis.name().to_owned(),
+            human(chip.reserve_bytes, "B"),
             human(chip.bandwidth_bytes_per_s, "B/s"),
         ];
         for d in &dtypes {
@@ -244,13 +259,17 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
                 None => row.extend(["-".to_owned(), "-".to_owned()]),
             }
         }
+        row.push(chip.sku.clone());
         table.add_row(row);
     }
     align_right(&mut table, 1);
     writeln!(out, "{table}")?;
     writeln!(
         out,
-        "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n`--format csv` lists every data type"
+        "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n\
+         HBM is what the device reports to software where `basis` is `reported`, the vendor's GiB\n\
+         (`vendor_gib`) or the marketed figure (`marketed`); reserve is the runtime's share of it;\n\
+         `--format csv` lists every data type, prices and power"
     )
 }
 
@@ -258,7 +277,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     let Some(first) = reports.first() else {
         return Ok(());
     };
-    write_scenario(out, &first.workload_name, first)?;
+    write_scenario(out, &first.workload_name, first, reports)?;
     let mut table = new_table(&[
         "chip",
         "step time",
@@ -287,7 +306,11 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
         ]);
     }
     align_right(&mut table, 1);
-    writeln!(out, "{table}")
+    writeln!(out, "{table}")?;
+    for note in cost_notes(reports.iter().map(|r| (r.chip.as_str(), &r.summary))) {
+        writeln!(out, "{note}")?;
+    }
+    Ok(())
 }
 
 pub fn write_plan(
@@ -308,6 +331,15 @@ pub fn write_plan(
         out,
         "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
     )?;
+    if let Some(first) = entries.first() {
+        let bases = entries.iter().map(|e| e.price_basis.as_deref());
+        writeln!(
+            out,
+            "{}; ranked by {} cost",
+            cost_line(&first.cost, bases),
+            first.cost.view()
+        )?;
+    }
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
@@ -317,7 +349,8 @@ pub fn write_plan(
         "tokens/s/chip",
         "chips",
         "$/hour",
-        "$/M tokens",
+        "$/M cloud",
+        "$/M tco",
         "memory",
     ]);
     let mut notes = Vec::new();
@@ -342,8 +375,8 @@ pub fn write_plan(
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
                     p.chips.to_string(),
                     p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
-                    s.usd_per_million_tokens
-                        .map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
                     human(s.footprint_bytes, "B"),
                 ]);
             }
@@ -352,6 +385,19 @@ pub fn write_plan(
     }
     align_right(&mut table, 2);
     writeln!(out, "{table}")?;
+    let priced = entries.iter().filter_map(|e| {
+        e.outcome
+            .as_ref()
+            .ok()
+            .map(|p| (e.chip.as_str(), &p.summary))
+    });
+    let mut seen = Vec::new();
+    for note in cost_notes(priced) {
+        if !seen.contains(&note) {
+            writeln!(out, "{note}")?;
+            seen.push(note);
+        }
+    }
     if !notes.is_empty() {
         writeln!(out, "not feasible on one chip:")?;
         for note in notes {

@@ -51,6 +51,16 @@ impl Row for PlanRow<'_> {
             "usd_per_million_tokens",
             opt(|p| p.summary.usd_per_million_tokens),
         );
+        let basis = p.map_or(Value::Empty, |p| Value::Text(p.summary.cost_basis.name()));
+        f("cost_basis", basis);
+        f(
+            "cloud_usd_per_million_tokens",
+            opt(|p| p.cloud_usd_per_million_tokens),
+        );
+        f(
+            "tco_usd_per_million_tokens",
+            opt(|p| p.tco_usd_per_million_tokens),
+        );
         f("footprint_bytes", num(|p| p.summary.footprint_bytes));
         f(
             "note",
