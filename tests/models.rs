@@ -325,7 +325,10 @@ fn plan_ranks_chips_for_llama_8b_at_10k_tokens_per_s_under_50_ms() {
         assert!(num(row, "ms_per_token").unwrap() <= 50.0);
         assert!(batch <= num(row, "max_batch").unwrap());
         let per_chip = num(row, "tokens_per_s_per_chip").unwrap();
-        assert_eq!(num(row, "chips").unwrap(), (10000.0 / per_chip).ceil());
+        // whole replicas of `chips_per_replica` chips each
+        let per_replica = num(row, "chips_per_replica").unwrap();
+        let replicas = (10000.0 / (per_chip * per_replica)).ceil();
+        assert_eq!(num(row, "chips").unwrap(), replicas * per_replica);
         if let Some(cost) = num(row, "usd_per_hour") {
             assert!(cost >= last_cost, "priced chips come cheapest first");
             last_cost = cost;

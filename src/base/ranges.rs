@@ -395,6 +395,7 @@ pub const COST_USD_PER_KWH: Range = range(
 /// `--price CHIP=USD/h`: a buyer's own quote per chip-hour.
 pub const COST_QUOTE: Range = Range {
     field: "--price",
+    why: "a buyer's quote, a tenth of a cent to 10,000 USD per chip-hour",
     ..PRICE_CLOUD
 };
 /// `plan --context`.
@@ -442,6 +443,10 @@ pub const FLAGS: &[Range] = &[
     CONTEXT,
     REQUEST_TOKENS,
     MAX_SCENARIOS,
+    COST_YEARS,
+    COST_PUE,
+    COST_USD_PER_KWH,
+    COST_QUOTE,
 ];
 
 /// Every range, as the README's limits section shows it: a Markdown table, one row a range.
