@@ -67,24 +67,24 @@ impl Default for CostModel {
     }
 }
 
-/// Why a chip-hour has no cost in a view.
+/// Why a chip-hour has no cost in a view: the figure that is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CostGap {
     /// The chip has no cloud price on its basis (`None`: the chip file names no basis).
-    NoCloudPrice(Option<Arc<str>>),
+    CloudPrice(Option<Arc<str>>),
     /// The TCO view needs a purchase price the chip file does not give.
-    NoPurchasePrice,
+    PurchasePrice,
     /// The TCO view needs the chip's power, which the chip file does not give.
-    NoPower,
+    Power,
 }
 
 impl fmt::Display for CostGap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CostGap::NoCloudPrice(Some(basis)) => write!(f, "no price on basis {basis}"),
-            CostGap::NoCloudPrice(None) => f.write_str("no cloud price in the chip file"),
-            CostGap::NoPurchasePrice => f.write_str("no purchase price for tco"),
-            CostGap::NoPower => f.write_str("no power figure for tco"),
+            CostGap::CloudPrice(Some(basis)) => write!(f, "no price on basis {basis}"),
+            CostGap::CloudPrice(None) => f.write_str("no cloud price in the chip file"),
+            CostGap::PurchasePrice => f.write_str("no purchase price for tco"),
+            CostGap::Power => f.write_str("no power figure for tco"),
         }
     }
 }
@@ -92,6 +92,58 @@ impl fmt::Display for CostGap {
 impl Serialize for CostGap {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+/// A step's cost in its chip's cost model, for the replica's chips.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCost {
+    /// What the replica's chips cost per hour.
+    pub usd_per_hour: Option<f64>,
+    /// A million tokens at that price.
+    pub usd_per_million_tokens: Option<f64>,
+    /// The view `usd_per_hour` follows.
+    pub basis: CostView,
+    /// Why there is no cost in that view.
+    pub note: Option<CostGap>,
+    /// Tokens per kWh the replica's chips draw, the facility's PUE included.
+    pub tokens_per_kwh: Option<f64>,
+}
+
+impl StepCost {
+    /// The cost of `chips` chips making `tokens_per_s`.
+    pub fn of(chip: &Chip, chips: u64, tokens_per_s: Option<f64>) -> StepCost {
+        let model = chip.cost_model();
+        let usd_per_hour = chip.usd_per_hour().map(|usd| usd * chips as f64);
+        let kwh_per_hour = model.kwh_per_hour(chip).map(|kwh| kwh * chips as f64);
+        let per_million = tokens_per_s
+            .zip(usd_per_hour.as_ref().ok())
+            .map(|(rate, usd)| usd / 3600.0 / rate * 1e6);
+        StepCost {
+            usd_per_million_tokens: per_million,
+            basis: model.view(),
+            note: usd_per_hour.as_ref().err().cloned(),
+            usd_per_hour: usd_per_hour.ok(),
+            tokens_per_kwh: tokens_per_s
+                .zip(kwh_per_hour)
+                .map(|(rate, kwh)| rate * 3600.0 / kwh),
+        }
+    }
+}
+
+/// How a report's chip is costed: the model and the cloud price basis its file names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Costing {
+    pub model: CostModel,
+    pub price_basis: Option<String>,
+}
+
+impl Costing {
+    pub fn of(chip: &Chip) -> Costing {
+        Costing {
+            model: chip.cost_model(),
+            price_basis: chip.cloud_basis().map(str::to_owned),
+        }
     }
 }
 
@@ -140,10 +192,10 @@ impl CostModel {
         match self.view {
             CostView::Cloud => chip
                 .price_usd_per_hour()
-                .ok_or_else(|| CostGap::NoCloudPrice(chip.cloud_basis_shared())),
+                .ok_or_else(|| CostGap::CloudPrice(chip.cloud_basis_shared())),
             CostView::Tco => {
-                let purchase = chip.purchase_usd().ok_or(CostGap::NoPurchasePrice)?;
-                let kwh = self.kwh_per_hour(chip).ok_or(CostGap::NoPower)?;
+                let purchase = chip.purchase_usd().ok_or(CostGap::PurchasePrice)?;
+                let kwh = self.kwh_per_hour(chip).ok_or(CostGap::Power)?;
                 Ok(purchase / (self.years * HOURS_PER_YEAR) + kwh * self.usd_per_kwh)
             }
         }
@@ -183,7 +235,7 @@ mod tests {
         let gap = CostModel::default().usd_per_hour(&c).unwrap_err();
         assert_eq!(gap.to_string(), "no price on basis b 2026-01-01");
         let tco = CostModel::default().with_view(CostView::Tco);
-        assert_eq!(tco.usd_per_hour(&c), Err(CostGap::NoPurchasePrice));
+        assert_eq!(tco.usd_per_hour(&c), Err(CostGap::PurchasePrice));
         assert!(CostModel::new(CostView::Tco, 4.0, 0.5, 0.1).is_err());
     }
 }

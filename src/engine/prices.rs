@@ -55,60 +55,44 @@ pub struct PriceBook {
 impl PriceBook {
     /// Reads a price book; every bad figure is reported with its line and field.
     pub fn load(source: &Source) -> Result<PriceBook, Error> {
-        let file: IndexMap<String, EntryFile> = source.parse().map_err(Error::Invalid)?;
+        let file: IndexMap<String, Spanned<EntryFile>> = source.parse().map_err(Error::Invalid)?;
         let mut problems = Vec::new();
         let mut book = PriceBook::default();
-        let mut figure =
-            |chip: &str, name: &str, range: &Range, v: Option<&Spanned<String>>, kind| {
-                let v = v?;
-                let field = format!("{chip}.{name}");
-                let parsed = parse_quantity(&v.value, kind)
+        for (chip, entry) in &file {
+            // An untagged entry keeps no places inside it: a problem is placed at its start.
+            let mut figure = |name: &str, range: &Range, v: Option<&Spanned<String>>, kind| {
+                let text = v?.value.trim();
+                let parsed = parse_quantity(text, kind)
                     .map_err(|e| e.to_string())
                     .and_then(|x| {
                         range
                             .check(x)
                             .map(|()| x)
-                            .map_err(|e| format!("`{}` is {e}", v.value.trim()))
+                            .map_err(|e| format!("`{text}` is {e}"))
                     });
+                let origin = Origin::of(format!("{chip}.{name}"), entry);
                 parsed
-                    .map_err(|e| problems.push(source.problem(&Origin::of(field, v), e)))
+                    .map_err(|e| problems.push(source.problem(&origin, e)))
                     .ok()
             };
-        for (chip, entry) in &file {
-            let quote = match entry {
-                EntryFile::Cloud(cloud) => Quote {
-                    cloud_usd_per_hour: figure(
-                        chip,
-                        "cloud",
-                        &ranges::PRICE_CLOUD,
-                        Some(cloud),
-                        QuantityKind::Price,
-                    ),
-                    ..Quote::default()
-                },
-                EntryFile::Figures(f) => Quote {
-                    cloud_usd_per_hour: figure(
-                        chip,
-                        "cloud",
-                        &ranges::PRICE_CLOUD,
-                        f.cloud.as_ref(),
-                        QuantityKind::Price,
-                    ),
-                    purchase_usd: figure(
-                        chip,
-                        "purchase",
-                        &ranges::PRICE_PURCHASE,
-                        f.purchase.as_ref(),
-                        QuantityKind::Money,
-                    ),
-                    power_w: figure(
-                        chip,
-                        "power",
-                        &ranges::POWER,
-                        f.power.as_ref(),
-                        QuantityKind::Power,
-                    ),
-                },
+            let (cloud, purchase, power) = match &entry.value {
+                EntryFile::Cloud(cloud) => (Some(cloud), None, None),
+                EntryFile::Figures(f) => (f.cloud.as_ref(), f.purchase.as_ref(), f.power.as_ref()),
+            };
+            let quote = Quote {
+                cloud_usd_per_hour: figure(
+                    "cloud",
+                    &ranges::PRICE_CLOUD,
+                    cloud,
+                    QuantityKind::Price,
+                ),
+                purchase_usd: figure(
+                    "purchase",
+                    &ranges::PRICE_PURCHASE,
+                    purchase,
+                    QuantityKind::Money,
+                ),
+                power_w: figure("power", &ranges::POWER, power, QuantityKind::Power),
             };
             book.quotes.insert(chip.clone(), quote);
         }

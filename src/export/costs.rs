@@ -40,23 +40,23 @@ pub(super) fn cost_notes<'a>(
 ) -> Vec<String> {
     summaries
         .into_iter()
-        .filter_map(|(chip, s)| s.cost_note.as_ref().map(|n| format!("{chip}: {n}")))
+        .filter_map(|(chip, s)| s.cost.note.as_ref().map(|n| format!("{chip}: {n}")))
         .collect()
 }
 
 /// A run's cost lines: per hour, per million tokens, tokens per kWh.
 pub(super) fn cost_rows(row: &mut dyn FnMut(&str, String), s: &StepSummary) {
-    match (&s.cost_note, s.usd_per_hour) {
+    match (&s.cost.note, s.cost.usd_per_hour) {
         (Some(note), _) => row("cost", note.to_string()),
         (None, Some(usd)) => {
-            row("cost per hour", format!("{usd:.2} USD ({})", s.cost_basis));
-            if let Some(m) = s.usd_per_million_tokens {
+            row("cost per hour", format!("{usd:.2} USD ({})", s.cost.basis));
+            if let Some(m) = s.cost.usd_per_million_tokens {
                 row("cost per million tokens", format!("{m:.3} USD"));
             }
         }
         (None, None) => {}
     }
-    if let Some(t) = s.tokens_per_kwh {
+    if let Some(t) = s.cost.tokens_per_kwh {
         row("tokens per kWh", three_significant(t));
     }
 }

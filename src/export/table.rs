@@ -72,8 +72,8 @@ fn write_scenario(
         "dtypes: weight={} activation={} kv={}",
         d.weight, d.activation, d.kv
     )?;
-    let bases = reports.iter().map(|r| r.price_basis.as_deref());
-    writeln!(out, "{}", cost_line(&report.cost, bases))
+    let bases = reports.iter().map(|r| r.costing.price_basis.as_deref());
+    writeln!(out, "{}", cost_line(&report.costing.model, bases))
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
@@ -299,7 +299,8 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
             percent(s.mfu),
             percent(s.mbu),
             percent(s.compute_bound_share),
-            s.usd_per_million_tokens
+            s.cost
+                .usd_per_million_tokens
                 .map_or("-".into(), |usd| format!("{usd:.3}")),
             if s.fits { "yes" } else { "no" }.to_owned(),
             format!("{:.2}x", t0 / s.step_time_s),
@@ -331,14 +332,10 @@ pub fn write_plan(
         out,
         "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
     )?;
-    if let Some(first) = entries.first() {
-        let bases = entries.iter().map(|e| e.price_basis.as_deref());
-        writeln!(
-            out,
-            "{}; ranked by {} cost",
-            cost_line(&first.cost, bases),
-            first.cost.view()
-        )?;
+    if let Some(first) = entries.first().map(|e| &e.costing.model) {
+        let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
+        let line = cost_line(first, bases);
+        writeln!(out, "{line}; ranked by {} cost", first.view())?;
     }
     let mut table = new_table(&[
         "chip",
@@ -385,11 +382,19 @@ pub fn write_plan(
     }
     align_right(&mut table, 2);
     writeln!(out, "{table}")?;
+    write_plan_notes(out, entries, &notes)
+}
+
+/// Below a plan: the chips without a cost in the view asked for, once each, then the choices
+/// that cannot meet the request and why.
+fn write_plan_notes(
+    out: &mut dyn Write,
+    entries: &[PlanEntry],
+    notes: &[String],
+) -> io::Result<()> {
     let priced = entries.iter().filter_map(|e| {
-        e.outcome
-            .as_ref()
-            .ok()
-            .map(|p| (e.chip.as_str(), &p.summary))
+        let point = e.outcome.as_ref().ok()?;
+        Some((e.chip.as_str(), &point.summary))
     });
     let mut seen = Vec::new();
     for note in cost_notes(priced) {

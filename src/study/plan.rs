@@ -7,7 +7,7 @@ use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::engine::chip::Chip;
-use crate::engine::cost::{CostModel, CostView};
+use crate::engine::cost::{CostView, Costing};
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
@@ -72,9 +72,8 @@ pub struct PlanPoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanEntry {
     pub chip: String,
-    /// How the chip's hours are costed, and the cloud price basis its file names.
-    pub cost: CostModel,
-    pub price_basis: Option<String>,
+    /// How the chip's hours are costed.
+    pub costing: Costing,
     pub dtypes: RoleDTypes,
     pub outcome: Result<PlanPoint, String>,
 }
@@ -175,8 +174,7 @@ impl Planner<'_> {
         }
         PlanEntry {
             chip: chip.id.clone(),
-            cost: chip.cost_model(),
-            price_basis: chip.cloud_basis().map(str::to_owned),
+            costing: Costing::of(chip),
             dtypes,
             outcome: best.ok_or(reason),
         }

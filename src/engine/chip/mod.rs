@@ -224,7 +224,7 @@ impl Chip {
     }
 
     /// Memory the runtime holds per chip before weights load: context, communication
-    /// buffers, captured graphs ([`DEFAULT_RUNTIME_RESERVE_BYTES`] where the file gives none).
+    /// buffers, captured graphs (2 GiB where the file gives none).
     pub fn runtime_reserve_bytes(&self) -> f64 {
         self.reserve_bytes
     }

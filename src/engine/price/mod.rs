@@ -21,7 +21,7 @@ use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::engine::chip::Chip;
-use crate::engine::cost::{CostGap, CostModel, CostView};
+use crate::engine::cost::{Costing, StepCost};
 use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
 
@@ -118,16 +118,8 @@ pub struct StepSummary {
     /// Chips one replica of the step runs on (the workload's `chips`, e.g. `tp * pp`).
     pub chips: u64,
     pub tokens_per_s_per_chip: Option<f64>,
-    /// What the replica's chips cost per hour in the chip's cost view.
-    pub usd_per_hour: Option<f64>,
-    /// Cost of a million tokens at that price per hour.
-    pub usd_per_million_tokens: Option<f64>,
-    /// The cost view `usd_per_hour` follows.
-    pub cost_basis: CostView,
-    /// Why there is no cost in that view (no price on the basis, no purchase price, no power).
-    pub cost_note: Option<CostGap>,
-    /// Tokens per kWh the replica's chips draw, the facility's PUE included.
-    pub tokens_per_kwh: Option<f64>,
+    #[serde(flatten)]
+    pub cost: StepCost,
     /// Share of the step time spent in compute-bound kernels.
     pub compute_bound_share: f64,
     pub memory_bound_share: f64,
@@ -157,9 +149,8 @@ pub struct StepReport {
     pub chip_name: String,
     /// The chip's usable memory.
     pub capacity_bytes: f64,
-    /// How the chip's hours are costed, and the cloud price basis its file names.
-    pub cost: CostModel,
-    pub price_basis: Option<String>,
+    /// How the chip's hours are costed.
+    pub costing: Costing,
     pub mode: Mode,
     pub fusion: String,
     /// Every param with the value used, in the file's order.
@@ -275,8 +266,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         chip: chip.id.clone(),
         chip_name: chip.name.clone(),
         capacity_bytes: chip.capacity_bytes,
-        cost: chip.cost_model(),
-        price_basis: chip.cloud_basis().map(str::to_owned),
+        costing: Costing::of(chip),
         mode: scenario.mode,
         fusion: plan.name.clone(),
         params: workload
@@ -417,9 +407,6 @@ impl Totals {
         let footprint_bytes = weight_bytes + kv_bytes + activation_bytes;
         let room = chip.capacity_bytes - weight_bytes;
         let max_batch = max_batch(workload, ev, room, kv_bytes + activation_bytes)?;
-        let cost = chip.cost_model();
-        let usd_per_hour = chip.usd_per_hour().map(|usd| usd * chips as f64);
-        let kwh_per_hour = cost.kwh_per_hour(chip).map(|kwh| kwh * chips as f64);
         Ok(StepSummary {
             step_time_s: t,
             roofline_step_time_s,
@@ -439,15 +426,7 @@ impl Totals {
                 .map(|(tokens, sequences)| t * 1e3 * sequences / tokens),
             chips,
             tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
-            usd_per_million_tokens: tokens_per_s
-                .zip(usd_per_hour.as_ref().ok())
-                .map(|(rate, usd_per_hour)| usd_per_hour / 3600.0 / rate * 1e6),
-            cost_basis: cost.view(),
-            tokens_per_kwh: tokens_per_s
-                .zip(kwh_per_hour)
-                .map(|(rate, kwh)| rate * 3600.0 / kwh),
-            cost_note: usd_per_hour.as_ref().err().cloned(),
-            usd_per_hour: usd_per_hour.ok(),
+            cost: StepCost::of(chip, chips, tokens_per_s),
             compute_bound_share: compute_bound_s / t,
             memory_bound_share: 1.0 - compute_bound_s / t,
             weight_bytes,
