@@ -97,6 +97,7 @@ fn finished(dir: &Path, args: &[&str], writes: &[&str]) -> i32 {
 const CHIP_FIELDS: &[(&str, &str)] = &[
     ("memory.capacity", "80e9 B"),
     ("memory.marketed_capacity", "80e9 B"),
+    ("memory.reserve", "2e9 B"),
     ("memory.bandwidth", "3.35e12 B/s"),
     ("matrix.TYPE", "989e12 FLOP/s"),
     ("vector.TYPE", "134e12 FLOP/s"),
@@ -110,7 +111,9 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("network.bandwidth", "50e9 B/s"),
     ("network.latency", "5e-6 s"),
     ("power", "700 W"),
-    ("price_per_hour", "3.78 USD/h"),
+    ("price.cloud", "3.78 USD/h"),
+    ("price.purchase", "30000 USD"),
+    ("price.purchase_gpus", "8"),
     ("expected.matrix.TYPE", "0.8"),
     ("expected.vector", "0.9"),
     ("expected.memory", "0.89"),
@@ -130,7 +133,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
     };
     format!(
         "name: extreme\n\
-         memory: {{capacity: {}, marketed_capacity: {}, bandwidth: {}}}\n\
+         memory: {{capacity: {}, marketed_capacity: {}, reserve: {}, bandwidth: {}}}\n\
          matrix: {{bf16: {}, fp8: 1979e12 FLOP/s}}\n\
          vector: {{fp32: 67e12 FLOP/s, bf16: {}}}\n\
          cache: {{size: {}, bandwidth: {}}}\n\
@@ -139,12 +142,13 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          interconnect: {{bandwidth: {}, domain: {}, latency: {}}}\n\
          network: {{bandwidth: {}, latency: {}}}\n\
          power: {}\n\
-         price_per_hour: {}\n\
+         price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
          small_m_memory: {}\n  row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  \
          stream_k: true\n  dram_latency: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
+        v("memory.reserve"),
         v("memory.bandwidth"),
         v("matrix.TYPE"),
         v("vector.TYPE"),
@@ -158,7 +162,9 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("network.bandwidth"),
         v("network.latency"),
         v("power"),
-        v("price_per_hour"),
+        v("price.cloud"),
+        v("price.purchase"),
+        v("price.purchase_gpus"),
         v("expected.matrix.TYPE"),
         v("expected.vector"),
         v("expected.memory"),
@@ -265,7 +271,7 @@ fn every_chip_field_at_the_extremes_of_its_range() {
 fn chips_at_every_extreme_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let slow_end = |r: &Range| {
-        let more_is_slower = r.unit == "s" || r.field == "price_per_hour" || r.field == "power";
+        let more_is_slower = r.unit == "s" || r.field.starts_with("price.") || r.field == "power";
         if more_is_slower {
             r.max
         } else {

@@ -152,17 +152,34 @@ fn a_scenario_that_does_not_fit_says_what_would() {
     // tp = 2 each chip holds 70.6 GB of weights and 21.5 GB of KV cache: still too much; tp = 4
     // fits.
     let out = stepcost()
-        .args(["run", "llama-3.1-70b", "--chip", "h100-sxm", "--set", "batch=32"])
+        .args([
+            "run",
+            "llama-3.1-70b",
+            "--chip",
+            "h100-sxm",
+            "--set",
+            "batch=32",
+        ])
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with("warning: on h100-sxm this does not fit"), "{first}");
+    assert!(
+        first.starts_with("warning: on h100-sxm this does not fit"),
+        "{first}"
+    );
     assert!(first.contains("fits with tp=4"), "{first}");
     assert!(!first.contains("tp=2"), "{first}");
     // In CSV the rows stay clean and the warning goes to stderr.
     stepcost()
-        .args(["run", "llama-3.1-70b", "--chip", "h100-sxm", "--format", "csv"])
+        .args([
+            "run",
+            "llama-3.1-70b",
+            "--chip",
+            "h100-sxm",
+            "--format",
+            "csv",
+        ])
         .assert()
         .success()
         .stdout(predicates::str::starts_with("workload,"))

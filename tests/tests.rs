@@ -4,6 +4,7 @@ mod common;
 
 mod catalogue;
 mod cli;
+mod cost;
 mod errors;
 mod expected;
 mod formats;

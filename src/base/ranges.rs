@@ -10,6 +10,9 @@
 
 use crate::base::units;
 
+mod cost;
+pub use cost::*;
+
 /// The range of one field: `min..=max` in `unit`, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Range {
@@ -168,6 +171,13 @@ pub const MEMORY_MARKETED_CAPACITY: Range = Range {
     field: "memory.marketed_capacity",
     ..MEMORY_CAPACITY
 };
+pub const MEMORY_RESERVE: Range = range(
+    "memory.reserve",
+    "B",
+    1e3,
+    1e12,
+    "a kilobyte to 1 TB (runtimes hold back 0.5-2 GiB today: context, communication buffers, graphs)",
+);
 pub const MEMORY_BANDWIDTH: Range = range(
     "memory.bandwidth",
     "B/s",
@@ -250,13 +260,6 @@ pub const POWER: Range = range(
     1e5,
     "an edge chip to 100 kW (a wafer-scale system draws 23 kW)",
 );
-pub const PRICE_PER_HOUR: Range = range(
-    "price_per_hour",
-    "USD/h",
-    1e-3,
-    1e4,
-    "a tenth of a cent to 10,000 USD per chip-hour (omit the field for no price)",
-);
 pub const EXPECTED_MATRIX: Range = range("expected.matrix.TYPE", "", 0.01, 1.0, FRACTION_WHY);
 pub const EXPECTED_VECTOR: Range = Range {
     field: "expected.vector",
@@ -296,6 +299,7 @@ pub const EXPECTED_DRAM_LATENCY: Range = range(
 pub const CHIP: &[Range] = &[
     MEMORY_CAPACITY,
     MEMORY_MARKETED_CAPACITY,
+    MEMORY_RESERVE,
     MEMORY_BANDWIDTH,
     MATRIX_PEAK,
     VECTOR_PEAK,
@@ -309,7 +313,9 @@ pub const CHIP: &[Range] = &[
     NETWORK_BANDWIDTH,
     NETWORK_LATENCY,
     POWER,
-    PRICE_PER_HOUR,
+    PRICE_CLOUD,
+    PRICE_PURCHASE,
+    PRICE_PURCHASE_GPUS,
     EXPECTED_MATRIX,
     EXPECTED_VECTOR,
     EXPECTED_MEMORY,
@@ -397,6 +403,10 @@ pub const FLAGS: &[Range] = &[
     CONTEXT,
     REQUEST_TOKENS,
     MAX_SCENARIOS,
+    COST_YEARS,
+    COST_PUE,
+    COST_USD_PER_KWH,
+    COST_QUOTE,
 ];
 
 /// Every range, as the README's limits section shows it: a Markdown table, one row a range.

@@ -20,6 +20,8 @@ pub enum QuantityKind {
     Power,
     /// US dollars per hour: `USD/h`.
     Price,
+    /// US dollars: `USD`, with an SI prefix (`3.1 MUSD`).
+    Money,
 }
 
 impl QuantityKind {
@@ -31,6 +33,7 @@ impl QuantityKind {
             QuantityKind::Time => "a time such as `2.5 us`, `10 ns` or `1 ms`",
             QuantityKind::Power => "a power such as `700 W` or `1.2 kW`",
             QuantityKind::Price => "a price such as `3.78 USD/h`",
+            QuantityKind::Money => "an amount such as `35000 USD` or `3.1 MUSD`",
         }
     }
 }
@@ -44,6 +47,7 @@ impl fmt::Display for QuantityKind {
             QuantityKind::Time => "time",
             QuantityKind::Power => "power",
             QuantityKind::Price => "price",
+            QuantityKind::Money => "amount of money",
         };
         f.write_str(name)
     }
@@ -102,6 +106,7 @@ fn unit_factor(kind: QuantityKind, unit: &str) -> Option<f64> {
         },
         QuantityKind::Power => with_prefix("W", false),
         QuantityKind::Price => (unit == "USD/h" || unit == "$/h").then_some(1.0),
+        QuantityKind::Money => with_prefix("USD", false),
     }
 }
 
@@ -141,6 +146,7 @@ pub fn parse_quantity(text: &str, kind: QuantityKind) -> Result<f64, QuantityErr
                 QuantityKind::Time,
                 QuantityKind::Power,
                 QuantityKind::Price,
+                QuantityKind::Money,
             ]
             .into_iter()
             .find(|k| unit_factor(*k, unit).is_some());

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub(crate) use super::cost::CostArgs;
 use crate::base::format::Format as DataFormat;
 use crate::base::ranges::{self, Range};
 use crate::base::source::FileKind;
@@ -119,6 +120,8 @@ pub(crate) struct RunArgs {
     pub(crate) chip: String,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     /// Also list every kernel (op or fused group)
     #[arg(long)]
     pub(crate) per_op: bool,
@@ -185,6 +188,8 @@ pub(crate) struct SweepArgs {
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
     pub(crate) skip_invalid: bool,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) format: SweepFormatArgs,
     /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
@@ -306,6 +311,8 @@ pub(crate) struct ChipsScenario {
     pub(crate) chip: Vec<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
 }
 
 #[derive(Args)]
@@ -352,6 +359,8 @@ pub(crate) struct PlanArgs {
     /// gpu_memory_utilization (default 0.9)
     #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
     pub(crate) memory_utilization: Option<f64>,
+    #[command(flatten)]
+    pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

@@ -4,6 +4,7 @@
 //! prices or formats by itself.
 
 mod args;
+mod cost;
 mod output;
 mod sweep;
 
@@ -99,9 +100,10 @@ fn price_on_chips(args: ChipsScenario, targets: Vec<Target>) -> Result<(Compared
     let mut inputs = Inputs::default();
     inputs.workload(&args.workload, &source);
     inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
     let plan = output::plan_all(targets, &inputs)?;
     let workload = Workload::load(&source)?;
-    let chips = Chip::load_all(&args.chip)?;
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     Ok((compare(workload, chips, &args.scenario.spec())?, plan))
 }
 
@@ -122,7 +124,9 @@ fn run_command(args: RunArgs) -> Result<()> {
     let mut inputs = Inputs::default();
     inputs.named(&[&args.chip]);
     inputs.workload(&args.workload, &source);
+    args.cost.inputs(&mut inputs);
     let plan = output::plan(args.output.out.as_deref(), &inputs)?;
+    let chip = args.cost.apply(vec![chip])?.remove(0);
     let workload = Workload::load(&source)?;
     let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
     let mut report: StepReport = price(&workload, &chip, &scenario)?;
@@ -167,6 +171,7 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     let mut inputs = Inputs::default();
     inputs.workload(&args.workload, &source);
     inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
     let output = output::plan(args.output.out.as_deref(), &inputs)?;
     let workload = Workload::load(&source)?;
     let mut sets = args.sets;
@@ -188,7 +193,8 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
         scenario,
     };
-    let entries = plan::plan(&workload, &Chip::load_all(&args.chip)?, &request)?;
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let entries = plan::plan(&workload, &chips, &request)?;
     let mut buffer = Vec::new();
     let format = args.output.format.into();
     exporter::write_plan(&mut buffer, &workload.name, &request, &entries, format)?;

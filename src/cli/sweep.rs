@@ -19,34 +19,40 @@ use crate::export::atomic::Target;
 use crate::export::stream::SweepRows;
 use crate::study::sweep::{self, SweepError, SweepStats};
 
+/// The grid's size from the axes' lengths, before any param's values are made; refused past
+/// `--max-scenarios`.
+fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64> {
+    let size = sweep::grid_len(
+        workload,
+        chips,
+        args.sets.iter().map(|(_, values)| values.len()),
+        args.dtypes.iter().map(|(_, types)| types.len()),
+        &args.fusion,
+    );
+    match size {
+        Some(n) if n <= args.max_scenarios => Ok(n),
+        size => anyhow::bail!(
+            "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
+            size.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+            args.max_scenarios
+        ),
+    }
+}
+
 pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let source = Source::resolve(&args.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
     inputs.workload(&args.workload, &source);
     inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
     let plan = output::plan(args.out.as_deref(), &inputs)?;
     let out = match plan.targets() {
         [Target::File(path)] => Some(path.clone()),
         _ => None,
     };
     let workload = Workload::load(&source)?;
-    let chips = Chip::load_all(&args.chip)?;
-    // The size from the axes' lengths, before any param's values are made.
-    let size = sweep::grid_len(
-        &workload,
-        chips.len(),
-        args.sets.iter().map(|(_, values)| values.len()),
-        args.dtypes.iter().map(|(_, types)| types.len()),
-        &args.fusion,
-    );
-    let total = match size {
-        Some(n) if n <= args.max_scenarios => n,
-        size => anyhow::bail!(
-            "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
-            size.map_or("more than 2^64".to_owned(), |n| n.to_string()),
-            args.max_scenarios
-        ),
-    };
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let total = grid_size(&workload, chips.len(), &args)?;
     let axes = sweep::Axes {
         chips,
         params: (args.sets.into_iter())

@@ -2,7 +2,9 @@
 //! never parses arguments, prints, formats or chooses a format.
 
 pub mod chip;
+pub mod cost;
 pub mod expr;
 pub mod price;
+pub mod prices;
 pub mod scenario;
 pub mod workload;

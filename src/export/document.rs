@@ -156,6 +156,7 @@ fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> 
         row("chips per replica", &|r| r.summary.chips.to_string()),
         row("USD per million tokens", &|r| {
             r.summary
+                .cost
                 .usd_per_million_tokens
                 .map_or("-".into(), three_significant)
         }),

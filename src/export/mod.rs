@@ -4,14 +4,16 @@
 //! business.
 
 pub mod atomic;
+mod costs;
 pub mod document;
 mod escape;
+mod fit;
 pub mod rows;
 pub mod stream;
 pub mod svg;
 mod table;
 
-pub use table::fit_warning;
+pub use fit::fit_warning;
 
 use std::io::{self, Write};
 

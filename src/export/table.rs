@@ -4,12 +4,12 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
+use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
 use crate::base::units::{human, three_significant};
 use crate::engine::chip::Chip;
 use crate::engine::price::{Price, StepReport};
-use crate::study::fit::Fix;
 use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::validate::{ErrorStats, Outcome};
 
@@ -46,12 +46,13 @@ fn number(x: f64) -> String {
 }
 
 /// The lines that say what was priced: title, mode and plan, params, data types (and for one
-/// chip, how its weights are multiplied).
+/// chip, how its weights are multiplied), and the cost assumptions of `reports` (the report
+/// itself and the chips beside it).
 fn write_scenario(
     out: &mut dyn Write,
     title: &str,
     report: &StepReport,
-    one_chip: bool,
+    reports: &[StepReport],
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -66,17 +67,19 @@ fn write_scenario(
     if !params.is_empty() {
         writeln!(out, "params: {}", params.join(" "))?;
     }
-    let scheme = match report.summary.scheme.filter(|_| one_chip) {
+    let scheme = match report.summary.scheme.filter(|_| reports.len() == 1) {
         Some(s) if s.weight_only() => format!(" ({s}: weights widened to {})", s.compute),
         Some(s) => format!(" ({s})"),
         None => String::new(),
     };
-    writeln!(out, "dtypes: {}{scheme}", report.dtypes)
+    writeln!(out, "dtypes: {}{scheme}", report.dtypes)?;
+    let bases = reports.iter().map(|r| r.costing.price_basis.as_deref());
+    writeln!(out, "{}", cost_line(&report.costing.model, bases))
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
     let title = format!("{} on {}", report.workload_name, report.chip_name);
-    write_scenario(out, &title, report, true)?;
+    write_scenario(out, &title, report, std::slice::from_ref(report))?;
     writeln!(out, "{}", run_summary(report))?;
     if per_op {
         writeln!(out, "{}", run_kernels(report))?;
@@ -115,6 +118,7 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
         row("tokens per step", number(n));
         row("tokens per second", number(rate));
     }
+    cost_rows(row, s);
     if let Some(r) = &report.request {
         row(
             "request",
@@ -230,11 +234,14 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         .into_iter()
         .filter(|d| matches!(d, DType::Bf16 | DType::Fp8 | DType::Fp4))
         .collect();
-    let mut header = vec!["chip".to_owned(), "HBM".to_owned(), "bandwidth".to_owned()];
+    let mut header = ["chip", "HBM", "basis", "reserve", "bandwidth"]
+        .map(String::from)
+        .to_vec();
     for d in &dtypes {
         header.push(format!("{d} peak"));
         header.push(format!("{d} ridge"));
     }
+    header.push("SKU".to_owned());
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
     table.set_header(header);
@@ -242,6 +249,8 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         let mut row = vec![
             chip.id.clone(),
             human(chip.capacity_bytes, "B"),
+            chip.capacity_basis.name().to_owned(),
+            human(chip.reserve_bytes, "B"),
             human(chip.bandwidth_bytes_per_s, "B/s"),
         ];
         for d in &dtypes {
@@ -253,13 +262,17 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
                 None => row.extend(["-".to_owned(), "-".to_owned()]),
             }
         }
+        row.push(chip.sku.clone());
         table.add_row(row);
     }
     align_right(&mut table, 1);
     writeln!(out, "{table}")?;
     writeln!(
         out,
-        "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n`--format csv` lists every data type"
+        "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n\
+         HBM is what the device reports to software where `basis` is `reported`, the vendor's GiB\n\
+         (`vendor_gib`) or the marketed figure (`marketed`); reserve is the runtime's share of it;\n\
+         `--format csv` lists every data type, prices and power"
     )
 }
 
@@ -267,7 +280,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     let Some(first) = reports.first() else {
         return Ok(());
     };
-    write_scenario(out, &first.workload_name, first, false)?;
+    write_scenario(out, &first.workload_name, first, reports)?;
     let mut table = new_table(&[
         "chip",
         "scheme",
@@ -291,14 +304,19 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
             percent(s.mfu),
             percent(s.mbu),
             percent(s.compute_bound_share),
-            s.usd_per_million_tokens
+            s.cost
+                .usd_per_million_tokens
                 .map_or("-".into(), |usd| format!("{usd:.3}")),
             if s.fits { "yes" } else { "no" }.to_owned(),
             format!("{:.2}x", t0 / s.step_time_s),
         ]);
     }
     align_right(&mut table, 2);
-    writeln!(out, "{table}")
+    writeln!(out, "{table}")?;
+    for note in cost_notes(reports.iter().map(|r| (r.chip.as_str(), &r.summary))) {
+        writeln!(out, "{note}")?;
+    }
+    Ok(())
 }
 
 pub fn write_plan(
@@ -319,6 +337,11 @@ pub fn write_plan(
         out,
         "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
     )?;
+    if let Some(first) = entries.first().map(|e| &e.costing.model) {
+        let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
+        let line = cost_line(first, bases);
+        writeln!(out, "{line}; ranked by {} cost", first.view())?;
+    }
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
@@ -328,7 +351,8 @@ pub fn write_plan(
         "tokens/s/chip",
         "chips",
         "$/hour",
-        "$/M tokens",
+        "$/M cloud",
+        "$/M tco",
         "memory",
     ]);
     let mut notes = Vec::new();
@@ -350,8 +374,8 @@ pub fn write_plan(
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
                     p.chips.to_string(),
                     p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
-                    s.usd_per_million_tokens
-                        .map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
                     human(s.footprint_bytes, "B"),
                 ]);
             }
@@ -360,6 +384,27 @@ pub fn write_plan(
     }
     align_right(&mut table, 2);
     writeln!(out, "{table}")?;
+    write_plan_notes(out, entries, &notes)
+}
+
+/// Below a plan: the chips without a cost in the view asked for, once each, then the choices
+/// that cannot meet the request and why.
+fn write_plan_notes(
+    out: &mut dyn Write,
+    entries: &[PlanEntry],
+    notes: &[String],
+) -> io::Result<()> {
+    let priced = entries.iter().filter_map(|e| {
+        let point = e.outcome.as_ref().ok()?;
+        Some((e.chip.as_str(), &point.summary))
+    });
+    let mut seen = Vec::new();
+    for note in cost_notes(priced) {
+        if !seen.contains(&note) {
+            writeln!(out, "{note}")?;
+            seen.push(note);
+        }
+    }
     if !notes.is_empty() {
         writeln!(out, "not feasible on one chip:")?;
         for note in notes {
@@ -426,39 +471,4 @@ pub fn write_validation(
         }
     }
     Ok(())
-}
-
-/// The one line that says a scenario does not fit its chip and what would make it fit, each
-/// change with what it does to the step time (and to $/M tokens, where priced).
-pub fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
-    let s = &report.summary;
-    let mut line = format!(
-        "warning: on {} this does not fit: it needs {}, and {} is usable ({} of {})",
-        report.chip,
-        human(s.footprint_bytes, "B"),
-        human(s.usable_bytes, "B"),
-        three_significant(s.usable_bytes / report.capacity_bytes),
-        human(report.capacity_bytes, "B"),
-    );
-    if fixes.is_empty() {
-        line.push_str("; no single change of tp, weight or KV type or batch makes it fit");
-        return line;
-    }
-    let priced: Vec<String> = fixes
-        .iter()
-        .take(3)
-        .map(|f| {
-            let usd = f.usd_ratio.map_or(String::new(), |r| {
-                format!(", x{} $/M", three_significant(r))
-            });
-            format!(
-                "{} (x{} time{usd})",
-                f.change,
-                three_significant(f.time_ratio)
-            )
-        })
-        .collect();
-    line.push_str("; fits with ");
-    line.push_str(&priced.join(" or "));
-    line
 }

@@ -79,8 +79,8 @@ pub fn fixes(
                 change,
                 chips: b.chips,
                 time_ratio: b.step_time_s / a.step_time_s,
-                usd_ratio: (a.usd_per_million_tokens)
-                    .zip(b.usd_per_million_tokens)
+                usd_ratio: (a.cost.usd_per_million_tokens)
+                    .zip(b.cost.usd_per_million_tokens)
                     .map(|(x, y)| y / x),
             });
         }

@@ -9,6 +9,7 @@ use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
 use crate::engine::chip::Chip;
+use crate::engine::cost::{CostView, Costing};
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
@@ -70,14 +71,19 @@ pub struct PlanPoint {
     pub summary: StepSummary,
     /// Chips the target needs: replicas x chips per replica.
     pub chips: u64,
-    /// What those chips cost per hour, where the chip has a price.
+    /// What those chips cost per hour in the chip's cost view, where it has a cost.
     pub usd_per_hour: Option<f64>,
+    /// A million tokens in each view, whichever one ranks the plan.
+    pub cloud_usd_per_million_tokens: Option<f64>,
+    pub tco_usd_per_million_tokens: Option<f64>,
 }
 
 /// One chip and type choice: its best point, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanEntry {
     pub chip: String,
+    /// How the chip's hours are costed.
+    pub costing: Costing,
     pub dtypes: Types,
     pub outcome: Result<PlanPoint, String>,
 }
@@ -178,6 +184,7 @@ impl Planner<'_> {
         }
         PlanEntry {
             chip: chip.id.clone(),
+            costing: Costing::of(chip),
             dtypes,
             outcome: best.ok_or(reason),
         }
@@ -326,6 +333,11 @@ fn best_point(
         }
     }
     let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s);
+    let per_million = |view: CostView| {
+        let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
+        best.tokens_per_s
+            .map(|rate| usd * best.chips as f64 / 3600.0 / rate * 1e6)
+    };
     let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0);
     // Counts are checked, never saturated: a target that needs more chips than a count
     // holds exactly is a reason on this entry, not a clamped number priced as if it were true.
@@ -349,7 +361,9 @@ fn best_point(
         batch: lo,
         max_batch,
         chips,
-        usd_per_hour: chip.price_usd_per_hour.map(|p| p * chips as f64),
+        usd_per_hour: chip.usd_per_hour().ok().map(|p| p * chips as f64),
+        cloud_usd_per_million_tokens: per_million(CostView::Cloud),
+        tco_usd_per_million_tokens: per_million(CostView::Tco),
         summary: best,
     })
 }

@@ -10,6 +10,7 @@ use serde_saphyr::Spanned;
 #[serde(deny_unknown_fields)]
 pub(super) struct ChipFile {
     pub(super) name: Spanned<String>,
+    pub(super) sku: Option<Spanned<String>>,
     pub(super) memory: MemoryFile,
     pub(super) matrix: IndexMap<String, Spanned<String>>,
     #[serde(default)]
@@ -20,8 +21,21 @@ pub(super) struct ChipFile {
     pub(super) interconnect: Option<InterconnectFile>,
     pub(super) network: Option<NetworkFile>,
     pub(super) power: Option<Spanned<String>>,
-    pub(super) price_per_hour: Option<Spanned<String>>,
+    pub(super) price: Option<PriceFile>,
     pub(super) expected: Option<ExpectedFile>,
+}
+
+/// What a chip costs: per hour on one cloud price basis, and to buy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PriceFile {
+    /// The cloud price basis: provider, tier and date.
+    pub(super) basis: Option<Spanned<String>>,
+    /// Per chip-hour on that basis, or `none` where the basis lists no price for the chip.
+    pub(super) cloud: Option<Spanned<String>>,
+    /// Purchase price of the system `purchase_gpus` GPUs come in.
+    pub(super) purchase: Option<Spanned<String>>,
+    pub(super) purchase_gpus: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -44,6 +58,8 @@ pub(super) struct ExpectedFile {
 pub(super) struct MemoryFile {
     pub(super) capacity: Spanned<String>,
     pub(super) marketed_capacity: Option<Spanned<String>>,
+    pub(super) capacity_basis: Option<Spanned<super::CapacityBasis>>,
+    pub(super) reserve: Option<Spanned<String>>,
     pub(super) bandwidth: Spanned<String>,
 }
 

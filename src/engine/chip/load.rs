@@ -13,7 +13,8 @@ use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
 
 use super::file::{CacheFile, ChipFile, ExpectedFile, InterconnectFile, MemoryFile, NetworkFile};
-use super::{Achievable, Cache, Chip, Interconnect, Network, PeakTable, Support};
+use super::DEFAULT_RUNTIME_RESERVE_BYTES;
+use super::{Achievable, Cache, CapacityBasis, Chip, Interconnect, Network, PeakTable, Support};
 
 impl Chip {
     /// Parses and validates a chip file; every problem found is reported.
@@ -29,11 +30,14 @@ impl Chip {
         let interconnect = (file.interconnect.as_ref()).and_then(|i| check.interconnect(i));
         let network = file.network.as_ref().and_then(|n| check.network(n));
         let power_w = check.optional(&ranges::POWER, file.power.as_ref(), QuantityKind::Power);
-        let price_usd_per_hour = check.optional(
-            &ranges::PRICE_PER_HOUR,
-            file.price_per_hour.as_ref(),
-            QuantityKind::Price,
-        );
+        let prices = check.prices(file.price.as_ref());
+        let reserve_bytes = check
+            .optional(
+                &ranges::MEMORY_RESERVE,
+                file.memory.reserve.as_ref(),
+                QuantityKind::Bytes,
+            )
+            .unwrap_or(DEFAULT_RUNTIME_RESERVE_BYTES);
         let (matrix, vector) = check.units(&file);
         check.counts_and_name(&file);
         let expected = file.expected.as_ref().and_then(|e| check.achievable(e));
@@ -42,12 +46,19 @@ impl Chip {
         else {
             return Err(Error::Invalid(Diagnostics(check.problems)));
         };
+        let name = file.name.value.trim().to_owned();
         // A `None` inside an optional section was reported above, so no value is dropped.
         Ok(Chip {
             id: source.id.clone(),
-            name: file.name.value.trim().to_owned(),
+            sku: file
+                .sku
+                .map_or_else(|| name.clone(), |s| s.value.trim().to_owned()),
+            name,
             capacity_bytes,
             marketed_capacity_bytes,
+            capacity_basis: (file.memory.capacity_basis)
+                .map_or(CapacityBasis::default(), |b| b.value),
+            reserve_bytes,
             bandwidth_bytes_per_s,
             matrix,
             vector,
@@ -57,26 +68,27 @@ impl Chip {
             interconnect,
             network,
             power_w,
-            price_usd_per_hour,
+            prices,
+            cost: Default::default(),
             expected,
         })
     }
 }
 
 /// Validates a chip file's sections, collecting every problem found.
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     source: &'a Source,
     problems: Vec<Diagnostic>,
 }
 
 impl Checker<'_> {
-    fn problem(&mut self, origin: &Origin, message: impl Into<String>) {
+    pub(super) fn problem(&mut self, origin: &Origin, message: impl Into<String>) {
         self.problems.push(self.source.problem(origin, message));
     }
 
     /// Parses a quantity of `kind` inside `range` (whose field is the one named), or reports
     /// why it is not one.
-    fn quantity(
+    pub(super) fn quantity(
         &mut self,
         range: &Range,
         value: &Spanned<String>,
@@ -96,7 +108,7 @@ impl Checker<'_> {
     }
 
     /// An optional field's quantity: `None` when absent, and when reported.
-    fn optional(
+    pub(super) fn optional(
         &mut self,
         range: &Range,
         value: Option<&Spanned<String>>,
@@ -244,10 +256,16 @@ impl Checker<'_> {
         if file.name.value.trim().is_empty() {
             self.problem(&Origin::of("name", &file.name), "must not be empty");
         }
+        if let Some(sku) = file.sku.as_ref().filter(|s| s.value.trim().is_empty()) {
+            self.problem(
+                &Origin::of("sku", sku),
+                "must not be empty (omit it to use the name)",
+            );
+        }
     }
 
     /// A whole number from the file: above zero, and inside `range`.
-    fn count(&mut self, range: &Range, count: &Spanned<u64>) {
+    pub(super) fn count(&mut self, range: &Range, count: &Spanned<u64>) {
         let origin = Origin::of(range.field, count);
         if count.value == 0 {
             self.problem(&origin, "must be a whole number greater than zero");

@@ -1,4 +1,4 @@
-//! One accelerator: peak FLOP/s per data type and unit, memory, cache, overheads and price.
+//! One accelerator: peak FLOP/s per data type and unit, memory, cache, overheads and prices.
 //! `ChipFile` mirrors the YAML (unknown fields denied); `Chip` is the validated form the
 //! engine uses, in SI units.
 //!
@@ -7,11 +7,58 @@
 
 mod file;
 mod load;
+mod price;
+
+use std::sync::Arc;
+
+use serde::Deserialize;
 
 use crate::base::builtin;
 use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
+use crate::engine::cost::{CostGap, CostModel};
+
+/// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
+/// assumption (a CUDA/HIP context of 0.5 GiB, 0.5 GiB of NCCL/RCCL buffers and captured
+/// graphs; docs/sources.md, runtime reserve).
+pub const DEFAULT_RUNTIME_RESERVE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Where `memory.capacity` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityBasis {
+    /// What the device reports to software (`nvidia-smi`, `rocm-smi`, a framework's total).
+    Reported,
+    /// The vendor states the size in GiB.
+    VendorGib,
+    /// The marketed figure, read as 10^9 bytes per GB: no reported figure is public.
+    #[default]
+    Marketed,
+}
+
+impl CapacityBasis {
+    /// As the chip file and the `capacity_basis` column write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CapacityBasis::Reported => "reported",
+            CapacityBasis::VendorGib => "vendor_gib",
+            CapacityBasis::Marketed => "marketed",
+        }
+    }
+}
+
+/// What a chip costs as its file gives it: per hour on one cloud price basis, and to buy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChipPrices {
+    /// The cloud price basis (provider, tier, date); `None` when the file names none.
+    pub(crate) cloud_basis: Option<Arc<str>>,
+    /// On-demand price per chip-hour on that basis.
+    pub(crate) cloud_usd_per_hour: Option<f64>,
+    /// Purchase price of the system the chip comes in, and its GPUs.
+    pub(crate) purchase_system_usd: Option<f64>,
+    pub(crate) purchase_gpus: u64,
+}
 
 /// A unit's support for one data type.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,9 +168,14 @@ pub struct Chip {
     pub(crate) id: String,
     /// Product name (`NVIDIA H100 SXM`).
     pub(crate) name: String,
+    /// The exact SKU modelled (the product name where the file gives none).
+    pub(crate) sku: String,
     /// Usable HBM.
     pub(crate) capacity_bytes: f64,
     pub(crate) marketed_capacity_bytes: Option<f64>,
+    pub(crate) capacity_basis: CapacityBasis,
+    /// Memory the runtime holds before any model loads.
+    pub(crate) reserve_bytes: f64,
     pub(crate) bandwidth_bytes_per_s: f64,
     /// Tensor/matrix unit: GEMMs and attention.
     pub(crate) matrix: PeakTable,
@@ -135,9 +187,11 @@ pub struct Chip {
     pub(crate) launch_s: Option<f64>,
     pub(crate) interconnect: Option<Interconnect>,
     pub(crate) network: Option<Network>,
+    /// Power per chip: the system's per GPU where sourced, else the TDP.
     pub(crate) power_w: Option<f64>,
-    /// Indicative on-demand price.
-    pub(crate) price_usd_per_hour: Option<f64>,
+    pub(crate) prices: ChipPrices,
+    /// How a chip-hour is costed ([`Chip::with_cost_model`]).
+    pub(crate) cost: CostModel,
     /// Constants of expected mode; `None` for a chip file without an `expected` section.
     pub(crate) expected: Option<Achievable>,
 }
@@ -153,16 +207,81 @@ impl Chip {
         &self.name
     }
 
-    /// Usable memory: what the device reports to software, where that is known.
+    /// Usable memory: what the device reports to software, where that is known
+    /// ([`Chip::capacity_basis`] says).
     pub fn capacity_bytes(&self) -> f64 {
         self.capacity_bytes
     }
 
-    /// Bytes the runtime holds on the chip before a model loads (context, communication
-    /// buffers, graphs).
+    /// The exact SKU modelled (`H100 SXM5 80GB HBM3, HGX board`).
+    pub fn sku(&self) -> &str {
+        &self.sku
+    }
+
+    /// Where [`Chip::capacity_bytes`] comes from.
+    pub fn capacity_basis(&self) -> CapacityBasis {
+        self.capacity_basis
+    }
+
+    /// Memory the runtime holds per chip before weights load: context, communication
+    /// buffers, captured graphs (1 GiB where the file gives none).
     pub fn runtime_reserve_bytes(&self) -> f64 {
-        // Placeholder until chip files state it: 1 GiB (the CUDA context's 0.5-1 GiB).
-        1024.0 * 1024.0 * 1024.0
+        self.reserve_bytes
+    }
+
+    /// The cloud price basis the chip file names (provider, tier, date).
+    pub fn cloud_basis(&self) -> Option<&str> {
+        self.prices.cloud_basis.as_deref()
+    }
+
+    pub(crate) fn cloud_basis_shared(&self) -> Option<Arc<str>> {
+        self.prices.cloud_basis.clone()
+    }
+
+    /// Purchase price per GPU: the system's price over its GPUs.
+    pub fn purchase_usd(&self) -> Option<f64> {
+        (self.prices.purchase_system_usd).map(|usd| usd / self.prices.purchase_gpus as f64)
+    }
+
+    /// Power per chip, where the chip file gives it.
+    pub fn power_w(&self) -> Option<f64> {
+        self.power_w
+    }
+
+    /// How this chip's hours are costed.
+    pub fn cost_model(&self) -> CostModel {
+        self.cost
+    }
+
+    /// What one chip-hour costs in the chip's cost model, or why it has no cost.
+    pub fn usd_per_hour(&self) -> Result<f64, CostGap> {
+        self.cost.usd_per_hour(self)
+    }
+
+    /// The chip costed in `model`'s view and assumptions.
+    pub fn with_cost_model(mut self, model: CostModel) -> Chip {
+        self.cost = model;
+        self
+    }
+
+    /// The chip at a buyer's own cloud quote per chip-hour, on the basis `basis`.
+    pub fn with_cloud_price(mut self, usd_per_hour: f64, basis: &str) -> Chip {
+        self.prices.cloud_usd_per_hour = Some(usd_per_hour);
+        self.prices.cloud_basis = Some(basis.into());
+        self
+    }
+
+    /// The chip at a buyer's own purchase price per GPU.
+    pub fn with_purchase_price(mut self, usd_per_gpu: f64) -> Chip {
+        self.prices.purchase_system_usd = Some(usd_per_gpu);
+        self.prices.purchase_gpus = 1;
+        self
+    }
+
+    /// The chip drawing `watts` (system power per GPU).
+    pub fn with_power(mut self, watts: f64) -> Chip {
+        self.power_w = Some(watts);
+        self
     }
 
     /// Memory bandwidth (datasheet).
@@ -170,9 +289,9 @@ impl Chip {
         self.bandwidth_bytes_per_s
     }
 
-    /// Indicative price per chip-hour, where the chip file gives one.
+    /// Cloud price per chip-hour on the chip's price basis, where it has one.
     pub fn price_usd_per_hour(&self) -> Option<f64> {
-        self.price_usd_per_hour
+        self.prices.cloud_usd_per_hour
     }
 
     /// Loads a built-in chip by name, or a chip file by path.

@@ -22,6 +22,7 @@ use crate::base::error::Error;
 use crate::base::format::Scheme;
 use crate::base::types::Types;
 use crate::engine::chip::Chip;
+use crate::engine::cost::{Costing, StepCost};
 use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
 
@@ -119,8 +120,8 @@ pub struct StepSummary {
     /// Chips one replica of the step runs on (the workload's `chips`, e.g. `tp * pp`).
     pub chips: u64,
     pub tokens_per_s_per_chip: Option<f64>,
-    /// Cost of a million tokens at the chip's indicative price.
-    pub usd_per_million_tokens: Option<f64>,
+    #[serde(flatten)]
+    pub cost: StepCost,
     /// Share of the step time spent in compute-bound kernels.
     pub compute_bound_share: f64,
     pub memory_bound_share: f64,
@@ -161,6 +162,8 @@ pub struct StepReport {
     pub chip_name: String,
     /// The chip's usable memory.
     pub capacity_bytes: f64,
+    /// How the chip's hours are costed.
+    pub costing: Costing,
     pub mode: Mode,
     pub fusion: String,
     /// Every param with the value used, in the file's order.
@@ -280,6 +283,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         chip: chip.id.clone(),
         chip_name: chip.name.clone(),
         capacity_bytes: chip.capacity_bytes,
+        costing: Costing::of(chip),
         mode: scenario.mode,
         fusion: plan.name.clone(),
         params: workload
@@ -449,9 +453,7 @@ impl Totals {
                 .map(|(tokens, sequences)| t * 1e3 * sequences / tokens),
             chips,
             tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
-            usd_per_million_tokens: tokens_per_s
-                .zip(chip.price_usd_per_hour)
-                .map(|(rate, usd_per_hour)| usd_per_hour * chips as f64 / 3600.0 / rate * 1e6),
+            cost: StepCost::of(chip, chips, tokens_per_s),
             compute_bound_share: compute_bound_s / t,
             memory_bound_share: 1.0 - compute_bound_s / t,
             weight_bytes,

@@ -47,7 +47,17 @@ impl Row for PlanRow<'_> {
         f("usd_per_hour", opt(|p| p.usd_per_hour));
         f(
             "usd_per_million_tokens",
-            opt(|p| p.summary.usd_per_million_tokens),
+            opt(|p| p.summary.cost.usd_per_million_tokens),
+        );
+        let basis = p.map_or(Value::Empty, |p| Value::Text(p.summary.cost.basis.name()));
+        f("cost_basis", basis);
+        f(
+            "cloud_usd_per_million_tokens",
+            opt(|p| p.cloud_usd_per_million_tokens),
+        );
+        f(
+            "tco_usd_per_million_tokens",
+            opt(|p| p.tco_usd_per_million_tokens),
         );
         f("footprint_bytes", num(|p| p.summary.footprint_bytes));
         f(

@@ -138,7 +138,18 @@ impl SummaryRow<'_> {
             s.map_or(Value::Empty, |s| Value::Int(s.chips)),
         );
         f("tokens_per_s_per_chip", opt(|s| s.tokens_per_s_per_chip));
-        f("usd_per_million_tokens", opt(|s| s.usd_per_million_tokens));
+        f("usd_per_hour", opt(|s| s.cost.usd_per_hour));
+        f(
+            "usd_per_million_tokens",
+            opt(|s| s.cost.usd_per_million_tokens),
+        );
+        f(
+            "cost_basis",
+            s.map_or(Value::Empty, |s| Value::Text(s.cost.basis.name())),
+        );
+        let note = s.and_then(|s| s.cost.note.as_ref()).map(|n| n.to_string());
+        f("cost_note", Value::Text(note.as_deref().unwrap_or("")));
+        f("tokens_per_kwh", opt(|s| s.cost.tokens_per_kwh));
         f("compute_bound_share", num(|s| s.compute_bound_share));
         f("memory_bound_share", num(|s| s.memory_bound_share));
         f("weight_bytes", num(|s| s.weight_bytes));

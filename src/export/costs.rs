@@ -1,0 +1,62 @@
+//! The cost assumptions in words, as the tables' headers name them, and the notes that say
+//! why a chip has no cost in the view asked for.
+
+use crate::base::units::three_significant;
+use crate::engine::cost::{CostModel, CostView};
+use crate::engine::price::StepSummary;
+
+/// `cost: tco, 4 y, PUE 1.3, 0.10 USD/kWh, 100 % utilisation`, or `cost: cloud, on-demand per
+/// chip-hour on basis B` with each distinct basis of the chips shown, in their order.
+pub(super) fn cost_line<'a>(
+    model: &CostModel,
+    bases: impl IntoIterator<Item = Option<&'a str>>,
+) -> String {
+    match model.view() {
+        CostView::Tco => format!(
+            "cost: tco, {} y, PUE {}, {:.2} USD/kWh, 100 % utilisation (purchase / (years x 8760 h) + power x PUE x USD/kWh)",
+            model.years(),
+            model.pue(),
+            model.usd_per_kwh()
+        ),
+        CostView::Cloud => {
+            let mut seen: Vec<&str> = Vec::new();
+            for basis in bases.into_iter().flatten() {
+                if !seen.contains(&basis) {
+                    seen.push(basis);
+                }
+            }
+            if seen.is_empty() {
+                "cost: cloud (no chip names a price basis)".to_owned()
+            } else {
+                format!("cost: cloud, on-demand per chip-hour, basis {}", seen.join("; "))
+            }
+        }
+    }
+}
+
+/// `chip: no price on basis B`, one line per chip shown without a cost.
+pub(super) fn cost_notes<'a>(
+    summaries: impl IntoIterator<Item = (&'a str, &'a StepSummary)>,
+) -> Vec<String> {
+    summaries
+        .into_iter()
+        .filter_map(|(chip, s)| s.cost.note.as_ref().map(|n| format!("{chip}: {n}")))
+        .collect()
+}
+
+/// A run's cost lines: per hour, per million tokens, tokens per kWh.
+pub(super) fn cost_rows(row: &mut dyn FnMut(&str, String), s: &StepSummary) {
+    match (&s.cost.note, s.cost.usd_per_hour) {
+        (Some(note), _) => row("cost", note.to_string()),
+        (None, Some(usd)) => {
+            row("cost per hour", format!("{usd:.2} USD ({})", s.cost.basis));
+            if let Some(m) = s.cost.usd_per_million_tokens {
+                row("cost per million tokens", format!("{m:.3} USD"));
+            }
+        }
+        (None, None) => {}
+    }
+    if let Some(t) = s.cost.tokens_per_kwh {
+        row("tokens per kWh", three_significant(t));
+    }
+}

@@ -1,0 +1,40 @@
+//! The line that says a scenario does not fit, and what would make it fit.
+
+use crate::base::units::{human, three_significant};
+use crate::engine::price::StepReport;
+use crate::study::fit::Fix;
+
+/// The one line that says a scenario does not fit its chip and what would make it fit, each
+/// change with what it does to the step time (and to $/M tokens, where priced).
+pub fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
+    let s = &report.summary;
+    let mut line = format!(
+        "warning: on {} this does not fit: it needs {}, and {} is usable ({} of {})",
+        report.chip,
+        human(s.footprint_bytes, "B"),
+        human(s.usable_bytes, "B"),
+        three_significant(s.usable_bytes / report.capacity_bytes),
+        human(report.capacity_bytes, "B"),
+    );
+    if fixes.is_empty() {
+        line.push_str("; no single change of tp, weight or KV type or batch makes it fit");
+        return line;
+    }
+    let priced: Vec<String> = fixes
+        .iter()
+        .take(3)
+        .map(|f| {
+            let usd = f.usd_ratio.map_or(String::new(), |r| {
+                format!(", x{} $/M", three_significant(r))
+            });
+            format!(
+                "{} (x{} time{usd})",
+                f.change,
+                three_significant(f.time_ratio)
+            )
+        })
+        .collect();
+    line.push_str("; fits with ");
+    line.push_str(&priced.join(" or "));
+    line
+}
