@@ -103,6 +103,8 @@ struct Family {
     template: &'static str,
     /// The template's weight groups.
     groups: &'static [Group],
+    /// Fields this family's template has no use for (MLA caches a latent, not KV heads).
+    ignores: &'static [&'static str],
     /// `(param, config field)`; a field may be `a|b` (the first present wins).
     fields: &'static [(&'static str, &'static str)],
 }
@@ -121,12 +123,14 @@ const FAMILIES: &[Family] = &[
         model_types: &["llama", "mistral", "qwen2", "qwen3"],
         template: "dense",
         groups: DENSE,
+        ignores: &[],
         fields: &[("ffn", "intermediate_size")],
     },
     Family {
         model_types: &["mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"],
         template: "moe",
         groups: &Group::ALL,
+        ignores: &[],
         fields: &[
             ("experts", "num_local_experts|num_experts"),
             ("top_k", "num_experts_per_tok|experts_per_token"),
@@ -137,6 +141,7 @@ const FAMILIES: &[Family] = &[
         model_types: &["deepseek_v3"],
         template: "mla-moe",
         groups: &Group::ALL,
+        ignores: &["num_key_value_heads"],
         fields: &[
             ("dense_layers", "first_k_dense_replace"),
             ("q_lora_rank", "q_lora_rank"),
@@ -155,6 +160,7 @@ const FAMILIES: &[Family] = &[
         model_types: &["gemma2", "gemma3_text"],
         template: "gemma2",
         groups: DENSE,
+        ignores: &[],
         fields: &[("ffn", "intermediate_size")],
     },
 ];
@@ -203,7 +209,7 @@ pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, 
         if used.contains(&key.as_str()) {
             continue;
         }
-        if IRRELEVANT.contains(&key.as_str()) {
+        if IRRELEVANT.contains(&key.as_str()) || family.ignores.contains(&key.as_str()) {
             ignored.push(key.clone());
         } else {
             not_understood.push(key.clone());
