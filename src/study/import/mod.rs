@@ -12,8 +12,8 @@ mod yaml;
 
 use serde_json::{Map, Value};
 
+use crate::base::types::WeightGroup as Group;
 use quant::Refusal;
-pub use quant::{Format, Group};
 
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;

@@ -5,71 +5,14 @@
 
 use serde_json::{Map, Value};
 
-/// A group of weights that shares one format: the contract of a workload's `dtypes:` keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Group {
-    /// The embedding and the lm_head.
-    Embed,
-    Attention,
-    /// Dense and shared FFNs, and the router.
-    Ffn,
-    /// The routed experts.
-    Experts,
-}
-
-impl Group {
-    pub const ALL: [Group; 4] = [Group::Embed, Group::Attention, Group::Ffn, Group::Experts];
-
-    /// The key of the group in a workload's `dtypes:` map.
-    pub fn key(self) -> &'static str {
-        match self {
-            Group::Embed => "embed.weight",
-            Group::Attention => "attention.weight",
-            Group::Ffn => "ffn.weight",
-            Group::Experts => "experts.weight",
-        }
-    }
-}
-
-/// A weight format a checkpoint ships, by its name in a workload file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Fp32,
-    Bf16,
-    Fp16,
-    /// fp8 with one scale per tensor (or per channel: scales too few to count).
-    Fp8,
-    /// fp8 with a scale per 128 x 128 block (DeepSeek-V3).
-    Fp8B128,
-    Int8,
-    /// int4 with a scale per 128 weights (AWQ, GPTQ).
-    Int4G128,
-    /// fp4 with an E8M0 scale per 32 (OCP microscaling).
-    Mxfp4,
-    /// fp4 with an E4M3 scale per 16 and an fp32 scale per tensor.
-    Nvfp4,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Fp32 => "fp32",
-            Format::Bf16 => "bf16",
-            Format::Fp16 => "fp16",
-            Format::Fp8 => "fp8",
-            Format::Fp8B128 => "fp8-b128",
-            Format::Int8 => "int8",
-            Format::Int4G128 => "int4-g128",
-            Format::Mxfp4 => "mxfp4",
-            Format::Nvfp4 => "nvfp4",
-        }
-    }
-}
+use crate::base::format::Format;
+use crate::base::types::WeightGroup as Group;
 
 /// The weight formats of a checkpoint: one per group, and what the importer noted on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
-    /// The format of the quantised weights (the unquantised type when nothing is quantised).
+    /// The format of `weight`: the quantised one where most groups have it, else the
+    /// unquantised type.
     pub quantised: Format,
     /// Groups whose format differs from `quantised`.
     pub exceptions: Vec<(Group, Format)>,
@@ -159,7 +102,10 @@ pub fn checkpoint(config: &Map<String, Value>, groups: &[Group]) -> Result<Check
             *f = base;
         }
     }
-    let quantised = if formats.iter().any(|(_, f)| *f == format) {
+    // `weight` takes the format most groups have (it also types the norms, which no scheme
+    // quantises); the other groups are listed apart, as the shipped gpt-oss file does.
+    let count = formats.iter().filter(|(_, f)| *f == format).count();
+    let quantised = if 2 * count > formats.len() {
         format
     } else {
         base

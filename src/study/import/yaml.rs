@@ -4,8 +4,10 @@
 //! [`yaml_quoted`], so that no name or key can end a comment early or add a field, and the
 //! name reads back exactly as it was.
 
-use super::quant::{Checkpoint, Format};
+use super::quant::Checkpoint;
+use crate::base::format::Format;
 use crate::base::text::shown_as_is;
+use crate::base::types::TypeKey;
 
 /// What the workload file says.
 pub(super) struct Draft<'a> {
@@ -65,7 +67,11 @@ impl Draft<'_> {
         let c = self.checkpoint;
         yaml.push_str(&format!("  weight: {}\n", c.quantised.name()));
         for (group, format) in &c.exceptions {
-            yaml.push_str(&format!("  {}: {}\n", group.key(), format.name()));
+            yaml.push_str(&format!(
+                "  {}: {}\n",
+                TypeKey::Group(*group).name(),
+                format.name()
+            ));
         }
         if let Some(kv) = c.kv.filter(|f| *f != Format::Bf16) {
             yaml.push_str(&format!("  kv: {}\n", kv.name()));
