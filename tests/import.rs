@@ -308,3 +308,20 @@ fn imported_configs_load_and_price() {
             .success();
     }
 }
+
+/// gpt-oss-120b's real config imports to the shipped workload: same shapes, windows and
+/// checkpoint types (bf16 with the experts in mxfp4), so the same price to the bit.
+#[test]
+fn the_real_gpt_oss_config_prices_as_the_shipped_workload() {
+    use stepcost::{price, Scenario, ScenarioSpec, Source, Workload};
+    let yaml = imported("gpt-oss-120b").yaml;
+    let from_config = Workload::load(&Source::from_text("gpt-oss-120b.yaml", &yaml)).unwrap();
+    let shipped = crate::common::workload("gpt-oss-120b");
+    let h100 = crate::common::chip("h100-sxm");
+    let spec = ScenarioSpec {
+        sets: vec![("batch".into(), 8.0)],
+        ..ScenarioSpec::default()
+    };
+    let priced = |w: &Workload| price(w, &h100, &Scenario::resolve(w, &spec).unwrap()).unwrap();
+    assert_eq!(priced(&from_config).summary, priced(&shipped).summary);
+}
