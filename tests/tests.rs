@@ -14,6 +14,7 @@ mod hostile_inputs;
 mod hostile_numbers;
 mod hostile_outputs;
 mod hostile_work;
+mod import;
 mod memory;
 mod models;
 mod ops;

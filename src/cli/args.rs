@@ -47,7 +47,7 @@ pub(crate) enum Command {
     /// latency bound and one chip's memory, ranked by cost
     Plan(PlanArgs),
     /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
-    /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss and Gemma-2 families)
+    /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss, Gemma-2 and Gemma-3 families)
     Import {
         /// The config.json
         config: PathBuf,

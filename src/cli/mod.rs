@@ -206,27 +206,47 @@ fn import_command(config: &Path, out: Option<PathBuf>) -> Result<()> {
     inputs.path(config);
     let plan = output::plan(out.as_deref(), &inputs)?;
     let source = Source::read(config)?;
-    let imported = import::import(&source.text, &source.name)?;
+    let imported = import::import(&source.text, &source.name, folder_of(config).as_deref())?;
     // The result must load: a config whose numbers make no graph is caught here.
     let name = match plan.targets() {
         [Target::File(path)] => path.display().to_string(),
         _ => config.display().to_string(),
     };
     Workload::load(&Source::from_text(&name, &imported.yaml))?;
-    if !imported.not_understood.is_empty() {
-        // Keys come from the config: control characters are shown escaped, never sent to the
-        // terminal. A closed stderr is no reason to fail.
-        let keys: Vec<String> = (imported.not_understood.iter())
-            .map(|k| k.escape_debug().to_string())
-            .collect();
-        let _ = writeln!(
-            io::stderr(),
-            "note: fields of {} not understood, left out of the step: {}",
-            source.name,
-            keys.join(", ")
-        );
-    }
+    note_fields(
+        &source.name,
+        "ignored (they change nothing counted)",
+        &imported.ignored,
+    );
+    note_fields(
+        &source.name,
+        "not understood, left out of the step",
+        &imported.not_understood,
+    );
     emit(plan, imported.yaml.as_bytes())
+}
+
+/// The name of the folder `config` is in (made absolute first: `config.json` alone is in the
+/// current folder), the model's name when its config has no `_name_or_path`.
+fn folder_of(config: &Path) -> Option<String> {
+    let absolute = std::path::absolute(config).ok()?;
+    let name = absolute.parent()?.file_name()?;
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// A note on stderr listing config keys. Keys come from the config: control characters are
+/// shown escaped, never sent to the terminal. A closed stderr is no reason to fail.
+fn note_fields(file: &str, what: &str, keys: &[String]) {
+    if keys.is_empty() {
+        return;
+    }
+    let keys: Vec<String> = keys.iter().map(|k| k.escape_debug().to_string()).collect();
+    let _ = writeln!(
+        io::stderr(),
+        "note: fields of {} {what}: {}",
+        file.escape_debug(),
+        keys.join(", ")
+    );
 }
 
 fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {

@@ -1,13 +1,22 @@
-//! Hugging Face `config.json` to workload file: the config's family picks a built-in template
-//! and its fields become the template's params. Fields that change nothing stepcost counts
-//! (token ids, norm epsilons, RoPE scaling) are understood and skipped; any other field is
-//! reported as not understood, so a user knows what the workload leaves out.
+//! Hugging Face `config.json` to workload file: the config's family picks a built-in template,
+//! its fields become the template's params, its `quantization_config` the checkpoint's type
+//! per weight group (`quant`), and its sliding-window fields the windowed layers (`window`).
+//! What cannot be priced faithfully is refused: an unknown quantisation, a head width that
+//! does not divide. Fields that change nothing stepcost counts (token ids, norm epsilons, RoPE
+//! scaling) are listed as ignored; any other field is listed as not understood, so a user
+//! knows what the workload leaves out.
+
+mod quant;
+mod window;
+mod yaml;
 
 use serde_json::{Map, Value};
 
+use crate::base::types::WeightGroup as Group;
+use quant::Refusal;
+
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
-use crate::base::text::shown_as_is;
 
 /// A workload file made from a config.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +25,10 @@ pub struct Imported {
     pub yaml: String,
     /// The built-in template it names.
     pub template: &'static str,
+    /// The model's name, from `_name_or_path` or the folder the config is in.
+    pub name: String,
+    /// Config fields read and found to change nothing counted, in the config's order.
+    pub ignored: Vec<String>,
     /// Config fields that were not understood, in the config's order.
     pub not_understood: Vec<String>,
 }
@@ -51,12 +64,9 @@ const IRRELEVANT: &[&str] = &[
     "router_z_loss_coef",
     "router_jitter_noise",
     "auto_map",
-    "quantization_config",
     "original_max_position_embeddings",
     "bos_token",
     "eos_token",
-    "use_sliding_window",
-    "max_window_layers",
     "qkv_bias",
     "norm_topk_prob",
     "routed_scaling_factor",
@@ -76,21 +86,25 @@ const IRRELEVANT: &[&str] = &[
     "swiglu_limit",
     "experts_per_token",
     "initial_context_length",
-    "layer_types",
     "decoder_sparse_step",
     "mlp_only_layers",
     "rope_scaling_factor",
-    "head_dim",
-    "sliding_window",
-    "num_key_value_heads",
     "use_qk_norm",
     "qk_layernorm",
+    "sliding_window_size",
+    "rope_ntk_alpha",
+    "rope_ntk_beta",
+    "use_bfloat16",
 ];
 
 /// How a family's fields map to a template's params.
 struct Family {
     model_types: &'static [&'static str],
     template: &'static str,
+    /// The template's weight groups.
+    groups: &'static [Group],
+    /// Fields this family's template has no use for (MLA caches a latent, not KV heads).
+    ignores: &'static [&'static str],
     /// `(param, config field)`; a field may be `a|b` (the first present wins).
     fields: &'static [(&'static str, &'static str)],
 }
@@ -102,15 +116,21 @@ const SHAPE: &[(&str, &str)] = &[
     ("vocab", "vocab_size"),
 ];
 
+const DENSE: &[Group] = &[Group::Embed, Group::Attention, Group::Ffn];
+
 const FAMILIES: &[Family] = &[
     Family {
         model_types: &["llama", "mistral", "qwen2", "qwen3"],
         template: "dense",
+        groups: DENSE,
+        ignores: &[],
         fields: &[("ffn", "intermediate_size")],
     },
     Family {
         model_types: &["mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"],
         template: "moe",
+        groups: &Group::ALL,
+        ignores: &[],
         fields: &[
             ("experts", "num_local_experts|num_experts"),
             ("top_k", "num_experts_per_tok|experts_per_token"),
@@ -120,6 +140,8 @@ const FAMILIES: &[Family] = &[
     Family {
         model_types: &["deepseek_v3"],
         template: "mla-moe",
+        groups: &Group::ALL,
+        ignores: &["num_key_value_heads"],
         fields: &[
             ("dense_layers", "first_k_dense_replace"),
             ("q_lora_rank", "q_lora_rank"),
@@ -135,13 +157,27 @@ const FAMILIES: &[Family] = &[
         ],
     },
     Family {
-        model_types: &["gemma2"],
+        model_types: &["gemma2", "gemma3_text"],
         template: "gemma2",
+        groups: DENSE,
+        ignores: &[],
         fields: &[("ffn", "intermediate_size")],
     },
 ];
 
-fn problem(file: &str, text: &str, line: u64, column: u64, field: &str, message: String) -> Error {
+/// A problem with `field` of the config: at the line where the field's key first appears,
+/// else at none.
+fn problem(file: &str, text: &str, field: &str, message: String) -> Error {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let (line, column) = text
+        .find(&format!("\"{key}\""))
+        .map(|at| {
+            let before = &text[..at];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+            (line as u64, column as u64)
+        })
+        .unwrap_or((0, 0));
     Error::Invalid(Diagnostics(vec![Diagnostic::at(
         file,
         Some(text),
@@ -150,29 +186,52 @@ fn problem(file: &str, text: &str, line: u64, column: u64, field: &str, message:
     )]))
 }
 
-/// Turns the config in `text` (read from `file`) into a workload file.
-pub fn import(text: &str, file: &str) -> Result<Imported, Error> {
+/// Turns the config in `text` (read from `file`) into a workload file. `folder` is the name
+/// of the folder the config is in, the model's name when the config has no `_name_or_path`
+/// and the file is the generic `config.json`.
+pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, Error> {
     let config = Config::parse(text, file)?;
     let model_type = config.model_type()?;
     let family = config.family(model_type)?;
-    let mut used: Vec<&str> = Vec::new();
+    let mut used: Vec<&'static str> = vec![
+        "model_type",
+        "_name_or_path",
+        "quantization_config",
+        "torch_dtype",
+        "dtype",
+    ];
     let params = config.params(family, model_type, &mut used)?;
-    let not_understood: Vec<String> = config
-        .fields
-        .keys()
-        .filter(|k| !used.contains(&k.as_str()) && !IRRELEVANT.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    let yaml = workload_yaml(
-        &config.name(),
+    let checkpoint =
+        quant::checkpoint(&config.fields, family.groups).map_err(|r| config.refused(r))?;
+    let mut ignored: Vec<String> = Vec::new();
+    let mut not_understood: Vec<String> = Vec::new();
+    for key in config.fields.keys() {
+        if used.contains(&key.as_str()) {
+            continue;
+        }
+        if IRRELEVANT.contains(&key.as_str()) || family.ignores.contains(&key.as_str()) {
+            ignored.push(key.clone());
+        } else {
+            not_understood.push(key.clone());
+        }
+    }
+    ignored.extend(checkpoint.ignored.iter().cloned());
+    let name = config.name(folder);
+    let yaml = yaml::Draft {
+        name: &name,
         model_type,
-        family.template,
-        &not_understood,
-        &params,
-    );
+        template: family.template,
+        params: &params,
+        checkpoint: &checkpoint,
+        ignored: &ignored,
+        not_understood: &not_understood,
+    }
+    .yaml();
     Ok(Imported {
         yaml,
         template: family.template,
+        name,
+        ignored,
         not_understood,
     })
 }
@@ -204,7 +263,11 @@ impl<'a> Config<'a> {
 
     /// A problem with `field`, which the config lacks or holds wrongly.
     fn missing(&self, field: &str, why: &str) -> Error {
-        problem(self.file, self.text, 0, 0, field, why.to_owned())
+        problem(self.file, self.text, field, why.to_owned())
+    }
+
+    fn refused(&self, refusal: Refusal) -> Error {
+        problem(self.file, self.text, &refusal.field, refusal.message)
     }
 
     fn model_type(&self) -> Result<&str, Error> {
@@ -227,7 +290,8 @@ impl<'a> Config<'a> {
                 self.missing(
                     "model_type",
                     &format!(
-                        "`{model_type}` is not a family stepcost imports; it imports: {}",
+                        "`{}` is not a family stepcost imports; it imports: {}",
+                        model_type.escape_debug(),
                         known.join(", ")
                     ),
                 )
@@ -235,7 +299,7 @@ impl<'a> Config<'a> {
     }
 
     /// The number in `fields` (`a|b`: the first present), adding the fields to `used`.
-    fn number(&self, fields: &'static str, used: &mut Vec<&str>) -> Result<f64, Error> {
+    fn number(&self, fields: &'static str, used: &mut Vec<&'static str>) -> Result<f64, Error> {
         for field in fields.split('|') {
             if let Some(v) = self.fields.get(field) {
                 // The alternatives are understood too (Qwen3-MoE's dense width goes unused).
@@ -257,148 +321,82 @@ impl<'a> Config<'a> {
         &self,
         family: &Family,
         model_type: &str,
-        used: &mut Vec<&str>,
+        used: &mut Vec<&'static str>,
     ) -> Result<Vec<(&'static str, f64)>, Error> {
         let mut params: Vec<(&str, f64)> = Vec::new();
         for &(param, field) in SHAPE.iter().chain(family.fields) {
             params.push((param, self.number(field, used)?));
         }
         if family.template != "mla-moe" {
-            let heads = self.number("num_attention_heads", used)?;
-            let hidden = self.number("hidden_size", used)?;
-            let layers = self.number("num_hidden_layers", used)?;
-            self.attention(model_type, (heads, hidden, layers), &mut params);
+            self.attention(model_type, used, &mut params)?;
         }
         Ok(params)
     }
 
     /// The params of grouped-query attention, for every template but MLA's: KV heads, head
-    /// width, and the sliding-window layers, from the attention heads, hidden width and layers.
+    /// width, and the sliding-window layers.
     fn attention(
         &self,
         model_type: &str,
-        (heads, hidden, layers): (f64, f64, f64),
+        used: &mut Vec<&'static str>,
         params: &mut Vec<(&'static str, f64)>,
-    ) {
-        let number = |field: &str| self.fields.get(field).and_then(Value::as_f64);
-        params.push(("kv_heads", number("num_key_value_heads").unwrap_or(heads)));
-        params.push(("head_dim", number("head_dim").unwrap_or(hidden / heads)));
-        let window = number("sliding_window");
-        let enabled = self
-            .fields
-            .get("use_sliding_window")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
-        if let (Some(window), true) = (window, enabled) {
-            let local = local_layers(&self.fields, model_type, layers);
-            params.push(("local_layers", local));
-            params.push(("window", window));
-        } else {
-            params.push(("local_layers", 0.0));
+    ) -> Result<(), Error> {
+        let heads = self.number("num_attention_heads", used)?;
+        let hidden = self.number("hidden_size", used)?;
+        let layers = self.number("num_hidden_layers", used)?;
+        let kv_heads = match self.fields.get("num_key_value_heads") {
+            Some(Value::Null) | None => heads,
+            Some(_) => self.number("num_key_value_heads", used)?,
+        };
+        used.push("num_key_value_heads");
+        params.push(("kv_heads", kv_heads));
+        let head_dim = match self.fields.get("head_dim") {
+            Some(v) if !v.is_null() => self.number("head_dim", used)?,
+            // hidden / heads is the head width only when it divides; a model whose heads are
+            // narrower or wider (Gemma, gpt-oss) states head_dim.
+            _ if heads > 0.0 && (hidden / heads).fract() == 0.0 => hidden / heads,
+            _ => {
+                return Err(self.missing(
+                    "head_dim",
+                    &format!(
+                        "missing, and hidden_size / num_attention_heads = {hidden} / {heads} \
+                         is not a whole number: the head width cannot be known"
+                    ),
+                ))
+            }
+        };
+        used.push("head_dim");
+        params.push(("head_dim", head_dim));
+        let windows = window::windows(&self.fields, model_type, layers as u64, used)
+            .map_err(|r| self.refused(r))?;
+        params.push(("local_layers", windows.local_layers as f64));
+        if let Some(window) = windows.window {
+            params.push(("window", window as f64));
         }
+        Ok(())
     }
 
-    /// The model's name: the last part of `_name_or_path`, else the file's stem.
-    fn name(&self) -> String {
+    /// The model's name: the last part of `_name_or_path`, else the file's stem unless it is
+    /// the generic `config`, else the folder the config is in.
+    fn name(&self, folder: Option<&str>) -> String {
+        let last = |p: &str| {
+            p.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .map(str::to_owned)
+                .filter(|n| !n.is_empty() && n != "." && n != "..")
+        };
+        let stem = std::path::Path::new(self.file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty() && s != "config");
         self.fields
             .get("_name_or_path")
             .and_then(Value::as_str)
-            .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| {
-                std::path::Path::new(self.file)
-                    .file_stem()
-                    .map_or("imported".into(), |s| s.to_string_lossy().into_owned())
-            })
-    }
-}
-
-/// The workload file's text: a comment saying where it came from and what it leaves out, then
-/// the template and its params. Text from the config goes into the comment through
-/// [`comment_text`] and into the `name` field through [`yaml_quoted`], so that no name or key
-/// can end the comment early or add a field, and the name reads back exactly as it was.
-fn workload_yaml(
-    name: &str,
-    model_type: &str,
-    template: &str,
-    not_understood: &[String],
-    params: &[(&str, f64)],
-) -> String {
-    let mut yaml = format!(
-        "# {}: imported from a Hugging Face config.json (model_type `{}`).\n",
-        comment_text(name),
-        comment_text(model_type)
-    );
-    if !not_understood.is_empty() {
-        let keys: Vec<String> = not_understood.iter().map(|k| comment_text(k)).collect();
-        yaml.push_str(&format!(
-            "# Fields not understood (left out of the step): {}\n",
-            keys.join(", ")
-        ));
-    }
-    yaml.push_str(&format!(
-        "name: {}\ntemplate: {}\nparams:\n",
-        yaml_quoted(name),
-        template
-    ));
-    for (param, value) in params {
-        yaml.push_str(&format!("  {param}: {value}\n"));
-    }
-    yaml
-}
-
-/// `text` for a YAML comment: `\`, and every character [`yaml_quoted`] would escape (controls,
-/// line and paragraph separators, ...) written as its Rust escape (`\\`, `\n`, `\u{2028}`),
-/// so the comment is one line whatever the text holds and reads unambiguously.
-fn comment_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == '\\' || !shown_as_is(c) {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// `text` as a YAML double-quoted scalar that reads back as exactly `text`: `"` and `\`
-/// escaped, and every character YAML would not keep as it is (controls, the line breaks of
-/// YAML 1.1 and Unicode, bidirectional overrides, the byte order mark, noncharacters)
-/// written as a `\u` or `\U` escape. Printable text is written as it is, so the name of an
-/// ordinary model is the same as its JSON string.
-fn yaml_quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if shown_as_is(c) => out.push(c),
-            c if u32::from(c) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push_str(&format!("\\U{:08X}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Layers with sliding-window attention: those `layer_types` marks, else every layer for
-/// Mistral and Qwen2 (a window on all layers) and every other layer for the families that
-/// alternate (Gemma-2, gpt-oss).
-fn local_layers(config: &Map<String, Value>, model_type: &str, layers: f64) -> f64 {
-    if let Some(Value::Array(types)) = config.get("layer_types") {
-        return types
-            .iter()
-            .filter(|t| t.as_str() == Some("sliding_attention"))
-            .count() as f64;
-    }
-    match model_type {
-        "gemma2" | "gpt_oss" => (layers / 2.0).floor(),
-        _ => layers,
+            .and_then(last)
+            .or(stem)
+            .or_else(|| folder.and_then(last))
+            .unwrap_or_else(|| "imported model".into())
     }
 }
 
@@ -411,9 +409,10 @@ mod tests {
         let config = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
             "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
             "vocab_size": 128256, "rms_norm_eps": 1e-5, "some_new_field": 3}"#;
-        let imported = import(config, "config.json").unwrap();
+        let imported = import(config, "config.json", None).unwrap();
         assert_eq!(imported.template, "dense");
         assert_eq!(imported.not_understood, ["some_new_field"]);
+        assert_eq!(imported.ignored, ["rms_norm_eps"]);
         assert!(
             imported.yaml.contains("  head_dim: 128\n"),
             "{}",
@@ -423,20 +422,20 @@ mod tests {
         assert!(imported.yaml.contains("  local_layers: 0\n"));
         assert!(imported
             .yaml
-            .contains("Fields not understood (left out of the step): some_new_field"));
+            .contains("# Not understood (left out of the step): some_new_field\n"));
     }
 
     #[test]
     fn bad_configs_are_named() {
-        let err = import("{\"model_type\": \"llama\",", "c.json")
+        let err = import("{\"model_type\": \"llama\",", "c.json", None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("c.json:1:"), "{err}");
-        let err = import("{\"model_type\": \"bert\"}", "c.json")
+        let err = import("{\"model_type\": \"bert\"}", "c.json", None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("`bert` is not a family"), "{err}");
-        let err = import("{\"model_type\": \"llama\"}", "c.json")
+        let err = import("{\"model_type\": \"llama\"}", "c.json", None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("num_hidden_layers"), "{err}");

@@ -1,0 +1,429 @@
+//! A config's `quantization_config` as the checkpoint's weight format per tensor group. Each
+//! scheme stepcost reads maps to one named format; anything else is refused, so that a
+//! quantised checkpoint is never priced as bf16 by accident. Modules a scheme leaves
+//! unquantised (`modules_to_not_convert`, `ignore`) keep the checkpoint's 16-bit type.
+
+use serde_json::{Map, Value};
+
+use crate::base::format::Format;
+use crate::base::types::WeightGroup as Group;
+
+/// The weight formats of a checkpoint: one per group, and what the importer noted on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// The format of `weight`: the quantised one where most groups have it, else the
+    /// unquantised type.
+    pub quantised: Format,
+    /// Groups whose format differs from `quantised`.
+    pub exceptions: Vec<(Group, Format)>,
+    /// The KV cache's format where the checkpoint fixes one (compressed-tensors' `kv_cache_scheme`).
+    pub kv: Option<Format>,
+    /// Lines for the workload's comment: what was read, and what is left to the user.
+    pub notes: Vec<String>,
+    /// Keys of `quantization_config` that change nothing counted, as `quantization_config.KEY`.
+    pub ignored: Vec<String>,
+}
+
+/// What went wrong, with the field (dotted, from the config's top) it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub field: String,
+    pub message: String,
+}
+
+fn refuse(field: impl Into<String>, message: impl Into<String>) -> Refusal {
+    Refusal {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// The schemes read, for the message that refuses another.
+const SCHEMES: &str = "fp8 (per tensor, or weight_block_size [128, 128]), fbgemm_fp8, awq and \
+                       gptq (4 bits, group 128; gptq also 8 bits), mxfp4, compressed-tensors";
+
+/// The unquantised type of the checkpoint: `torch_dtype` (or `dtype`), bf16 when absent.
+/// float32 checkpoints are served in 16 bits (vLLM's `dtype: auto` loads them as bf16), so
+/// they are priced as bf16, and the comment says so.
+pub fn unquantised(config: &Map<String, Value>, notes: &mut Vec<String>) -> Format {
+    let dtype = (config.get("torch_dtype").or_else(|| config.get("dtype"))).and_then(Value::as_str);
+    match dtype {
+        Some("float16") => Format::Fp16,
+        Some("float32") => {
+            notes.push(
+                "torch_dtype float32: priced as bf16, the 16-bit type it is served in (an assumption)"
+                    .into(),
+            );
+            Format::Bf16
+        }
+        None | Some("bfloat16") => Format::Bf16,
+        Some(other) => {
+            notes.push(format!(
+                "torch_dtype `{other}` is not a type stepcost reads: priced as bf16 (an assumption)"
+            ));
+            Format::Bf16
+        }
+    }
+}
+
+/// The checkpoint's formats, from `quantization_config` when the config has one. `groups` are
+/// the template's weight groups.
+pub fn checkpoint(config: &Map<String, Value>, groups: &[Group]) -> Result<Checkpoint, Refusal> {
+    let mut notes = Vec::new();
+    let base = unquantised(config, &mut notes);
+    let Some(q) = config.get("quantization_config") else {
+        return Ok(Checkpoint {
+            quantised: base,
+            exceptions: Vec::new(),
+            kv: None,
+            notes,
+            ignored: Vec::new(),
+        });
+    };
+    let Value::Object(q) = q else {
+        return Err(refuse("quantization_config", "expected an object"));
+    };
+    let mut read = Reader {
+        q,
+        used: Vec::new(),
+        notes,
+        kv: None,
+    };
+    let (format, keep) = read.scheme()?;
+    // A quantised checkpoint keeps its embedding and lm_head in 16 bits; so do the modules
+    // it names as left out.
+    let mut formats: Vec<(Group, Format)> = groups.iter().map(|g| (*g, format)).collect();
+    let mut unconverted = vec![Group::Embed];
+    for (field, name) in &keep {
+        unconverted.extend(read.groups_of(field, name, groups)?);
+    }
+    for (group, f) in &mut formats {
+        if unconverted.contains(group) {
+            *f = base;
+        }
+    }
+    // `weight` takes the format most groups have (it also types the norms, which no scheme
+    // quantises); the other groups are listed apart, as the shipped gpt-oss file does.
+    let count = formats.iter().filter(|(_, f)| *f == format).count();
+    let quantised = if 2 * count > formats.len() {
+        format
+    } else {
+        base
+    };
+    let ignored = q
+        .keys()
+        .filter(|k| !read.used.contains(&k.as_str()))
+        .map(|k| format!("quantization_config.{k}"))
+        .collect();
+    Ok(Checkpoint {
+        quantised,
+        exceptions: formats
+            .into_iter()
+            .filter(|(_, f)| *f != quantised)
+            .collect(),
+        kv: read.kv,
+        notes: read.notes,
+        ignored,
+    })
+}
+
+/// Reads one `quantization_config`, remembering the keys it used.
+struct Reader<'a> {
+    q: &'a Map<String, Value>,
+    used: Vec<&'static str>,
+    notes: Vec<String>,
+    kv: Option<Format>,
+}
+
+impl Reader<'_> {
+    fn get(&mut self, key: &'static str) -> Option<&Value> {
+        self.used.push(key);
+        self.q.get(key).filter(|v| !v.is_null())
+    }
+
+    fn whole(&mut self, key: &'static str) -> Option<u64> {
+        self.get(key).and_then(Value::as_u64)
+    }
+
+    /// The format of the quantised weights, and the module names the scheme leaves out
+    /// (each with the field that listed it).
+    fn scheme(&mut self) -> Result<(Format, Vec<(String, String)>), Refusal> {
+        let method = self
+            .get("quant_method")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                refuse(
+                    "quantization_config.quant_method",
+                    "missing: it names the quantisation scheme",
+                )
+            })?;
+        let method = method.to_owned();
+        let format = match method.as_str() {
+            "fp8" => self.fp8()?,
+            "fbgemm_fp8" => {
+                self.notes.push(
+                    "fbgemm_fp8: fp8 weights with a scale per output channel (priced as fp8)"
+                        .into(),
+                );
+                Format::Fp8
+            }
+            "awq" | "gptq" => self.int(&method)?,
+            "mxfp4" => Format::Mxfp4,
+            "compressed-tensors" => return self.compressed_tensors(),
+            other => {
+                return Err(refuse(
+                    "quantization_config.quant_method",
+                    format!(
+                        "`{}` is not a quantisation stepcost imports (it would be priced wrongly); \
+                         it imports: {SCHEMES}",
+                        other.escape_debug()
+                    ),
+                ))
+            }
+        };
+        let scheme = self
+            .get("activation_scheme")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(scheme) = scheme {
+            self.notes.push(format!(
+                "activations are quantised to fp8 at run time (activation_scheme {}); the \
+                 workload keeps them in bf16: add `--dtype activation=fp8` to price fp8 x fp8 GEMMs",
+                scheme.escape_debug()
+            ));
+        }
+        let keep = self.names("modules_to_not_convert")?;
+        Ok((format, keep))
+    }
+
+    /// `quant_method: fp8`: per tensor, or with 128 x 128 block scales.
+    fn fp8(&mut self) -> Result<Format, Refusal> {
+        match self.get("weight_block_size") {
+            None => Ok(Format::Fp8),
+            Some(v) if *v == serde_json::json!([128, 128]) => Ok(Format::Fp8B128),
+            Some(v) => Err(refuse(
+                "quantization_config.weight_block_size",
+                format!("{v} is not a block stepcost prices; it prices [128, 128] (fp8-b128)"),
+            )),
+        }
+    }
+
+    /// AWQ and GPTQ: 4 bits in groups of 128 (or GPTQ's 8 bits).
+    fn int(&mut self, method: &str) -> Result<Format, Refusal> {
+        let bits = self.whole("bits");
+        let group = self.whole("group_size");
+        match (bits, group) {
+            (Some(4), Some(128)) => Ok(Format::Int4G128),
+            (Some(8), _) if method == "gptq" => Ok(Format::Int8),
+            _ => Err(refuse(
+                "quantization_config.bits",
+                format!(
+                    "{method} with bits {} and group_size {} is not a format stepcost prices; \
+                     it prices 4 bits in groups of 128 (int4-g128){}",
+                    show(bits),
+                    show(group),
+                    if method == "gptq" {
+                        " and 8 bits (int8)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// compressed-tensors: every config group's weights must name the same format, and its
+    /// targets must be whole layers (`Linear`).
+    fn compressed_tensors(&mut self) -> Result<(Format, Vec<(String, String)>), Refusal> {
+        self.used
+            .extend(["format", "quantization_status", "global_compression_ratio"]);
+        let groups = match self.get("config_groups") {
+            Some(Value::Object(g)) if !g.is_empty() => g.clone(),
+            _ => {
+                return Err(refuse(
+                    "quantization_config.config_groups",
+                    "missing or empty: it says how the weights are quantised",
+                ))
+            }
+        };
+        let mut format = None;
+        for (name, group) in &groups {
+            let field = format!("quantization_config.config_groups.{name}");
+            let targets = group.get("targets").and_then(Value::as_array);
+            if targets.is_none_or(|t| t.iter().any(|x| x.as_str() != Some("Linear"))) {
+                return Err(refuse(
+                    format!("{field}.targets"),
+                    "stepcost imports groups that target every `Linear` layer; per-module \
+                     targets would give one group of weights several formats",
+                ));
+            }
+            let f = weights_format(group.get("weights"), &field)?;
+            if format.is_some_and(|x| x != f) {
+                return Err(refuse(field, "config groups with different formats"));
+            }
+            format = Some(f);
+            if group.get("input_activations").is_some_and(|a| !a.is_null()) {
+                self.notes.push(format!(
+                    "{name}: activations are quantised too; the workload keeps them in bf16 \
+                     (add `--dtype activation=...` to price that)"
+                ));
+            }
+        }
+        if let Some(kv) = self.get("kv_cache_scheme").cloned() {
+            self.kv = Some(weights_format(
+                Some(&kv),
+                "quantization_config.kv_cache_scheme",
+            )?);
+        }
+        let keep = self.names("ignore")?;
+        Ok((format.unwrap_or(Format::Bf16), keep))
+    }
+
+    /// The module names listed under `key`, each with its field.
+    fn names(&mut self, key: &'static str) -> Result<Vec<(String, String)>, Refusal> {
+        let field = format!("quantization_config.{key}");
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(|s| (field.clone(), s.to_owned()))
+                        .ok_or_else(|| refuse(&field, format!("expected module names, found {v}")))
+                })
+                .collect(),
+            Some(v) => Err(refuse(
+                field,
+                format!("expected a list of module names, found {v}"),
+            )),
+        }
+    }
+
+    /// The groups a module name (a name, a glob with `*`, or `re:` and a pattern) covers.
+    /// A name for one layer's module is noted, not applied: a group has one format.
+    fn groups_of(
+        &mut self,
+        field: &str,
+        name: &str,
+        groups: &[Group],
+    ) -> Result<Vec<Group>, Refusal> {
+        let found = module_groups(name);
+        if found.is_empty() {
+            return Err(refuse(
+                field,
+                format!(
+                    "`{}` names no weight group stepcost knows (embedding and lm_head, \
+                     attention, FFN and router, experts)",
+                    name.escape_debug()
+                ),
+            ));
+        }
+        if one_layer(name) {
+            self.notes.push(format!(
+                "`{}` stays unquantised in one layer only; its group is priced in the \
+                 quantised format",
+                name.escape_debug()
+            ));
+            return Ok(Vec::new());
+        }
+        Ok(found.into_iter().filter(|g| groups.contains(g)).collect())
+    }
+}
+
+/// The format a compressed-tensors `weights` (or `kv_cache_scheme`) entry describes.
+fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusal> {
+    let field = format!("{field}.weights");
+    let w = weights
+        .and_then(Value::as_object)
+        .ok_or_else(|| refuse(&field, "missing: it says how the weights are quantised"))?;
+    let bits = w.get("num_bits").and_then(Value::as_u64);
+    let kind = w.get("type").and_then(Value::as_str).unwrap_or("");
+    let strategy = w.get("strategy").and_then(Value::as_str).unwrap_or("");
+    let group = w.get("group_size").and_then(Value::as_u64);
+    let block = w.get("block_structure").filter(|b| !b.is_null());
+    let format = match (bits, kind, strategy) {
+        (Some(8), "float", "block") if block == Some(&serde_json::json!([128, 128])) => {
+            Some(Format::Fp8B128)
+        }
+        (Some(8), "float", "tensor" | "channel" | "") => Some(Format::Fp8),
+        (Some(8), "int", "tensor" | "channel" | "") => Some(Format::Int8),
+        (Some(4), "int", "group") if group == Some(128) => Some(Format::Int4G128),
+        (Some(4), "float", _) if group == Some(16) => Some(Format::Nvfp4),
+        _ => None,
+    };
+    format.ok_or_else(|| {
+        refuse(
+            field,
+            format!(
+                "num_bits {}, type `{}`, strategy `{}`, group_size {} is not a format stepcost \
+                 prices; it prices fp8 (tensor or channel), fp8 blocks of [128, 128], int8, \
+                 int4 in groups of 128, and nvfp4 (4-bit float in groups of 16)",
+                show(bits),
+                kind.escape_debug(),
+                strategy.escape_debug(),
+                show(group)
+            ),
+        )
+    })
+}
+
+fn show<T: ToString>(v: Option<T>) -> String {
+    v.map_or("(none)".into(), |v| v.to_string())
+}
+
+/// The groups a module name covers, by the names Hugging Face models give their modules.
+fn module_groups(name: &str) -> Vec<Group> {
+    let n = name.to_ascii_lowercase();
+    let has = |parts: &[&str]| parts.iter().any(|p| n.contains(p));
+    if has(&["embed", "lm_head", "wte", "output_layer"]) {
+        return vec![Group::Embed];
+    }
+    if has(&[
+        "attn",
+        "attention",
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "qkv",
+    ]) {
+        return vec![Group::Attention];
+    }
+    if has(&["shared_expert", "router", "mlp.gate"]) && !n.ends_with("gate_proj") {
+        return vec![Group::Ffn];
+    }
+    if has(&["experts"]) {
+        return vec![Group::Experts];
+    }
+    if has(&["mlp", "gate_proj", "up_proj", "down_proj", "ffn"]) {
+        return vec![Group::Ffn, Group::Experts];
+    }
+    Vec::new()
+}
+
+/// Whether a module name names one layer's module (`model.layers.3.mlp`), not every layer's.
+fn one_layer(name: &str) -> bool {
+    name.split('.')
+        .any(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names_map_to_groups() {
+        assert_eq!(
+            module_groups("model.layers.*.self_attn"),
+            [Group::Attention]
+        );
+        assert_eq!(module_groups("model.layers.*.mlp.router"), [Group::Ffn]);
+        assert_eq!(module_groups("model.embed_tokens"), [Group::Embed]);
+        assert_eq!(module_groups("lm_head"), [Group::Embed]);
+        assert_eq!(module_groups("re:.*mlp.experts.*"), [Group::Experts]);
+        assert_eq!(module_groups("re:.*mlp.gate$"), [Group::Ffn]);
+        assert!(module_groups("model.norm").is_empty());
+        assert!(one_layer("model.layers.0.mlp.down_proj"));
+        assert!(!one_layer("model.layers.*.mlp"));
+    }
+}
