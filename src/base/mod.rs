@@ -9,5 +9,6 @@ pub mod limits;
 pub mod param;
 pub mod ranges;
 pub mod source;
+pub mod suggest;
 pub(crate) mod text;
 pub mod units;

@@ -106,6 +106,15 @@ fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
 }
 
 fn run_command(args: RunArgs) -> Result<()> {
+    if args.chip.contains(',') && !Path::new(&args.chip).is_file() {
+        anyhow::bail!(
+            "`run` prices one chip, and --chip {} names several; price them side by side with \
+             `stepcost compare {} --chip {}`",
+            args.chip,
+            args.workload,
+            args.chip
+        );
+    }
     let chip = Chip::load(&Source::resolve(&args.chip, FileKind::Chip)?)?;
     let source = Source::resolve(&args.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
