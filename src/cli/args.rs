@@ -259,7 +259,8 @@ pub(crate) enum PlotCommand {
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
-    /// Line chart of two columns of a sweep CSV, one line per value of --series
+    /// Line chart of two columns of a sweep CSV, one line per value of --series, titled
+    /// with the scenario the plotted rows share
     Sweep {
         /// The CSV written by `stepcost sweep`
         csv: PathBuf,
@@ -269,9 +270,14 @@ pub(crate) enum PlotCommand {
         /// Column for the vertical axis, e.g. tokens_per_s
         #[arg(long)]
         y: String,
-        /// Column whose values make separate lines, e.g. chip
-        #[arg(long)]
-        series: Option<String>,
+        /// Columns whose values make separate lines, e.g. chip or chip,weight_dtype (one
+        /// line per combination)
+        #[arg(long, value_delimiter = ',')]
+        series: Vec<String>,
+        /// Plot only the rows that pass this filter, e.g. 'fits && context == 4096' (see
+        /// the README's "Filters")
+        #[arg(long = "where", value_name = "EXPR")]
+        filter: Option<String>,
         /// Logarithmic horizontal axis
         #[arg(long)]
         log_x: bool,

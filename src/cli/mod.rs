@@ -265,6 +265,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             x,
             y,
             series,
+            filter,
             log_x,
             log_y,
             out,
@@ -284,6 +285,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 x,
                 y,
                 series,
+                filter,
                 log_x,
                 log_y,
             };

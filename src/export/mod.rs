@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod document;
 mod escape;
+pub mod filter;
 pub mod rows;
 pub mod stream;
 pub mod svg;
