@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::columns::ShapeArgs;
 use crate::base::dtype::{parse_role_dtype, DType, Role};
 use crate::base::ranges::{self, Range};
 use crate::base::source::FileKind;
@@ -95,7 +96,7 @@ pub(crate) struct OutputArgs {
 }
 
 /// The format of a command's output, and how its CSV writes text.
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub(crate) struct FormatArgs {
     /// Output format: human-scaled table, or CSV or JSON with units in the column names
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
@@ -103,6 +104,15 @@ pub(crate) struct FormatArgs {
     // CSV: text cells as they are, formula-like ones included.
     #[arg(long, help = RAW_TEXT_HELP)]
     pub(crate) raw_text: bool,
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
+}
+
+impl FormatArgs {
+    /// The rows' shape (`--columns`, `--digits`) for this format.
+    pub(crate) fn shape(&self) -> anyhow::Result<crate::export::rows::Shape> {
+        self.shape.shape(matches!(self.format, FormatArg::Table))
+    }
 }
 
 const RAW_TEXT_HELP: &str = "CSV: write text cells as they are. Without it, a name, id, note or \
@@ -196,7 +206,7 @@ pub(crate) struct SweepArgs {
 }
 
 /// The format of a sweep's rows, and how its CSV writes text.
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub(crate) struct SweepFormatArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
@@ -204,6 +214,8 @@ pub(crate) struct SweepFormatArgs {
     // CSV: text cells as they are, formula-like ones included.
     #[arg(long, help = RAW_TEXT_HELP)]
     pub(crate) raw_text: bool,
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
 }
 
 #[derive(Args)]
@@ -428,8 +440,8 @@ pub(crate) enum KindArg {
     Workload,
 }
 
-impl From<SweepFormatArgs> for Stream {
-    fn from(f: SweepFormatArgs) -> Stream {
+impl From<&SweepFormatArgs> for Stream {
+    fn from(f: &SweepFormatArgs) -> Stream {
         match (f.format, f.raw_text) {
             (StreamFormat::Csv, false) => Stream::Csv,
             (StreamFormat::Csv, true) => Stream::CsvRaw,
@@ -447,8 +459,8 @@ impl From<KindArg> for FileKind {
     }
 }
 
-impl From<FormatArgs> for Format {
-    fn from(f: FormatArgs) -> Format {
+impl From<&FormatArgs> for Format {
+    fn from(f: &FormatArgs) -> Format {
         match (f.format, f.raw_text) {
             (FormatArg::Table, _) => Format::Table,
             (FormatArg::Csv, false) => Format::Csv,

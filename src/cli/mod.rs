@@ -4,6 +4,7 @@
 //! prices or formats by itself.
 
 mod args;
+mod columns;
 mod output;
 mod sweep;
 
@@ -65,7 +66,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let (compared, plan) = price_on_chips(args.scenario, vec![target])?;
             let mut buffer = Vec::new();
             let reports = compared.into_reports();
-            exporter::write_compare(&mut buffer, &reports, args.output.format.into())?;
+            let format = &args.output.format;
+            exporter::write_compare_shaped(&mut buffer, &reports, format.into(), &format.shape()?)?;
             emit(plan, &buffer)?;
         }
         Command::Plan(args) => plan_command(args)?,
@@ -101,7 +103,8 @@ fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
     let all = ["all".to_owned()];
     let chips = Chip::load_all(if names.is_empty() { &all } else { names })?;
     let mut buffer = Vec::new();
-    exporter::write_chips(&mut buffer, &chips, output.format.into())?;
+    let format = &output.format;
+    exporter::write_chips(&mut buffer, &chips, format.into(), &format.shape()?)?;
     emit(plan, &buffer)
 }
 
@@ -128,7 +131,9 @@ fn run_command(args: RunArgs) -> Result<()> {
         report = report.with_request(&workload, &chip, &scenario, request)?;
     }
     let mut buffer = Vec::new();
-    exporter::write_run(&mut buffer, &report, args.per_op, args.output.format.into())?;
+    let format = &args.output.format;
+    let shape = format.shape()?;
+    exporter::write_run_shaped(&mut buffer, &report, args.per_op, format.into(), &shape)?;
     emit(plan, &buffer)
 }
 
@@ -161,8 +166,15 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     };
     let entries = plan::plan(&workload, &Chip::load_all(&args.chip)?, &request)?;
     let mut buffer = Vec::new();
-    let format = args.output.format.into();
-    exporter::write_plan(&mut buffer, &workload.name, &request, &entries, format)?;
+    let (format, shape) = (&args.output.format, args.output.format.shape()?);
+    exporter::write_plan(
+        &mut buffer,
+        &workload.name,
+        &request,
+        &entries,
+        format.into(),
+        &shape,
+    )?;
     emit(output, &buffer)
 }
 
@@ -201,7 +213,14 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
     let outcomes = validate::validate(read, cases, mode.into());
     let stats = validate::error_stats(&outcomes);
     let mut buffer = Vec::new();
-    exporter::write_validation(&mut buffer, &outcomes, &stats, output.format.into())?;
+    let format = &output.format;
+    exporter::write_validation(
+        &mut buffer,
+        &outcomes,
+        &stats,
+        format.into(),
+        &format.shape()?,
+    )?;
     emit(plan, &buffer)?;
     let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count();
     if skipped > 0 {

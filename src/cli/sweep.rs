@@ -66,7 +66,8 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         skip_invalid: args.skip_invalid,
         request: args.request,
     };
-    let sink = SweepRows::new(&workload, args.format.into(), args.per_op);
+    let sink = SweepRows::new(&workload, (&args.format).into(), args.per_op)
+        .shaped(&args.format.shape.shape(false)?)?;
     let progress = |n: u64| bar.inc(n);
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
@@ -85,6 +86,9 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
+    if let Some(e) = sink.filter_error() {
+        anyhow::bail!("--where {e}; the output was not written");
+    }
     if stats.cancelled {
         report_interrupted(&stats, total, out.as_deref());
         return Ok(ExitCode::from(130));

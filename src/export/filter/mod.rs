@@ -18,14 +18,13 @@
 //! kinds, so there the mismatch is found on the first row that shows it.
 
 mod parse;
-mod row;
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
 
 use crate::base::suggest::did_you_mean;
-pub use row::{kinds, Captured};
+use crate::export::rows::{Captured, Row, Value};
 
 /// What a column holds, where it is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +89,34 @@ impl Cells for csv::StringRecord {
             },
         }
     }
+}
+
+/// A row of our own, captured: every cell as it is typed.
+impl Cells for Captured {
+    fn cell(&self, column: usize, _: Kind) -> Cell<'_> {
+        match self.value(column) {
+            Value::Num(x) => Cell::Num(x),
+            Value::Int(n) => Cell::Num(n as f64),
+            Value::Bool(b) => Cell::Bool(b),
+            Value::Text(s) => Cell::Text(s),
+            Value::Empty => Cell::Empty,
+        }
+    }
+}
+
+/// The kind of each of a row's columns, as a sample of the row shows it (an empty cell: any).
+pub fn kinds(row: &dyn Row) -> Vec<(String, Kind)> {
+    let mut kinds = Vec::new();
+    row.visit(&mut |name, value| {
+        let kind = match value {
+            Value::Text(_) => Kind::Text,
+            Value::Num(_) | Value::Int(_) => Kind::Num,
+            Value::Bool(_) => Kind::Bool,
+            Value::Empty => Kind::Any,
+        };
+        kinds.push((name.to_owned(), kind));
+    });
+    kinds
 }
 
 /// A comparison operator.

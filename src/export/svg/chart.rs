@@ -167,7 +167,7 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         .map(|text| {
             Filter::compile(text, header.iter().map(|h| (h.as_str(), Kind::Any)))
                 .map_err(|e| match header.iter().all(|h| is_column_name(h)) {
-                    true => Error::Plot(format!("--where {e}").into()),
+                    true => Error::Plot(format!("--where: {e}").into()),
                     // The message would list the first line: not a sweep's, so not quoted.
                     false => Error::Plot(format!(
                         "--where: {name}'s first line is not a row of column names (is it a sweep CSV?)"
