@@ -4,8 +4,10 @@ mod common;
 
 mod catalogue;
 mod cli;
+mod columns;
 mod errors;
 mod expected;
+mod filter;
 mod fusion;
 mod hostile_escaping;
 mod hostile_inputs;
@@ -20,4 +22,5 @@ mod plot;
 mod properties;
 mod seeds;
 mod snapshots;
+mod suggest;
 mod sweep;
