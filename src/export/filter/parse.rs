@@ -139,19 +139,19 @@ fn number(chars: &[char], start: usize) -> Result<(Token, usize), FilterError> {
     }
 }
 
+/// Resolves a column name to its index and kind, or says why it cannot.
+pub(super) type Resolve<'r> = &'r dyn Fn(&str) -> Result<(usize, Kind), String>;
+
 /// Reads tokens into a tree, resolving column names with `resolve`.
 pub(super) struct Parser<'r> {
     tokens: Vec<Spanned>,
     next: usize,
     end: usize,
-    resolve: &'r dyn Fn(&str) -> Result<(usize, Kind), String>,
+    resolve: Resolve<'r>,
 }
 
 impl<'r> Parser<'r> {
-    pub(super) fn parse(
-        text: &str,
-        resolve: &'r dyn Fn(&str) -> Result<(usize, Kind), String>,
-    ) -> Result<Node, FilterError> {
+    pub(super) fn parse(text: &str, resolve: Resolve<'r>) -> Result<Node, FilterError> {
         let mut parser = Parser {
             tokens: lex(text)?,
             next: 0,
