@@ -28,7 +28,7 @@ pub enum StreamFormat {
 }
 
 /// Rows of a sweep: one per scenario, or with `per_op` one per kernel of each scenario; cut
-/// to a [`Shape`] and narrowed by a [`Filter`] when asked.
+/// to a shape (`--columns`, `--digits`) and narrowed by a filter (`--where`) when asked.
 #[derive(Debug)]
 pub struct SweepRows {
     format: StreamFormat,
