@@ -83,6 +83,7 @@ pub mod internals {
     /// The exporters' entry points.
     pub mod export {
         pub use crate::export::document;
+        pub use crate::export::filter;
         pub use crate::export::{write_compare, write_run, Format};
     }
     pub use crate::study::{import, lever, sweep, validate};

@@ -117,7 +117,7 @@ const CATALOGUE: &[(&str, &[&str])] = &[
     ),
     (
         "workload/unknown-op-kind.yaml",
-        &[":12:9:", "unknown variant `convolution`"],
+        &[":12:9:", "unknown op kind `convolution`; op kinds: gemm,"],
     ),
     (
         "workload/unknown-tensor.yaml",

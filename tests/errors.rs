@@ -135,7 +135,7 @@ fn unknown_op_kind() {
         "- elementwse: {name: act",
         &[
             "w.yaml:12:",
-            "unknown variant `elementwse`",
+            "unknown op kind `elementwse`",
             "did you mean `elementwise`?",
         ],
     );

@@ -4,9 +4,11 @@ mod common;
 
 mod catalogue;
 mod cli;
+mod columns;
 mod cost;
 mod errors;
 mod expected;
+mod filter;
 mod formats;
 mod fusion;
 mod hostile_escaping;
@@ -23,4 +25,5 @@ mod plot;
 mod properties;
 mod seeds;
 mod snapshots;
+mod suggest;
 mod sweep;

@@ -169,54 +169,11 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-/// The closest of `candidates` to `name` by edit distance, if it is close enough to be a typo.
-pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let old = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(old + 1);
-            prev = old;
-        }
-    }
-    row[b.len()]
-}
-
-/// ` (did you mean `x`?)` when a candidate is close to `name`, else nothing.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    closest(name, candidates)
-        .map(|c| format!(" (did you mean `{c}`?)"))
-        .unwrap_or_default()
-}
+pub use crate::base::suggest::did_you_mean;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn suggests_typos_only() {
-        assert_eq!(
-            closest("capcity", ["capacity", "bandwidth"]),
-            Some("capacity")
-        );
-        assert_eq!(
-            closest("flop_per_element", ["flops_per_element", "of"]),
-            Some("flops_per_element")
-        );
-        assert_eq!(closest("zzz", ["capacity", "bandwidth"]), None);
-    }
 
     #[test]
     fn displays_file_line_field_and_source() {

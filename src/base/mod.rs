@@ -10,6 +10,7 @@ pub mod limits;
 pub mod param;
 pub mod ranges;
 pub mod source;
+pub mod suggest;
 pub(crate) mod text;
 pub mod types;
 pub mod units;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::columns::ShapeArgs;
 pub(crate) use super::cost::CostArgs;
 use crate::base::format::Format as DataFormat;
 use crate::base::ranges::{self, Range};
@@ -97,7 +98,7 @@ pub(crate) struct OutputArgs {
 }
 
 /// The format of a command's output, and how its CSV writes text.
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub(crate) struct FormatArgs {
     /// Output format: human-scaled table, or CSV or JSON with units in the column names
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
@@ -105,6 +106,15 @@ pub(crate) struct FormatArgs {
     // CSV: text cells as they are, formula-like ones included.
     #[arg(long, help = RAW_TEXT_HELP)]
     pub(crate) raw_text: bool,
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
+}
+
+impl FormatArgs {
+    /// The rows' shape (`--columns`, `--digits`) for this format.
+    pub(crate) fn shape(&self) -> anyhow::Result<crate::export::rows::Shape> {
+        self.shape.shape(matches!(self.format, FormatArg::Table))
+    }
 }
 
 const RAW_TEXT_HELP: &str = "CSV: write text cells as they are. Without it, a name, id, note or \
@@ -206,7 +216,7 @@ pub(crate) struct SweepArgs {
 }
 
 /// The format of a sweep's rows, and how its CSV writes text.
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub(crate) struct SweepFormatArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = StreamFormat::Csv)]
@@ -214,6 +224,8 @@ pub(crate) struct SweepFormatArgs {
     // CSV: text cells as they are, formula-like ones included.
     #[arg(long, help = RAW_TEXT_HELP)]
     pub(crate) raw_text: bool,
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
 }
 
 #[derive(Args)]
@@ -276,7 +288,8 @@ pub(crate) enum PlotCommand {
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
     },
-    /// Line chart of two columns of a sweep CSV, one line per value of --series
+    /// Line chart of two columns of a sweep CSV, one line per value of --series, titled
+    /// with the scenario the plotted rows share
     Sweep {
         /// The CSV written by `stepcost sweep`
         csv: PathBuf,
@@ -286,9 +299,14 @@ pub(crate) enum PlotCommand {
         /// Column for the vertical axis, e.g. tokens_per_s
         #[arg(long)]
         y: String,
-        /// Column whose values make separate lines, e.g. chip
-        #[arg(long)]
-        series: Option<String>,
+        /// Columns whose values make separate lines, e.g. chip or chip,weight_dtype (one
+        /// line per combination)
+        #[arg(long, value_delimiter = ',')]
+        series: Vec<String>,
+        /// Plot only the rows that pass this filter, e.g. 'fits && context == 4096' (see
+        /// the README's "Filters")
+        #[arg(long = "where", value_name = "EXPR")]
+        filter: Option<String>,
         /// Logarithmic horizontal axis
         #[arg(long)]
         log_x: bool,
@@ -447,8 +465,8 @@ pub(crate) enum KindArg {
     Workload,
 }
 
-impl From<SweepFormatArgs> for Stream {
-    fn from(f: SweepFormatArgs) -> Stream {
+impl From<&SweepFormatArgs> for Stream {
+    fn from(f: &SweepFormatArgs) -> Stream {
         match (f.format, f.raw_text) {
             (StreamFormat::Csv, false) => Stream::Csv,
             (StreamFormat::Csv, true) => Stream::CsvRaw,
@@ -466,8 +484,8 @@ impl From<KindArg> for FileKind {
     }
 }
 
-impl From<FormatArgs> for Format {
-    fn from(f: FormatArgs) -> Format {
+impl From<&FormatArgs> for Format {
+    fn from(f: &FormatArgs) -> Format {
         match (f.format, f.raw_text) {
             (FormatArg::Table, _) => Format::Table,
             (FormatArg::Csv, false) => Format::Csv,

@@ -4,6 +4,7 @@
 //! prices or formats by itself.
 
 mod args;
+mod columns;
 mod cost;
 mod output;
 mod sweep;
@@ -64,7 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => {
             let target = Target::from_out(args.output.out.as_deref());
             let (compared, plan) = price_on_chips(args.scenario, vec![target])?;
-            let format = args.output.format.into();
+            let format = (&args.output.format).into();
             let mut buffer = Vec::new();
             for (chip, report) in &compared.reports {
                 warn_unfit(
@@ -77,7 +78,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 )?;
             }
             let reports = compared.into_reports();
-            exporter::write_compare(&mut buffer, &reports, format)?;
+            let shape = args.output.format.shape()?;
+            exporter::write_compare_shaped(&mut buffer, &reports, format, &shape)?;
             emit(plan, &buffer)?;
         }
         Command::Plan(args) => plan_command(args)?,
@@ -114,11 +116,21 @@ fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
     let all = ["all".to_owned()];
     let chips = Chip::load_all(if names.is_empty() { &all } else { names })?;
     let mut buffer = Vec::new();
-    exporter::write_chips(&mut buffer, &chips, output.format.into())?;
+    let format = &output.format;
+    exporter::write_chips(&mut buffer, &chips, format.into(), &format.shape()?)?;
     emit(plan, &buffer)
 }
 
 fn run_command(args: RunArgs) -> Result<()> {
+    if args.chip.contains(',') && !Path::new(&args.chip).is_file() {
+        anyhow::bail!(
+            "`run` prices one chip, and --chip {} names several; price them side by side with \
+             `stepcost compare {} --chip {}`",
+            args.chip,
+            args.workload,
+            args.chip
+        );
+    }
     let chip = Chip::load(&Source::resolve(&args.chip, FileKind::Chip)?)?;
     let source = Source::resolve(&args.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
@@ -133,10 +145,11 @@ fn run_command(args: RunArgs) -> Result<()> {
     if let Some(request) = args.request {
         report = report.with_request(&workload, &chip, &scenario, request)?;
     }
-    let format = args.output.format.into();
+    let format = (&args.output.format).into();
     let mut buffer = Vec::new();
     warn_unfit(&mut buffer, &workload, &chip, &scenario, &report, format)?;
-    exporter::write_run(&mut buffer, &report, args.per_op, format)?;
+    let shape = args.output.format.shape()?;
+    exporter::write_run_shaped(&mut buffer, &report, args.per_op, format, &shape)?;
     emit(plan, &buffer)
 }
 
@@ -196,8 +209,15 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     let entries = plan::plan(&workload, &chips, &request)?;
     let mut buffer = Vec::new();
-    let format = args.output.format.into();
-    exporter::write_plan(&mut buffer, &workload.name, &request, &entries, format)?;
+    let (format, shape) = (&args.output.format, args.output.format.shape()?);
+    exporter::write_plan(
+        &mut buffer,
+        &workload.name,
+        &request,
+        &entries,
+        format.into(),
+        &shape,
+    )?;
     emit(output, &buffer)
 }
 
@@ -256,7 +276,14 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
     let outcomes = validate::validate(read, cases, mode.into());
     let stats = validate::error_stats(&outcomes);
     let mut buffer = Vec::new();
-    exporter::write_validation(&mut buffer, &outcomes, &stats, output.format.into())?;
+    let format = &output.format;
+    exporter::write_validation(
+        &mut buffer,
+        &outcomes,
+        &stats,
+        format.into(),
+        &format.shape()?,
+    )?;
     emit(plan, &buffer)?;
     let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count();
     if skipped > 0 {
@@ -320,6 +347,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             x,
             y,
             series,
+            filter,
             log_x,
             log_y,
             out,
@@ -339,6 +367,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 x,
                 y,
                 series,
+                filter,
                 log_x,
                 log_y,
             };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::SweepArgs;
+use super::args::{SweepArgs, SweepFormatArgs};
 use super::output::{self, Inputs};
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
@@ -73,7 +73,7 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         skip_invalid: args.skip_invalid,
         request: args.request,
     };
-    let sink = SweepRows::new(&workload, args.format.into(), args.per_op);
+    let sink = rows(&workload, &args.format, args.per_op)?;
     let progress = |n: u64| bar.inc(n);
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
@@ -92,6 +92,7 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
+    filtered_whole(&sink)?;
     if stats.cancelled {
         report_interrupted(&stats, total, out.as_deref());
         return Ok(ExitCode::from(130));
@@ -104,6 +105,22 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sink of the sweep's rows, cut to `--columns` and `--digits` (a row filter joins here as
+/// `.filtered(text)?`).
+fn rows(workload: &Workload, format: &SweepFormatArgs, per_op: bool) -> Result<SweepRows> {
+    let sink = SweepRows::new(workload, format.into(), per_op);
+    Ok(sink.shaped(&format.shape.shape(false)?)?)
+}
+
+/// An error if the row filter met a row it could not be applied to (before a file is
+/// committed): rows that might have passed were left out.
+fn filtered_whole(sink: &SweepRows) -> Result<()> {
+    match sink.filter_error() {
+        Some(e) => anyhow::bail!("--where {e}; such rows were left out"),
+        None => Ok(()),
+    }
 }
 
 /// Most threads a sweep starts, whatever `RAYON_NUM_THREADS` asks for.

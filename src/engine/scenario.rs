@@ -87,7 +87,7 @@ impl Scenario {
     pub fn resolve(workload: &Workload, spec: &ScenarioSpec) -> Result<Scenario, Error> {
         let mut scenario = Scenario::defaults(workload);
         for (name, value) in &spec.sets {
-            let index = workload.param_index(name)?;
+            let index = workload.settable_param_index(name)?;
             if !value.is_finite() {
                 return Err(Error::value(format!(
                     "param `{name}` must be a finite number, found {value}"

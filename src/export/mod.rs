@@ -7,8 +7,10 @@ pub mod atomic;
 mod costs;
 pub mod document;
 mod escape;
+pub mod filter;
 mod fit;
 pub mod rows;
+mod shaped;
 pub mod stream;
 pub mod svg;
 mod table;
@@ -25,7 +27,7 @@ use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::validate::{ErrorStats, Outcome};
 use rows::{
     CaseRow, ChipRow, CompareRow, CsvText, KernelName, KernelRow, PlanRow, Row, ScenarioLabel,
-    StatsRow, SummaryRow,
+    Shape, StatsRow, SummaryRow,
 };
 
 /// An output format.
@@ -88,6 +90,18 @@ pub fn write_run(
     per_op: bool,
     format: Format,
 ) -> io::Result<()> {
+    write_run_shaped(out, report, per_op, format, &Shape::default())
+}
+
+/// [`write_run`] with the rows cut to `shape`: the summary's columns, or with `per_op` the
+/// kernels' (then JSON is an array of kernel objects, the summary left out).
+pub fn write_run_shaped(
+    out: &mut dyn Write,
+    report: &StepReport,
+    per_op: bool,
+    format: Format,
+    shape: &Shape,
+) -> io::Result<()> {
     let cells = ParamCells::of(report);
     let summary = SummaryRow {
         label: label(report, &cells),
@@ -109,6 +123,12 @@ pub fn write_run(
             error: "",
         })
         .collect();
+    if !shape.is_whole() {
+        return match per_op {
+            true => shaped::write(out, &kernels, format, shape, true),
+            false => shaped::write(out, &[summary], format, shape, false),
+        };
+    }
     match format {
         Format::Table => for_terminal(out, |t| table::write_run(t, report, per_op)),
         Format::Csv | Format::CsvRaw if per_op => rows::write_rows(
@@ -140,6 +160,16 @@ pub fn write_compare(
     reports: &[StepReport],
     format: Format,
 ) -> io::Result<()> {
+    write_compare_shaped(out, reports, format, &Shape::default())
+}
+
+/// [`write_compare`] with the rows cut to `shape`.
+pub fn write_compare_shaped(
+    out: &mut dyn Write,
+    reports: &[StepReport],
+    format: Format,
+    shape: &Shape,
+) -> io::Result<()> {
     let first = reports.first().map(|r| r.summary.step_time_s);
     let cells: Vec<ParamCells> = reports.iter().map(ParamCells::of).collect();
     let rows: Vec<CompareRow> = reports
@@ -154,7 +184,9 @@ pub fn write_compare(
             relative_speed: first.map(|t| t / r.summary.step_time_s),
         })
         .collect();
-    write_list(out, &rows, format, |t| table::write_compare(t, reports))
+    write_list(out, &rows, format, shape, |t| {
+        table::write_compare(t, reports)
+    })
 }
 
 /// Writes a plan: one row per chip and choice of types, best first.
@@ -164,6 +196,7 @@ pub fn write_plan(
     request: &PlanRequest,
     entries: &[PlanEntry],
     format: Format,
+    shape: &Shape,
 ) -> io::Result<()> {
     let rows: Vec<PlanRow> = entries
         .iter()
@@ -174,7 +207,7 @@ pub fn write_plan(
             max_ms_per_token: request.max_ms_per_token,
         })
         .collect();
-    write_list(out, &rows, format, |t| {
+    write_list(out, &rows, format, shape, |t| {
         table::write_plan(t, workload, request, entries)
     })
 }
@@ -184,8 +217,12 @@ fn write_list<R: Row>(
     out: &mut dyn Write,
     rows: &[R],
     format: Format,
+    shape: &Shape,
     table: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    if !shape.is_whole() {
+        return shaped::write(out, rows, format, shape, true);
+    }
     match format {
         Format::Table => for_terminal(out, table),
         Format::Csv | Format::CsvRaw => {
@@ -206,8 +243,12 @@ pub fn write_validation(
     outcomes: &[Outcome],
     stats: &[ErrorStats],
     format: Format,
+    shape: &Shape,
 ) -> io::Result<()> {
     let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
+    if !shape.is_whole() {
+        return shaped::validation(out, &cases, stats, format, shape);
+    }
     match format {
         Format::Table => for_terminal(out, |t| table::write_validation(t, outcomes, stats)),
         Format::Csv | Format::CsvRaw => {
@@ -225,7 +266,12 @@ pub fn write_validation(
 }
 
 /// Writes the chip list: one row per chip and matrix-unit data type with a peak.
-pub fn write_chips(out: &mut dyn Write, chips: &[Chip], format: Format) -> io::Result<()> {
+pub fn write_chips(
+    out: &mut dyn Write,
+    chips: &[Chip],
+    format: Format,
+    shape: &Shape,
+) -> io::Result<()> {
     let rows: Vec<ChipRow> = chips
         .iter()
         .flat_map(|chip| {
@@ -236,6 +282,9 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip], format: Format) -> io::R
             })
         })
         .collect();
+    if !shape.is_whole() {
+        return shaped::write(out, &rows, format, shape, true);
+    }
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
         Format::Table => for_terminal(out, |t| table::write_chips(t, chips)),

@@ -2,9 +2,15 @@
 //! same row structs as `run` prints, so a sweep row is byte for byte the `run` row of its
 //! scenario.
 
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+use crate::engine::scenario::Mode;
 use crate::engine::workload::Workload;
+use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
-    self, param_columns, CsvText, KernelName, KernelRow, Row, ScenarioLabel, SummaryRow,
+    self, param_columns, Captured, CsvText, KernelName, KernelRow, Row, ScenarioLabel, Selection,
+    Shape, SummaryRow, UnknownColumn,
 };
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
@@ -21,13 +27,25 @@ pub enum StreamFormat {
     JsonLines,
 }
 
-/// Rows of a sweep: one per scenario, or with `per_op` one per kernel of each scenario.
-#[derive(Debug, Clone)]
+/// Rows of a sweep: one per scenario, or with `per_op` one per kernel of each scenario; cut
+/// to a shape (`--columns`, `--digits`) and narrowed by a filter (`--where`) when asked.
+#[derive(Debug)]
 pub struct SweepRows {
     format: StreamFormat,
     per_op: bool,
     /// The param columns' names, from the workload.
     columns: Vec<String>,
+    workload_id: String,
+    selection: Option<Selection>,
+    filter: Option<Filter>,
+    /// The first row the filter could not be applied to (a text cell compared with a number):
+    /// that row and the like are left out, and the command reports it.
+    filter_error: OnceLock<FilterError>,
+}
+
+thread_local! {
+    /// The cells of the row being filtered, kept from row to row for their capacity.
+    static FILTERED: RefCell<Captured> = RefCell::new(Captured::default());
 }
 
 impl SweepRows {
@@ -36,10 +54,76 @@ impl SweepRows {
             format,
             per_op,
             columns: param_columns(workload.params.iter().map(|p| p.name.as_str())),
+            workload_id: workload.id.clone(),
+            selection: None,
+            filter: None,
+            filter_error: OnceLock::new(),
         }
     }
 
-    fn line(&self, out: &mut Vec<u8>, row: &dyn Row) {
+    /// The rows cut to `shape` (`--columns`, `--digits`); an unknown column is an error.
+    pub fn shaped(mut self, shape: &Shape) -> Result<SweepRows, UnknownColumn> {
+        if !shape.is_whole() {
+            let selection = self.with_sample(|row| Selection::new(shape, row))?;
+            self.selection = Some(selection);
+        }
+        Ok(self)
+    }
+
+    /// Only the rows that pass `text` (`--where`), compiled against the rows' columns.
+    pub fn filtered(mut self, text: &str) -> Result<SweepRows, FilterError> {
+        let kinds = self.with_sample(filter::kinds);
+        let filter = Filter::compile(text, kinds.iter().map(|(n, k)| (n.as_str(), *k)))?;
+        self.filter = Some(filter);
+        Ok(self)
+    }
+
+    /// Why a row could not be filtered, if one could not.
+    pub fn filter_error(&self) -> Option<&FilterError> {
+        self.filter_error.get()
+    }
+
+    /// `f` of a row of this sink's kind (an error row: its names and the kinds of its label).
+    fn with_sample<T>(&self, f: impl FnOnce(&dyn Row) -> T) -> T {
+        let label = ScenarioLabel {
+            workload: &self.workload_id,
+            chip: "",
+            mode: Mode::default(),
+            fusion: "",
+            dtypes: Default::default(),
+            param_columns: &self.columns,
+            params: &vec![0.0; self.columns.len()],
+        };
+        match self.per_op {
+            true => f(&KernelRow::error(label, "")),
+            false => f(&SummaryRow::error(label, "")),
+        }
+    }
+
+    /// Writes `row` if it passes the filter; whether it did.
+    fn line(&self, out: &mut Vec<u8>, row: &dyn Row) -> bool {
+        if let Some(filter) = &self.filter {
+            let pass = FILTERED.with_borrow_mut(|captured| {
+                captured.capture(row);
+                filter.matches(captured)
+            });
+            match pass {
+                Ok(true) => {}
+                Ok(false) => return false,
+                Err(e) => {
+                    let _ = self.filter_error.set(e);
+                    return false;
+                }
+            }
+        }
+        match &self.selection {
+            Some(selection) => self.encode(out, &selection.of(row)),
+            None => self.encode(out, row),
+        }
+        true
+    }
+
+    fn encode(&self, out: &mut Vec<u8>, row: &dyn Row) {
         match self.format {
             StreamFormat::Csv => rows::csv_line(out, row, CsvText::Neutralised),
             StreamFormat::CsvRaw => rows::csv_line(out, row, CsvText::Raw),
@@ -70,28 +154,17 @@ impl RowSink for SweepRows {
         }
     }
 
-    fn header(&self, grid: &Grid, out: &mut Vec<u8>) {
+    fn header(&self, _: &Grid, out: &mut Vec<u8>) {
         let mode = match self.format {
             StreamFormat::Csv => CsvText::Neutralised,
             StreamFormat::CsvRaw => CsvText::Raw,
             StreamFormat::JsonLines => return,
         };
         // Any values will do: the header only takes the column names.
-        let workload = grid.workload();
-        let label = ScenarioLabel {
-            workload: &workload.id,
-            chip: "",
-            mode: grid.mode(),
-            fusion: "",
-            dtypes: workload.default_dtypes,
-            param_columns: &self.columns,
-            params: &vec![0.0; self.columns.len()],
-        };
-        if self.per_op {
-            rows::csv_header(out, &KernelRow::error(label, ""), mode);
-        } else {
-            rows::csv_header(out, &SummaryRow::error(label, ""), mode);
-        }
+        self.with_sample(|row| match &self.selection {
+            Some(selection) => rows::csv_header(out, &selection.of(row), mode),
+            None => rows::csv_header(out, row, mode),
+        });
     }
 
     fn scenario(&self, s: &SweptScenario, out: &mut Vec<u8>) -> u64 {
@@ -104,7 +177,6 @@ impl RowSink for SweepRows {
                     if cost.count == 0 {
                         continue; // a block repeated 0 times is not in the step
                     }
-                    rows += 1;
                     let row = KernelRow {
                         label,
                         kernel: Some(KernelName {
@@ -116,22 +188,18 @@ impl RowSink for SweepRows {
                         step_time_s: summary.step_time_s,
                         error: "",
                     };
-                    self.line(out, &row);
+                    rows += u64::from(self.line(out, &row));
                 }
                 rows
             }
-            Err(error) if self.per_op => {
-                self.line(out, &KernelRow::error(label, error));
-                1
-            }
+            Err(error) if self.per_op => u64::from(self.line(out, &KernelRow::error(label, error))),
             outcome => {
                 let row = SummaryRow {
                     label,
                     outcome,
                     request: s.request,
                 };
-                self.line(out, &row);
-                1
+                u64::from(self.line(out, &row))
             }
         }
     }

@@ -6,6 +6,29 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::Collective;
+use crate::base::diagnostic::{did_you_mean, Diagnostics};
+use crate::base::error::Error;
+use crate::base::source::Source;
+
+/// Reads a workload or template file; an op of a kind there is none of says so in our words,
+/// with the closest kind, rather than in serde's ("unknown variant").
+pub(super) fn read(source: &Source) -> Result<WorkloadFile, Error> {
+    source.parse().map_err(|Diagnostics(mut problems)| {
+        for problem in &mut problems {
+            let unknown = (problem.message.strip_prefix("unknown variant `"))
+                .and_then(|rest| rest.split_once('`'))
+                .map(|(kind, _)| kind.to_owned());
+            if let Some(kind) = unknown {
+                problem.message = format!(
+                    "unknown op kind `{kind}`{}; op kinds: {}",
+                    did_you_mean(&kind, OpFile::KINDS),
+                    OpFile::KINDS.join(", ")
+                );
+            }
+        }
+        Error::Invalid(Diagnostics(problems))
+    })
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +92,19 @@ pub(super) enum OpFile {
 }
 
 impl OpFile {
+    /// The op kinds as a file writes them (the variants' snake_case names).
+    pub(super) const KINDS: [&'static str; 9] = [
+        "gemm",
+        "gemv",
+        "kv_read",
+        "elementwise",
+        "allreduce",
+        "allgather",
+        "reducescatter",
+        "alltoall",
+        "sendrecv",
+    ];
+
     /// The name every op has.
     pub(super) fn name(&self) -> &Spanned<String> {
         match self {

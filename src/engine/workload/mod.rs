@@ -378,6 +378,28 @@ impl Workload {
         self.find("param", name, self.param_names())
     }
 
+    /// Index of the param called `name` as a scenario may set it: not one whose default is an
+    /// expression of other params (`ffn_local: ffn / tp`), which an override would put out of
+    /// step with the params it follows (a `tp` that no longer divides the FFN it splits).
+    pub fn settable_param_index(&self, name: &str) -> Result<usize, Error> {
+        let index = self.param_index(name)?;
+        let param = &self.params[index];
+        if param.default.params().is_empty() {
+            return Ok(index);
+        }
+        let from: Vec<String> = (param.default.params().iter())
+            .map(|&i| format!("`{}`", self.params[i].name))
+            .collect();
+        Err(Error::value(format!(
+            "param `{name}` of workload `{}` is derived from {} (`{name}: {}`) and cannot be set; \
+             set {} instead",
+            self.id,
+            from.join(", "),
+            param.default.text(),
+            from.join(" or ")
+        )))
+    }
+
     /// Index of the fusion plan called `name`.
     pub fn fusion_index(&self, name: &str) -> Result<usize, Error> {
         self.find("fusion plan", name, self.fusion_plan_names())

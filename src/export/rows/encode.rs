@@ -13,7 +13,7 @@ use super::{Row, Value};
 
 /// Appends a number: integers without a fraction, others in the shortest form that reads
 /// back exactly. Never NaN or infinite (an empty cell instead).
-fn push_number(out: &mut Vec<u8>, x: f64) {
+pub fn push_number(out: &mut Vec<u8>, x: f64) {
     if !x.is_finite() {
         return;
     }

@@ -6,16 +6,20 @@
 //! module per question (a priced scenario, a plan, a validation, the chip list), and `encode`
 //! turns any row into CSV or JSON.
 
+mod captured;
 mod chips;
 mod encode;
 mod plan;
 mod scenario;
+mod select;
 mod validate;
 
+pub use captured::Captured;
 pub use chips::ChipRow;
-pub use encode::{csv_header, csv_line, json_line, json_value, write_rows, CsvText};
+pub use encode::{csv_header, csv_line, json_line, json_value, push_number, write_rows, CsvText};
 pub use plan::PlanRow;
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
+pub use select::{Columns, Selected, Selection, Shape, UnknownColumn};
 pub use validate::{CaseRow, StatsRow};
 
 use crate::base::dtype::Role;

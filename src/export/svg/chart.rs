@@ -1,5 +1,8 @@
 //! The sweep line chart: any two numeric columns of a sweep CSV against each other, one line
-//! per value of a series column, either axis linear or logarithmic.
+//! per value of the series columns, either axis linear or logarithmic, the rows narrowed by a
+//! filter (`export::filter`), and the chart titled with its scenario: the columns that name a
+//! scenario (workload, chip, mode, fusion, data types, tokens, context, parallel degrees) and
+//! hold one value across the plotted rows.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -11,27 +14,38 @@ use plotters::prelude::*;
 use super::{axis_title, format_tick, linear_axis, log_axis, log_ticks, plot_error};
 use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
+use crate::export::filter::{Filter, Kind};
 
 /// Options of a sweep chart.
 #[derive(Debug, Clone, Default)]
 pub struct SweepChart {
     pub x: String,
     pub y: String,
-    /// A column whose values split the rows into lines (`chip`).
-    pub series: Option<String>,
+    /// Columns whose values split the rows into lines (`chip`, `weight_dtype`): one line per
+    /// combination, labelled with the values joined by `, `.
+    pub series: Vec<String>,
+    /// A filter on the rows (`fits && context == 4096`), in `export::filter`'s language.
+    pub filter: Option<String>,
     pub log_x: bool,
     pub log_y: bool,
 }
 
-/// The chart's lines: the series column's value (empty without one) and its points, in the
+/// The chart's lines: the series columns' values (empty without them) and its points, in the
 /// order each value first appears.
 type Lines = Vec<(String, Vec<(f64, f64)>)>;
+
+/// What the CSV gives the chart: its lines, and the scenario they share (`llama-3.1-70b,
+/// h200, context=4096`).
+struct Drawn {
+    lines: Lines,
+    scenario: String,
+}
 
 /// One line per value of the series column (or one line), `y` against `x`, from a sweep CSV
 /// read from `csv` (named `name` in messages) as a stream: only the plotted columns of each
 /// row are kept. Rows whose `x` or `y` is empty (error rows) are left out.
 pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String, Error> {
-    let lines = read_lines(csv, name, options)?;
+    let Drawn { lines, scenario } = read_lines(csv, name, options)?;
     let ((x0, x1), (y0, y1)) = ranges(&lines, options)?;
     let mut svg = String::new();
     {
@@ -41,6 +55,7 @@ pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String,
             root: &root,
             options,
             lines: &lines,
+            scenario: &scenario,
         };
         match (options.log_x, options.log_y) {
             (true, true) => frame.draw(
@@ -66,8 +81,26 @@ pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String,
 struct Columns {
     x: usize,
     y: usize,
-    series: Option<usize>,
+    series: Vec<usize>,
+    /// The columns that may name the scenario in the title (none of x, y and the series).
+    scenario: Vec<usize>,
 }
+
+/// The columns that name a scenario, as the title shows them when they hold one value.
+const SCENARIO_COLUMNS: [&str; 12] = [
+    "workload",
+    "chip",
+    "mode",
+    "fusion",
+    "weight_dtype",
+    "activation_dtype",
+    "kv_dtype",
+    "tokens",
+    "context",
+    "tp",
+    "pp",
+    "ep",
+];
 
 impl Columns {
     /// The positions of the options' columns, or which one `name` lacks. The header is listed
@@ -91,10 +124,19 @@ impl Columns {
                 Error::Plot(message.into())
             })
         };
+        let (x, y) = (column(&options.x)?, column(&options.y)?);
+        let series = (options.series.iter())
+            .map(|s| column(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scenario = (SCENARIO_COLUMNS.iter())
+            .filter_map(|c| header.iter().position(|h| h == c))
+            .filter(|i| *i != x && *i != y && !series.contains(i))
+            .collect();
         Ok(Columns {
-            x: column(&options.x)?,
-            y: column(&options.y)?,
-            series: options.series.as_deref().map(column).transpose()?,
+            x,
+            y,
+            series,
+            scenario,
         })
     }
 }
@@ -108,10 +150,11 @@ fn is_column_name(text: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// The lines of the CSV, each sorted by `x`; rows without numbers in both columns (or with a
-/// number a log axis cannot show) are left out. The CSV is read a row at a time, and of each
-/// row only the plotted columns are kept.
-fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Lines, Error> {
+/// The lines of the CSV, each sorted by `x`, and their shared scenario; rows the filter
+/// refuses, or without numbers in both columns (or with a number a log axis cannot show), are
+/// left out. The CSV is read a row at a time, and of each row only the plotted columns are
+/// kept.
+fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn, Error> {
     let mut reader = csv::Reader::from_reader(csv);
     let header: Vec<String> = reader
         .headers()
@@ -120,40 +163,57 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Lines,
         .map(str::to_owned)
         .collect();
     let columns = Columns::find(&header, name, options)?;
+    let filter = (options.filter.as_deref())
+        .map(|text| {
+            Filter::compile(text, header.iter().map(|h| (h.as_str(), Kind::Any)))
+                .map_err(|e| match header.iter().all(|h| is_column_name(h)) {
+                    true => Error::Plot(format!("--where: {e}").into()),
+                    // The message would list the first line: not a sweep's, so not quoted.
+                    false => Error::Plot(format!(
+                        "--where: {name}'s first line is not a row of column names (is it a sweep CSV?)"
+                    ).into()),
+                })
+        })
+        .transpose()?;
     let mut lines: Lines = Vec::new();
     let mut line_of: HashMap<String, usize> = HashMap::new();
-    let mut record = csv::StringRecord::new();
+    let mut scenario = Scenario::default();
+    let (mut record, mut key) = (csv::StringRecord::new(), String::new());
     for row in 2.. {
         match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => return Err(csv_error(name, e, &format!("row {row}: "))),
         }
-        let value = |i: usize| {
-            record
-                .get(i)
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-        };
-        let (Some(x), Some(y)) = (value(columns.x), value(columns.y)) else {
-            continue;
-        };
-        if (options.log_x && x <= 0.0) || (options.log_y && y <= 0.0) {
-            continue;
+        if let Some(filter) = &filter {
+            let pass = (filter.matches(&record))
+                .map_err(|e| Error::Plot(format!("{name}: row {row}: --where {e}").into()))?;
+            if !pass {
+                continue;
+            }
         }
-        let key = columns.series.and_then(|i| record.get(i)).unwrap_or("");
-        match line_of.get(key) {
+        let Some((x, y)) = point(&record, &columns, options) else {
+            continue;
+        };
+        series_key(&mut key, &record, &columns.series);
+        scenario.see(&record, &columns.scenario);
+        match line_of.get(key.as_str()) {
             Some(&i) => lines[i].1.push((x, y)),
             None => {
-                line_of.insert(key.to_owned(), lines.len());
-                lines.push((key.to_owned(), vec![(x, y)]));
+                line_of.insert(key.clone(), lines.len());
+                lines.push((key.clone(), vec![(x, y)]));
             }
         }
     }
     if lines.is_empty() {
+        let filtered = if filter.is_some() {
+            " that passes --where"
+        } else {
+            ""
+        };
         return Err(Error::Plot(
             format!(
-                "{name} has no row with numbers in both `{}` and `{}`",
+                "{name} has no row{filtered} with numbers in both `{}` and `{}`",
                 options.x, options.y
             )
             .into(),
@@ -162,7 +222,82 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Lines,
     for (_, points) in &mut lines {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    Ok(lines)
+    Ok(Drawn {
+        lines,
+        scenario: scenario.title(&header, &columns.scenario),
+    })
+}
+
+/// The row's point, if it has numbers in both columns that its axes can show.
+fn point(
+    record: &csv::StringRecord,
+    columns: &Columns,
+    options: &SweepChart,
+) -> Option<(f64, f64)> {
+    let value = |i: usize| {
+        record
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
+    };
+    let (x, y) = (value(columns.x)?, value(columns.y)?);
+    if (options.log_x && x <= 0.0) || (options.log_y && y <= 0.0) {
+        return None;
+    }
+    Some((x, y))
+}
+
+/// The row's series values joined by `, ` into `key` (whose buffer is reused row to row).
+fn series_key(key: &mut String, record: &csv::StringRecord, series: &[usize]) {
+    key.clear();
+    for (n, &i) in series.iter().enumerate() {
+        if n > 0 {
+            key.push_str(", ");
+        }
+        key.push_str(record.get(i).unwrap_or(""));
+    }
+}
+
+/// The scenario columns' values on the first plotted row, and which of them kept it since.
+#[derive(Default)]
+struct Scenario {
+    first: Vec<String>,
+    same: Vec<bool>,
+}
+
+impl Scenario {
+    fn see(&mut self, record: &csv::StringRecord, columns: &[usize]) {
+        if self.first.is_empty() {
+            self.first = columns
+                .iter()
+                .map(|&i| record.get(i).unwrap_or("").to_owned())
+                .collect();
+            self.same = vec![true; columns.len()];
+            return;
+        }
+        for (k, &i) in columns.iter().enumerate() {
+            self.same[k] &= record.get(i).unwrap_or("") == self.first[k];
+        }
+    }
+
+    /// `llama-3.1-70b, h200, expected, fusion=flash, weight_dtype=bf16, context=4096`: the
+    /// workload, chip and mode by value, the rest as `column=value`; parallel degrees of 1
+    /// and empty cells are left out.
+    fn title(&self, header: &[String], columns: &[usize]) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for (k, &i) in columns.iter().enumerate() {
+            let (name, value) = (header[i].as_str(), self.first[k].as_str());
+            let trivial = matches!(name, "tp" | "pp" | "ep") && value == "1";
+            if !self.same[k] || value.is_empty() || trivial {
+                continue;
+            }
+            parts.push(match name {
+                "workload" | "chip" | "mode" => value.to_owned(),
+                _ => format!("{name}={value}"),
+            });
+        }
+        parts.join(", ")
+    }
 }
 
 /// A CSV error as a message: a failure to read the file (its size limit reached, say) names
@@ -217,6 +352,8 @@ struct Frame<'a, 'b> {
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     options: &'a SweepChart,
     lines: &'a Lines,
+    /// The scenario the lines share, under the title.
+    scenario: &'a str,
 }
 
 impl Frame<'_, '_> {
@@ -235,8 +372,15 @@ impl Frame<'_, '_> {
             axis_title(&options.y),
             axis_title(&options.x)
         );
-        let mut chart = ChartBuilder::on(self.root)
-            .caption(&caption, ("sans-serif", 20))
+        let area = self
+            .root
+            .titled(&caption, ("sans-serif", 20))
+            .map_err(plot_error)?;
+        let mut builder = ChartBuilder::on(&area);
+        if !self.scenario.is_empty() {
+            builder.caption(self.scenario, ("sans-serif", 14));
+        }
+        let mut chart = builder
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(80)
@@ -257,7 +401,7 @@ impl Frame<'_, '_> {
             .draw()
             .map_err(plot_error)?;
         self.draw_lines(&mut chart)?;
-        if options.series.is_some() {
+        if !options.series.is_empty() {
             chart
                 .configure_series_labels()
                 .position(SeriesLabelPosition::UpperLeft)

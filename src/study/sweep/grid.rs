@@ -72,7 +72,7 @@ impl<'a> Grid<'a> {
         }
         let mut params: Vec<(usize, Vec<f64>)> = Vec::new();
         for (name, values) in axes.params {
-            let index = workload.param_index(&name)?;
+            let index = workload.settable_param_index(&name)?;
             if params.iter().any(|(i, _)| *i == index) {
                 return Err(Error::value(format!(
                     "param `{name}` is set twice; give all its values in one --set"

@@ -26,7 +26,7 @@ use crate::base::types::WeightGroup;
 use crate::engine::expr::Expr;
 
 pub(super) fn build(source: &Source) -> Result<Workload, Error> {
-    let file: WorkloadFile = source.parse().map_err(Error::Invalid)?;
+    let file = super::file::read(source)?;
     let own = Arc::new(source.clone());
     let Some(template_name) = &file.template else {
         return Builder::new(Arc::clone(&own), &file).build(file, None);
@@ -44,7 +44,7 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
             format!("cannot use this template: {e}{reason}"),
         )
     })?;
-    let graph: WorkloadFile = template.parse().map_err(Error::Invalid)?;
+    let graph = super::file::read(&template)?;
     if graph.template.is_some() {
         return Err(invalid(
             at("template", template_name),
@@ -155,8 +155,7 @@ impl Builder {
     }
 
     /// ` (did you mean `x`?)` for a problem that will be listed; nothing past the listed ones,
-    /// which are never shown. Candidates whose length alone puts them too far from `name` to
-    /// be suggested are passed over without computing their edit distance.
+    /// which are never shown.
     fn did_you_mean<'a>(
         &self,
         name: &str,
@@ -165,12 +164,7 @@ impl Builder {
         if !self.listing() {
             return String::new();
         }
-        let chars = name.chars().count();
-        // An edit distance is at least the difference in length; `did_you_mean` suggests
-        // only within a third of the longer name (at least 1).
-        let near =
-            |c: &&str| c.chars().count().abs_diff(chars) <= (c.len().max(name.len()) / 3).max(1);
-        did_you_mean(name, candidates.into_iter().filter(near))
+        did_you_mean(name, candidates)
     }
 
     /// The problems found, the count of those not listed last; `None` when there are none.
