@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::args::number_in;
 use super::output::Inputs;
+use super::values::number_in;
 use crate::base::ranges;
 use crate::base::source::Source;
 use crate::engine::chip::Chip;

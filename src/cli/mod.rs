@@ -8,6 +8,7 @@ mod columns;
 mod cost;
 mod output;
 mod sweep;
+mod values;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
