@@ -140,5 +140,5 @@ fn plot_sweep_names_a_bad_filter() {
         "batch = 1",
         "`=` alone is not an operator; did you mean `==`?",
     );
-    refused("batch > 1e6", "no row that passes --where");
+    refused("batch > 1e6", "no row that fits and passes --where");
 }

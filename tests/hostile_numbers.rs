@@ -364,7 +364,16 @@ fn plot_sweep_of_values_near_the_largest_float_is_an_error_not_a_hang() {
     let csv = std::fs::read_to_string(dir.path().join("s.csv")).unwrap();
     assert!(csv.contains("1.75056768e308"), "{csv}");
     for axes in [&[][..], &["--log-y"], &["--log-x", "--log-y"]] {
-        let plot = ["plot", "sweep", "s.csv", "--x", "m", "--y", "flops"];
+        let plot = [
+            "plot",
+            "sweep",
+            "s.csv",
+            "--x",
+            "m",
+            "--y",
+            "flops",
+            "--include-unfit",
+        ];
         let args = [&plot[..], axes, &["--out", "p.svg"]].concat();
         refused(
             dir.path(),
@@ -553,6 +562,7 @@ fn counts_are_refused_when_too_large_never_saturated() {
         "slow.yaml",
         "--target-tokens-per-s",
         "1e12",
+        "--include-unfit",
         "--format",
         "csv",
         "--out",

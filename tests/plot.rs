@@ -298,6 +298,7 @@ fn report_is_written_as_html_or_markdown_beside_its_picture() {
             "h100-sxm,h200",
             "--set",
             "batch=32",
+            "--include-unfit",
             "--out",
         ])
         .arg(&html)
@@ -342,9 +343,11 @@ fn readme_pictures_are_current() {
         "roofline",
         "llama-3.1-70b",
         "--chip",
-        "h100-sxm,h200",
+        "h200,b200",
         "--set",
         "batch=32",
+        "--dtype",
+        "weight=fp8",
     ]);
     assert!(
         roofline == committed("roofline-llama-3.1-70b-decode.svg"),

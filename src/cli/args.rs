@@ -199,6 +199,13 @@ pub(crate) struct SweepArgs {
     /// Leave out scenarios that cannot be priced instead of writing a row with `error` filled
     #[arg(long)]
     pub(crate) skip_invalid: bool,
+    /// Only the rows for which EXPR holds, e.g. 'fits && ms_per_token <= 50' (the filter
+    /// language: numbers, true/false, "strings", column names, == != < <= > >=, && || !)
+    #[arg(long = "where", value_name = "EXPR")]
+    pub(crate) filter: Option<String>,
+    /// Only the scenarios that fit the chip's memory (shorthand for --where fits)
+    #[arg(long)]
+    pub(crate) fits_only: bool,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
     #[command(flatten)]
@@ -308,6 +315,10 @@ pub(crate) enum PlotCommand {
         /// the README's "Filters")
         #[arg(long = "where", value_name = "EXPR")]
         filter: Option<String>,
+        /// Also draw the rows that do not fit the chip's memory (`fits` false); without it a
+        /// curve stops where memory ends
+        #[arg(long)]
+        include_unfit: bool,
         /// Logarithmic horizontal axis
         #[arg(long)]
         log_x: bool,
@@ -343,15 +354,19 @@ pub(crate) struct ReportArgs {
     /// never to stdout
     #[arg(long, value_name = "FILE.md|FILE.html")]
     pub(crate) out: PathBuf,
+    /// Also list the levers whose change would not fit the chip's memory
+    #[arg(long)]
+    pub(crate) include_unfit: bool,
 }
 
 #[derive(Args)]
 pub(crate) struct PlanArgs {
     /// Workload: built-in name or YAML file (it needs a `batch` param)
     pub(crate) workload: String,
-    /// Tokens per second the deployment must serve
+    /// Tokens per second the deployment must serve (without it: one replica per chip and
+    /// types, ranked by what a million tokens cost)
     #[arg(long, value_name = "N", value_parser = |t: &str| number_in(t, &ranges::TARGET_TOKENS_PER_S))]
-    pub(crate) target_tokens_per_s: f64,
+    pub(crate) target_tokens_per_s: Option<f64>,
     /// Most milliseconds per output token a sequence may see
     #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
     pub(crate) max_ms_per_token: Option<f64>,
@@ -378,10 +393,35 @@ pub(crate) struct PlanArgs {
     /// gpu_memory_utilization (default 0.9)
     #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
     pub(crate) memory_utilization: Option<f64>,
+    /// Rank by cost ($ per million tokens, or per hour for a target), chips (fewest for the
+    /// target; needs --target-tokens-per-s) or latency (ms per token)
+    #[arg(long, value_enum, default_value_t = PlanSortArg::Cost)]
+    pub(crate) sort: PlanSortArg,
+    /// Also list the chip and type choices that cannot meet the request (nothing fits, or
+    /// too slow), with why
+    #[arg(long)]
+    pub(crate) include_unfit: bool,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum PlanSortArg {
+    Cost,
+    Chips,
+    Latency,
+}
+
+impl From<PlanSortArg> for crate::study::plan::PlanSort {
+    fn from(s: PlanSortArg) -> Self {
+        match s {
+            PlanSortArg::Cost => Self::Cost,
+            PlanSortArg::Chips => Self::Chips,
+            PlanSortArg::Latency => Self::Latency,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -205,6 +205,9 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,
         dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
+        sort: args.sort.into(),
+        include_unfit: args.include_unfit,
+        assumed: plan::assumptions(&workload, &scenario)?,
         scenario,
     };
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
@@ -349,6 +352,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
             y,
             series,
             filter,
+            include_unfit,
             log_x,
             log_y,
             out,
@@ -369,6 +373,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
                 y,
                 series,
                 filter,
+                include_unfit,
                 log_x,
                 log_y,
             };
@@ -407,7 +412,8 @@ fn report_command(args: ReportArgs) -> Result<()> {
     let svg = svg::roofline(&priced.pairs())?;
     let mut sections = Vec::new();
     for (chip, report) in &priced.reports {
-        let levers = lever::levers(&priced.workload, chip, &priced.scenario, report)?;
+        let mut levers = lever::levers(&priced.workload, chip, &priced.scenario, report)?;
+        levers.retain(|l| l.fits || args.include_unfit);
         sections.push((report, levers));
     }
     let svg_name = svg_path

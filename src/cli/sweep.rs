@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::{SweepArgs, SweepFormatArgs};
+use super::args::SweepArgs;
 use super::output::{self, Inputs};
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
@@ -53,6 +53,7 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     let total = grid_size(&workload, chips.len(), &args)?;
+    let sink = rows(&workload, &args)?;
     let axes = sweep::Axes {
         chips,
         params: (args.sets.into_iter())
@@ -73,7 +74,6 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
         skip_invalid: args.skip_invalid,
         request: args.request,
     };
-    let sink = rows(&workload, &args.format, args.per_op)?;
     let progress = |n: u64| bar.inc(n);
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
@@ -107,10 +107,20 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The sink of the sweep's rows, cut to `--columns` and `--digits` (a row filter joins here as
-/// `.filtered(text)?`).
-fn rows(workload: &Workload, format: &SweepFormatArgs, per_op: bool) -> Result<SweepRows> {
-    let sink = SweepRows::new(workload, format.into(), per_op);
+/// The sink of the sweep's rows, only those `--where` and `--fits-only` keep, cut to
+/// `--columns` and `--digits`.
+fn rows(workload: &Workload, args: &SweepArgs) -> Result<SweepRows> {
+    let format = &args.format;
+    let mut sink = SweepRows::new(workload, format.into(), args.per_op);
+    let filter = match (&args.filter, args.fits_only) {
+        (Some(text), true) => Some(format!("fits && ({text})")),
+        (Some(text), false) => Some(text.clone()),
+        (None, true) => Some("fits".to_owned()),
+        (None, false) => None,
+    };
+    if let Some(text) = filter {
+        sink = sink.filtered(&text)?;
+    }
     Ok(sink.shaped(&format.shape.shape(false)?)?)
 }
 

@@ -9,6 +9,7 @@ pub mod document;
 mod escape;
 pub mod filter;
 mod fit;
+mod plan_table;
 pub mod rows;
 mod shaped;
 pub mod stream;
@@ -200,6 +201,7 @@ pub fn write_plan(
 ) -> io::Result<()> {
     let rows: Vec<PlanRow> = entries
         .iter()
+        .filter(|e| e.outcome.is_ok() || request.include_unfit)
         .map(|entry| PlanRow {
             workload,
             entry,
@@ -208,7 +210,7 @@ pub fn write_plan(
         })
         .collect();
     write_list(out, &rows, format, shape, |t| {
-        table::write_plan(t, workload, request, entries)
+        plan_table::write_plan(t, workload, request, entries)
     })
 }
 

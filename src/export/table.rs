@@ -10,10 +10,9 @@ use crate::base::dtype::DType;
 use crate::base::units::{human, three_significant};
 use crate::engine::chip::Chip;
 use crate::engine::price::{Price, StepReport};
-use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::validate::{ErrorStats, Outcome};
 
-fn new_table(header: &[&str]) -> Table {
+pub(super) fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
     if !header.is_empty() {
@@ -22,7 +21,7 @@ fn new_table(header: &[&str]) -> Table {
     table
 }
 
-fn align_right(table: &mut Table, from: usize) {
+pub(super) fn align_right(table: &mut Table, from: usize) {
     let columns = table.column_count();
     for i in from..columns {
         if let Some(column) = table.column_mut(i) {
@@ -35,7 +34,7 @@ fn percent(x: f64) -> String {
     format!("{}%", three_significant(x * 100.0))
 }
 
-fn number(x: f64) -> String {
+pub(super) fn number(x: f64) -> String {
     if x >= 1e4 {
         human(x, "").trim_end().to_owned()
     } else if x.fract() == 0.0 {
@@ -315,101 +314,6 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
     writeln!(out, "{table}")?;
     for note in cost_notes(reports.iter().map(|r| (r.chip.as_str(), &r.summary))) {
         writeln!(out, "{note}")?;
-    }
-    Ok(())
-}
-
-pub fn write_plan(
-    out: &mut dyn Write,
-    workload: &str,
-    request: &PlanRequest,
-    entries: &[PlanEntry],
-) -> io::Result<()> {
-    write!(
-        out,
-        "{workload}: {} tokens/s",
-        number(request.target_tokens_per_s)
-    )?;
-    if let Some(limit) = request.max_ms_per_token {
-        write!(out, " at no more than {limit} ms per token")?;
-    }
-    writeln!(
-        out,
-        "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
-    )?;
-    if let Some(first) = entries.first().map(|e| &e.costing.model) {
-        let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
-        let line = cost_line(first, bases);
-        writeln!(out, "{line}; ranked by {} cost", first.view())?;
-    }
-    let mut table = new_table(&[
-        "chip",
-        "weight/act/kv",
-        "layout",
-        "batch",
-        "ms/token",
-        "tokens/s/chip",
-        "chips",
-        "$/hour",
-        "$/M cloud",
-        "$/M tco",
-        "memory",
-    ]);
-    let mut notes = Vec::new();
-    for e in entries {
-        let types = e.dtypes.brief();
-        match &e.outcome {
-            Ok(p) => {
-                let s = &p.summary;
-                table.add_row(vec![
-                    e.chip.clone(),
-                    types,
-                    if p.layout.is_empty() {
-                        "1 chip".to_owned()
-                    } else {
-                        p.layout.clone()
-                    },
-                    p.batch.to_string(),
-                    s.ms_per_token.map_or("-".into(), three_significant),
-                    s.tokens_per_s_per_chip.map_or("-".into(), number),
-                    p.chips.to_string(),
-                    p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
-                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
-                    (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
-                    human(s.footprint_bytes, "B"),
-                ]);
-            }
-            Err(why) => notes.push(format!("{} {types}: {why}", e.chip)),
-        }
-    }
-    align_right(&mut table, 2);
-    writeln!(out, "{table}")?;
-    write_plan_notes(out, entries, &notes)
-}
-
-/// Below a plan: the chips without a cost in the view asked for, once each, then the choices
-/// that cannot meet the request and why.
-fn write_plan_notes(
-    out: &mut dyn Write,
-    entries: &[PlanEntry],
-    notes: &[String],
-) -> io::Result<()> {
-    let priced = entries.iter().filter_map(|e| {
-        let point = e.outcome.as_ref().ok()?;
-        Some((e.chip.as_str(), &point.summary))
-    });
-    let mut seen = Vec::new();
-    for note in cost_notes(priced) {
-        if !seen.contains(&note) {
-            writeln!(out, "{note}")?;
-            seen.push(note);
-        }
-    }
-    if !notes.is_empty() {
-        writeln!(out, "not feasible on one chip:")?;
-        for note in notes {
-            writeln!(out, "  {note}")?;
-        }
     }
     Ok(())
 }

@@ -14,17 +14,59 @@ use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
 
+/// How a plan's entries are ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlanSort {
+    /// Cheapest first: $ per million tokens in the chosen cost view (with a target, $ per
+    /// hour of the whole deployment, the same order); unpriced entries after, by chips.
+    #[default]
+    Cost,
+    /// Fewest chips for the target first (needs a target).
+    Chips,
+    /// Least time per output token first.
+    Latency,
+}
+
 /// What a planner asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanRequest {
-    /// Tokens per second the deployment must serve.
-    pub target_tokens_per_s: f64,
+    /// Tokens per second the deployment must serve; without one, each entry is one replica
+    /// at its best batch, ranked by what a million tokens cost.
+    pub target_tokens_per_s: Option<f64>,
     /// Most milliseconds per output token a sequence may see (none: no bound).
     pub max_ms_per_token: Option<f64>,
     /// The scenario priced; its `batch` is what the plan chooses.
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
+    pub sort: PlanSort,
+    /// Whether answers list the choices that cannot meet the request (nothing fits, or too
+    /// slow), with why; otherwise they are only counted.
+    pub include_unfit: bool,
+    /// The scenario's params a reader must know to read the answer (tokens, context,
+    /// max_batched_tokens), with their values: see [`assumptions`].
+    pub assumed: Vec<(String, f64)>,
+}
+
+/// The values `scenario` gives the params that change what a decode step costs but that a
+/// plan's command line need not name: tokens per sequence, context, the engine's batched
+/// tokens.
+pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(String, f64)>, Error> {
+    let mut ev = workload.new_evaluation();
+    workload.evaluate(&scenario.overrides, &mut ev)?;
+    let shown = [
+        ScenarioParam::Tokens,
+        ScenarioParam::Context,
+        ScenarioParam::MaxBatchedTokens,
+    ];
+    Ok(shown
+        .into_iter()
+        .filter_map(|p| {
+            workload
+                .param(p)
+                .map(|i| (p.name().to_owned(), ev.params[i]))
+        })
+        .collect())
 }
 
 /// Every combination of the types in `axes` over `base`, in the order the axes list them;
@@ -101,11 +143,14 @@ pub fn plan(
     request: &PlanRequest,
 ) -> Result<Vec<PlanEntry>, Error> {
     let batch = workload.require(ScenarioParam::Batch, "there is no batch to plan")?;
+    if request.sort == PlanSort::Chips && request.target_tokens_per_s.is_none() {
+        return Err(Error::value(
+            "ranking by chips needs a target: give --target-tokens-per-s N (without one, each \
+             chip is one replica)",
+        ));
+    }
     let numbers = [
-        (
-            &ranges::TARGET_TOKENS_PER_S,
-            Some(request.target_tokens_per_s),
-        ),
+        (&ranges::TARGET_TOKENS_PER_S, request.target_tokens_per_s),
         (&ranges::MAX_MS_PER_TOKEN, request.max_ms_per_token),
     ];
     for (range, value) in numbers {
@@ -141,7 +186,11 @@ pub fn plan(
             entries.push(planner.entry(chip, &layouts, *dtypes));
         }
     }
-    sort_entries(&mut entries);
+    sort_entries(
+        &mut entries,
+        request.sort,
+        request.target_tokens_per_s.is_some(),
+    );
     Ok(entries)
 }
 
@@ -168,7 +217,9 @@ impl Planner<'_> {
             match self.best_at(chip, dtypes, layout) {
                 Ok(mut point) => {
                     point.layout = layout_name(self.workload, &self.dims, layout);
-                    let better = best.as_ref().is_none_or(|b| cheaper(&point, b));
+                    let target = self.request.target_tokens_per_s.is_some();
+                    let view = chip.cost_model().view();
+                    let better = (best.as_ref()).is_none_or(|b| better(&point, b, target, view));
                     if better {
                         best = Some(point);
                     }
@@ -214,16 +265,18 @@ impl Planner<'_> {
     }
 }
 
-/// Priced chips by cost per hour, then unpriced ones by chips needed, then the infeasible;
-/// a stable sort keeps the order given among equals.
-fn sort_entries(entries: &mut [PlanEntry]) {
-    let key = |e: &PlanEntry| match &e.outcome {
-        Ok(PlanPoint {
-            usd_per_hour: Some(usd),
-            ..
-        }) => (0, *usd),
-        Ok(p) => (1, p.chips as f64),
-        Err(_) => (2, 0.0),
+/// By `sort`: priced entries by what they cost ([`PlanPoint::cost`]), by chips, or by
+/// time per output token; unpriced ones after the priced (cost), then the infeasible. A stable
+/// sort keeps the order given among equals.
+fn sort_entries(entries: &mut [PlanEntry], sort: PlanSort, target: bool) {
+    let key = |e: &PlanEntry| match (&e.outcome, sort) {
+        (Err(_), _) => (3, 0.0),
+        (Ok(p), PlanSort::Cost) => match p.cost(target, e.costing.model.view()) {
+            Some(usd) => (0, usd),
+            None => (1, p.chips as f64),
+        },
+        (Ok(p), PlanSort::Chips) => (0, p.chips as f64),
+        (Ok(p), PlanSort::Latency) => (0, p.summary.ms_per_token.unwrap_or(f64::INFINITY)),
     };
     entries.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
@@ -263,12 +316,34 @@ fn layout_name(workload: &Workload, dims: &[usize], layout: &[u64]) -> String {
         .join(" ")
 }
 
-/// Whether `a` meets the target for less than `b`: less per hour where both are priced, else
-/// fewer chips.
-fn cheaper(a: &PlanPoint, b: &PlanPoint) -> bool {
-    match (a.usd_per_hour, b.usd_per_hour) {
+/// Whether layout `a` is the better answer than `b` on one chip: cheaper where both are
+/// priced ([`PlanPoint::cost`]), else more tokens per second per chip.
+fn better(a: &PlanPoint, b: &PlanPoint, target: bool, view: CostView) -> bool {
+    match (a.cost(target, view), b.cost(target, view)) {
         (Some(x), Some(y)) => x < y,
-        _ => a.chips < b.chips,
+        _ => {
+            let rate = |p: &PlanPoint| p.summary.tokens_per_s_per_chip.unwrap_or(0.0);
+            rate(a) > rate(b)
+        }
+    }
+}
+
+impl PlanPoint {
+    /// What ranks it by cost: with a target, what the chips it needs cost per hour (whole
+    /// replicas, so not quite in proportion to $ per token); without, $ per million tokens.
+    pub fn cost(&self, target: bool, view: CostView) -> Option<f64> {
+        match target {
+            true => self.usd_per_hour,
+            false => self.usd_per_million(view),
+        }
+    }
+
+    /// A million tokens in `view`, where priced.
+    pub fn usd_per_million(&self, view: CostView) -> Option<f64> {
+        match view {
+            CostView::Cloud => self.cloud_usd_per_million_tokens,
+            CostView::Tco => self.tco_usd_per_million_tokens,
+        }
     }
 }
 
@@ -287,6 +362,35 @@ fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_owned()
 }
 
+/// The replicas a target needs (one without a target) at `per_replica` tokens per second,
+/// and their chips. Counts are checked, never saturated: a target that needs more chips than a
+/// count holds exactly is a reason on this entry, not a clamped number priced as if it were
+/// true.
+fn replicas(
+    request: &PlanRequest,
+    per_replica: f64,
+    chips_per_replica: u64,
+) -> Result<(u64, u64), PlanError> {
+    let replicas = match request.target_tokens_per_s {
+        Some(target) => (target / per_replica).ceil().max(1.0),
+        None => 1.0,
+    };
+    let too_many = |e: String| PlanError::Infeasible(e);
+    let replicas = ranges::whole(
+        replicas,
+        &ranges::PLAN_CHIPS,
+        "the number of replicas needed",
+    )
+    .map_err(too_many)?;
+    let chips = ranges::whole(
+        replicas as f64 * chips_per_replica as f64,
+        &ranges::PLAN_CHIPS,
+        "the number of chips needed",
+    )
+    .map_err(too_many)?;
+    Ok((replicas, chips))
+}
+
 fn best_point(
     request: &PlanRequest,
     chip: &Chip,
@@ -297,9 +401,9 @@ fn best_point(
     let max_batch = one.max_batch.unwrap_or(MAX_BATCH).min(MAX_BATCH);
     if !one.fits || max_batch == 0 {
         return Err(PlanError::Infeasible(format!(
-            "does not fit: batch 1 needs {} of {}",
+            "does not fit: batch 1 needs {} of the {} usable",
             human(one.footprint_bytes, "B"),
-            human(chip.capacity_bytes, "B")
+            human(one.usable_bytes, "B")
         )));
     }
     let latency = |s: &StepSummary| s.ms_per_token.unwrap_or(s.step_time_s * 1e3);
@@ -338,22 +442,7 @@ fn best_point(
         best.tokens_per_s
             .map(|rate| usd * best.chips as f64 / 3600.0 / rate * 1e6)
     };
-    let replicas = (request.target_tokens_per_s / per_replica).ceil().max(1.0);
-    // Counts are checked, never saturated: a target that needs more chips than a count
-    // holds exactly is a reason on this entry, not a clamped number priced as if it were true.
-    let too_many = |e: String| PlanError::Infeasible(e);
-    let replicas = ranges::whole(
-        replicas,
-        &ranges::PLAN_CHIPS,
-        "the number of replicas needed",
-    )
-    .map_err(too_many)?;
-    let chips = ranges::whole(
-        replicas as f64 * best.chips as f64,
-        &ranges::PLAN_CHIPS,
-        "the number of chips needed",
-    )
-    .map_err(too_many)?;
+    let (replicas, chips) = replicas(request, per_replica, best.chips)?;
     Ok(PlanPoint {
         layout: String::new(),
         tp: best.chips,

@@ -8,7 +8,7 @@ use crate::study::plan::{PlanEntry, PlanPoint};
 pub struct PlanRow<'a> {
     pub workload: &'a str,
     pub entry: &'a PlanEntry,
-    pub target_tokens_per_s: f64,
+    pub target_tokens_per_s: Option<f64>,
     pub max_ms_per_token: Option<f64>,
 }
 
@@ -21,7 +21,7 @@ impl Row for PlanRow<'_> {
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(&e.chip));
         super::visit_types(&e.dtypes, f);
-        f("target_tokens_per_s", Value::Num(self.target_tokens_per_s));
+        f("target_tokens_per_s", self.target_tokens_per_s.into());
         f("max_ms_per_token", self.max_ms_per_token.into());
         f("layout", p.map_or(Value::Empty, |p| Value::Text(&p.layout)));
         f(

@@ -26,6 +26,10 @@ pub struct SweepChart {
     pub series: Vec<String>,
     /// A filter on the rows (`fits && context == 4096`), in `export::filter`'s language.
     pub filter: Option<String>,
+    /// Also the rows whose scenario does not fit its chip's memory (`fits` false); without
+    /// it a curve stops where memory ends. A CSV without a `fits` column is drawn whole, and
+    /// the chart says so.
+    pub include_unfit: bool,
     pub log_x: bool,
     pub log_y: bool,
 }
@@ -150,6 +154,26 @@ fn is_column_name(text: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
+/// `--where`'s filter, compiled against the CSV's columns.
+fn row_filter(
+    header: &[String],
+    name: &str,
+    options: &SweepChart,
+) -> Result<Option<Filter>, Error> {
+    (options.filter.as_deref())
+        .map(|text| {
+            Filter::compile(text, header.iter().map(|h| (h.as_str(), Kind::Any)))
+                .map_err(|e| match header.iter().all(|h| is_column_name(h)) {
+                    true => Error::Plot(format!("--where: {e}").into()),
+                    // The message would list the first line: not a sweep's, so not quoted.
+                    false => Error::Plot(format!(
+                        "--where: {name}'s first line is not a row of column names (is it a sweep CSV?)"
+                    ).into()),
+                })
+        })
+        .transpose()
+}
+
 /// The lines of the CSV, each sorted by `x`, and their shared scenario; rows the filter
 /// refuses, or without numbers in both columns (or with a number a log axis cannot show), are
 /// left out. The CSV is read a row at a time, and of each row only the plotted columns are
@@ -163,18 +187,10 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         .map(str::to_owned)
         .collect();
     let columns = Columns::find(&header, name, options)?;
-    let filter = (options.filter.as_deref())
-        .map(|text| {
-            Filter::compile(text, header.iter().map(|h| (h.as_str(), Kind::Any)))
-                .map_err(|e| match header.iter().all(|h| is_column_name(h)) {
-                    true => Error::Plot(format!("--where: {e}").into()),
-                    // The message would list the first line: not a sweep's, so not quoted.
-                    false => Error::Plot(format!(
-                        "--where: {name}'s first line is not a row of column names (is it a sweep CSV?)"
-                    ).into()),
-                })
-        })
-        .transpose()?;
+    let filter = row_filter(&header, name, options)?;
+    // Unless `--include-unfit`, a row must fit, where the CSV says.
+    let fits = header.iter().position(|h| h == "fits");
+    let fits_only = fits.filter(|_| !options.include_unfit);
     let mut lines: Lines = Vec::new();
     let mut line_of: HashMap<String, usize> = HashMap::new();
     let mut scenario = Scenario::default();
@@ -184,6 +200,9 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => return Err(csv_error(name, e, &format!("row {row}: "))),
+        }
+        if fits_only.is_some_and(|i| record.get(i) != Some("true")) {
+            continue;
         }
         if let Some(filter) = &filter {
             let pass = (filter.matches(&record))
@@ -206,10 +225,11 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         }
     }
     if lines.is_empty() {
-        let filtered = if filter.is_some() {
-            " that passes --where"
-        } else {
-            ""
+        let filtered = match (&options.filter, fits_only.is_some()) {
+            (Some(_), true) => " that fits and passes --where",
+            (Some(_), false) => " that passes --where",
+            (None, true) => " that fits (--include-unfit draws the others)",
+            (None, false) => "",
         };
         return Err(Error::Plot(
             format!(
@@ -222,10 +242,12 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
     for (_, points) in &mut lines {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    Ok(Drawn {
-        lines,
-        scenario: scenario.title(&header, &columns.scenario),
-    })
+    let mut scenario = scenario.title(&header, &columns.scenario);
+    if !options.include_unfit && fits.is_none() {
+        let sep = if scenario.is_empty() { "" } else { "; " };
+        scenario.push_str(&format!("{sep}every row drawn: no `fits` column"));
+    }
+    Ok(Drawn { lines, scenario })
 }
 
 /// The row's point, if it has numbers in both columns that its axes can show.

@@ -1,0 +1,142 @@
+//! A plan as a table: what was asked and assumed, one row per chip and choice of types, and
+//! what was left out and why.
+
+use std::io::{self, Write};
+
+use super::costs::{cost_line, cost_notes};
+use super::table::{align_right, new_table, number};
+use crate::base::units::{human, three_significant};
+use crate::study::plan::{PlanEntry, PlanRequest, PlanSort};
+
+pub fn write_plan(
+    out: &mut dyn Write,
+    workload: &str,
+    request: &PlanRequest,
+    entries: &[PlanEntry],
+) -> io::Result<()> {
+    write_plan_header(out, workload, request, entries)?;
+    let mut table = new_table(&[
+        "chip",
+        "weight/act/kv",
+        "layout",
+        "batch",
+        "ms/token",
+        "tokens/s/chip",
+        "chips",
+        "$/hour",
+        "$/M cloud",
+        "$/M tco",
+        "memory",
+    ]);
+    let (mut notes, mut left_out) = (Vec::new(), 0);
+    for e in entries {
+        let types = e.dtypes.brief();
+        match &e.outcome {
+            Ok(p) => {
+                let s = &p.summary;
+                table.add_row(vec![
+                    e.chip.clone(),
+                    types,
+                    if p.layout.is_empty() {
+                        "1 chip".to_owned()
+                    } else {
+                        p.layout.clone()
+                    },
+                    p.batch.to_string(),
+                    s.ms_per_token.map_or("-".into(), three_significant),
+                    s.tokens_per_s_per_chip.map_or("-".into(), number),
+                    p.chips.to_string(),
+                    p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
+                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+                    human(s.footprint_bytes, "B"),
+                ]);
+            }
+            Err(why) if request.include_unfit => notes.push(format!("{} {types}: {why}", e.chip)),
+            Err(_) => left_out += 1,
+        }
+    }
+    align_right(&mut table, 2);
+    writeln!(out, "{table}")?;
+    if left_out > 0 {
+        writeln!(
+            out,
+            "{left_out} chip and type choices left out: nothing fits, or too slow (--include-unfit lists them)"
+        )?;
+    }
+    write_plan_notes(out, entries, &notes)
+}
+
+/// The scenario a plan decodes: its context and the other params set, as `context=4096
+/// tokens=1`.
+fn plan_assumptions(request: &PlanRequest) -> String {
+    request
+        .assumed
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Below a plan: the chips without a cost in the view asked for, once each, then the choices
+/// that cannot meet the request and why.
+fn write_plan_notes(
+    out: &mut dyn Write,
+    entries: &[PlanEntry],
+    notes: &[String],
+) -> io::Result<()> {
+    let priced = entries.iter().filter_map(|e| {
+        let point = e.outcome.as_ref().ok()?;
+        Some((e.chip.as_str(), &point.summary))
+    });
+    let mut seen = Vec::new();
+    for note in cost_notes(priced) {
+        if !seen.contains(&note) {
+            writeln!(out, "{note}")?;
+            seen.push(note);
+        }
+    }
+    if !notes.is_empty() {
+        writeln!(out, "not feasible on one chip:")?;
+        for note in notes {
+            writeln!(out, "  {note}")?;
+        }
+    }
+    Ok(())
+}
+
+/// What a plan asked for and assumed, and how its rows are ranked.
+fn write_plan_header(
+    out: &mut dyn Write,
+    workload: &str,
+    request: &PlanRequest,
+    entries: &[PlanEntry],
+) -> io::Result<()> {
+    match request.target_tokens_per_s {
+        Some(target) => write!(out, "{workload}: {} tokens/s", number(target))?,
+        None => write!(out, "{workload}: one replica each")?,
+    }
+    if let Some(limit) = request.max_ms_per_token {
+        write!(out, " at no more than {limit} ms per token")?;
+    }
+    writeln!(
+        out,
+        "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
+    )?;
+    writeln!(
+        out,
+        "assumes: {}; memory utilisation {}",
+        plan_assumptions(request),
+        request.scenario.memory_utilization,
+    )?;
+    if let Some(first) = entries.first().map(|e| &e.costing.model) {
+        let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
+        let line = cost_line(first, bases);
+        match request.sort {
+            PlanSort::Cost => writeln!(out, "{line}; ranked by {} cost", first.view())?,
+            PlanSort::Chips => writeln!(out, "{line}; ranked by chips needed")?,
+            PlanSort::Latency => writeln!(out, "{line}; ranked by ms per token")?,
+        }
+    }
+    Ok(())
+}
