@@ -191,3 +191,28 @@ fn a_scenario_that_does_not_fit_says_what_would() {
         .success()
         .stdout(predicates::str::contains("warning").not());
 }
+
+#[test]
+fn a_run_that_fits_names_its_next_step_and_its_assumptions() {
+    // Llama-3.1-8B at batch 1 on an H100 is memory-bound: twice the batch reads the same
+    // weights for twice the tokens, nearly 2x the tokens/s and half the cost per token.
+    let out = stepcost()
+        .args(["run", "llama-3.1-8b", "--chip", "h100-sxm"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("assumes: decode (tokens=1), batch=1, context=4096, max_batched_tokens=8192, memory utilisation 0.90"),
+        "{text}"
+    );
+    let next = text.lines().last().unwrap();
+    assert!(next.starts_with("next step: batch 1 -> 2 gives x1.9"), "{next}");
+    assert!(text.contains("ms per output token"), "{text}");
+    // One that does not fit gets the warning instead, and no next step.
+    let out = stepcost()
+        .args(["run", "llama-3.1-70b", "--chip", "h100-sxm"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!text.contains("next step"), "{text}");
+}

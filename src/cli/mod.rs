@@ -151,6 +151,12 @@ fn run_command(args: RunArgs) -> Result<()> {
     warn_unfit(&mut buffer, &workload, &chip, &scenario, &report, format)?;
     let shape = args.output.format.shape()?;
     exporter::write_run_shaped(&mut buffer, &report, args.per_op, format, &shape)?;
+    if format == exporter::Format::Table && report.summary.fits {
+        let levers = lever::levers(&workload, &chip, &scenario, &report)?;
+        if let Some(next) = lever::next_step(&levers) {
+            writeln!(buffer, "{}", exporter::next_step_line(next))?;
+        }
+    }
     emit(plan, &buffer)
 }
 

@@ -1,7 +1,7 @@
 //! The cost assumptions in words, as the tables' headers name them, and the notes that say
 //! why a chip has no cost in the view asked for.
 
-use crate::base::units::three_significant;
+use crate::base::units::human;
 use crate::engine::cost::{CostModel, CostView};
 use crate::engine::price::StepSummary;
 
@@ -57,6 +57,6 @@ pub(super) fn cost_rows(row: &mut dyn FnMut(&str, String), s: &StepSummary) {
         (None, None) => {}
     }
     if let Some(t) = s.cost.tokens_per_kwh {
-        row("tokens per kWh", three_significant(t));
+        row("tokens per kWh", human(t, "").trim_end().to_owned());
     }
 }

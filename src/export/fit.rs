@@ -1,8 +1,10 @@
-//! The line that says a scenario does not fit, and what would make it fit.
+//! The lines of advice beside a run: that it does not fit and what would make it fit, or the
+//! lever to try next.
 
 use crate::base::units::{human, three_significant};
 use crate::engine::price::StepReport;
 use crate::study::fit::Fix;
+use crate::study::lever::Lever;
 
 /// The one line that says a scenario does not fit its chip and what would make it fit, each
 /// change with what it does to the step time (and to $/M tokens, where priced).
@@ -37,4 +39,21 @@ pub fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
     line.push_str("; fits with ");
     line.push_str(&priced.join(" or "));
     line
+}
+
+/// The line under a run that names the lever to try next ([`next_step`]).
+///
+/// [`next_step`]: crate::study::lever::next_step
+pub fn next_step_line(lever: &Lever) -> String {
+    let usd = lever.usd_ratio.map_or(String::new(), |r| {
+        format!(", x{} $/M", three_significant(r))
+    });
+    let ms = lever.ms_per_token_ratio.map_or(String::new(), |r| {
+        format!(", x{} ms per token", three_significant(r))
+    });
+    format!(
+        "next step: {} gives x{} tokens/s{usd}{ms}, and still fits",
+        lever.change,
+        three_significant(lever.throughput_ratio)
+    )
 }

@@ -16,7 +16,7 @@ pub mod stream;
 pub mod svg;
 mod table;
 
-pub use fit::fit_warning;
+pub use fit::{fit_warning, next_step_line};
 
 use std::io::{self, Write};
 

@@ -58,6 +58,7 @@ fn write_scenario(
         "{title} ({} mode, fusion `{}`)",
         report.mode, report.fusion
     )?;
+    writeln!(out, "assumes: {}", assumptions(report))?;
     let params: Vec<String> = report
         .params
         .iter()
@@ -74,6 +75,40 @@ fn write_scenario(
     writeln!(out, "dtypes: {}{scheme}", report.dtypes)?;
     let bases = reports.iter().map(|r| r.costing.price_basis.as_deref());
     writeln!(out, "{}", cost_line(&report.costing.model, bases))
+}
+
+/// The choices a reader must know to read the numbers, which the command line need not have
+/// named: the step (decode or a prefill of how many tokens), the context held, the engine's
+/// batched tokens, the share of memory it uses, the request priced.
+fn assumptions(report: &StepReport) -> String {
+    let param = |name: &str| {
+        (report.params.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    };
+    let mut parts = Vec::new();
+    match param("tokens") {
+        Some(t) if t == 1.0 => parts.push("decode (tokens=1)".to_owned()),
+        Some(t) => parts.push(format!("prefill of tokens={t} per sequence")),
+        None => {}
+    }
+    for name in ["batch", "context", "max_batched_tokens"] {
+        if let Some(v) = param(name) {
+            parts.push(format!("{name}={v}"));
+        }
+    }
+    let s = &report.summary;
+    parts.push(format!(
+        "memory utilisation {}",
+        three_significant(s.usable_bytes / report.capacity_bytes)
+    ));
+    if let Some(r) = &report.request {
+        parts.push(format!(
+            "request in={} out={}",
+            r.input_tokens, r.output_tokens
+        ));
+    }
+    parts.join(", ")
 }
 
 pub fn write_run(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<()> {
@@ -116,6 +151,9 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     if let (Some(n), Some(rate)) = (s.tokens_per_step, s.tokens_per_s) {
         row("tokens per step", number(n));
         row("tokens per second", number(rate));
+    }
+    if let Some(ms) = s.ms_per_token {
+        row("ms per output token", three_significant(ms));
     }
     cost_rows(row, s);
     if let Some(r) = &report.request {

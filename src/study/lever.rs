@@ -25,8 +25,25 @@ pub struct Lever {
     /// Time per output token of one sequence with the change over without, where the workload
     /// counts sequences. Above 1 is slower for each user.
     pub ms_per_token_ratio: Option<f64>,
+    /// $ per million tokens with the change over without, where both are priced.
+    pub usd_ratio: Option<f64>,
     /// Whether the changed scenario still fits the chip's memory.
     pub fits: bool,
+}
+
+/// Past these a lever is worth a line of its own under a run: 1.3x the tokens per second, or
+/// under 0.77x the cost per token (the inverse, near enough).
+const WORTH_THROUGHPUT: f64 = 1.3;
+const WORTH_COST: f64 = 0.77;
+
+/// The lever to try next: the fastest of those that fit and give more than 1.3x the tokens
+/// per second or cost under 0.77x per token; `None` when none does.
+pub fn next_step(levers: &[Lever]) -> Option<&Lever> {
+    levers.iter().find(|l| {
+        l.fits
+            && (l.throughput_ratio > WORTH_THROUGHPUT
+                || l.usd_ratio.is_some_and(|r| r < WORTH_COST))
+    })
 }
 
 /// Data types tried for a role narrower than its current one, widest first.
@@ -89,6 +106,9 @@ pub fn levers(
             change,
             throughput_ratio,
             ms_per_token_ratio,
+            usd_ratio: (a.cost.usd_per_million_tokens)
+                .zip(b.cost.usd_per_million_tokens)
+                .map(|(x, y)| y / x),
             fits: b.fits,
         });
     }
