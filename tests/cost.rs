@@ -96,14 +96,14 @@ fn every_price_names_one_basis_with_its_date() {
         );
         bases.push(basis.to_owned());
         let (cloud, why) = field(&text, "  cloud:").unwrap_or_else(|| panic!("{chip}: no cloud"));
-        assert!(why.contains("P7"), "{chip}: cloud price without its source");
+        assert!(why.contains("P8"), "{chip}: cloud price without its source");
         assert!(
             cloud == "none" || cloud.ends_with("USD/h"),
             "{chip}: `{cloud}`"
         );
     }
     bases.dedup();
-    assert_eq!(bases, ["runpod-secure-on-demand-2026-10-07"], "one basis");
+    assert_eq!(bases, ["runpod-secure-on-demand-2026-02-26"], "one basis");
 }
 
 #[test]
@@ -134,7 +134,8 @@ fn tco_by_hand_for_h200() {
         .1;
     let purchase = number(field(&text, "  purchase:").unwrap().0);
     let power_w = number(field(&text, "power:").unwrap().0);
-    assert_eq!((purchase, power_w), (35_000.0, 700.0));
+    // DGX H200: 10.2 kW over 8 GPUs
+    assert_eq!((purchase, power_w), (35_000.0, 10_200.0 / 8.0));
     let args = [
         "run",
         "llama-3.1-70b",
@@ -149,8 +150,8 @@ fn tco_by_hand_for_h200() {
     ];
     let (header, row) = csv(&args);
     let num = |c: &str| cell(&header, &row, c).parse::<f64>().unwrap();
-    // 35,000 / (4 x 8760 h) + 0.7 kW x 1.3 x 0.10 USD/kWh = 0.99886 + 0.091 = 1.08986 USD/h
-    let usd_per_hour = 35_000.0 / (4.0 * 8760.0) + 0.7 * 1.3 * 0.10;
+    // 35,000 / (4 x 8760 h) + 1.275 kW x 1.3 x 0.10 USD/kWh = 0.99886 + 0.16575 = 1.16461 USD/h
+    let usd_per_hour = 35_000.0 / (4.0 * 8760.0) + 1.275 * 1.3 * 0.10;
     assert_close(num("usd_per_hour"), usd_per_hour, 1e-12);
     // decode: 8 sequences, one token each per step
     let tokens_per_s = 8.0 / (num("step_time_us") * 1e-6);
@@ -161,7 +162,7 @@ fn tco_by_hand_for_h200() {
     );
     assert_close(
         num("tokens_per_kwh"),
-        tokens_per_s * 3600.0 / (0.7 * 1.3),
+        tokens_per_s * 3600.0 / (1.275 * 1.3),
         1e-9,
     );
     assert_eq!(cell(&header, &row, "cost_basis"), "tco");
@@ -172,7 +173,7 @@ fn tco_by_hand_for_h200() {
         .chain(["--years", "2", "--pue", "1", "--usd-per-kwh", "0.2"])
         .collect();
     let (header, row) = csv(&more);
-    let expected = 35_000.0 / (2.0 * 8760.0) + 0.7 * 1.0 * 0.2;
+    let expected = 35_000.0 / (2.0 * 8760.0) + 1.275 * 1.0 * 0.2;
     assert_close(
         cell(&header, &row, "usd_per_hour").parse().unwrap(),
         expected,
@@ -185,12 +186,12 @@ fn a_chip_without_a_price_on_the_basis_says_so() {
     let args = ["run", "llama-3.1-8b", "--chip", "mi355x"];
     let (header, row) = csv(&args);
     assert_eq!(cell(&header, &row, "usd_per_million_tokens"), "");
-    let note = "no price on basis runpod-secure-on-demand-2026-10-07";
+    let note = "no price on basis runpod-secure-on-demand-2026-02-26";
     assert_eq!(cell(&header, &row, "cost_note"), note);
     let table = stepcost().args(args).assert().success();
     assert!(String::from_utf8_lossy(&table.get_output().stdout).contains(note));
     // in the TCO view a chip without a purchase price says that instead
-    let (header, row) = csv(&["run", "llama-3.1-8b", "--chip", "mi300x", "--cost", "tco"]);
+    let (header, row) = csv(&["run", "llama-3.1-8b", "--chip", "mi325x", "--cost", "tco"]);
     assert_eq!(
         cell(&header, &row, "cost_note"),
         "no purchase price for tco"

@@ -190,7 +190,7 @@ fn derived_columns_per_token_and_per_dollar() {
     ));
     let row = &rows[0];
     let value = |c: &str| cell(&header, row, c).parse::<f64>().unwrap();
-    // step = (2kn + 2k + 2n) bytes / 3.35 TB/s; one token per step; 3.49 USD per hour (the chip
+    // step = (2kn + 2k + 2n) bytes / 3.35 TB/s; one token per step; 2.69 USD per hour (the chip
     // file's price on its basis)
     let step_s = (2.0 * 8192.0 * 8192.0 + 4.0 * 8192.0) / 3.35e12;
     assert_close(value("ms_per_token"), step_s * 1e3, 1e-12);
@@ -198,7 +198,7 @@ fn derived_columns_per_token_and_per_dollar() {
     assert_close(value("tokens_per_s_per_chip"), 1.0 / step_s, 1e-12);
     assert_close(
         value("usd_per_million_tokens"),
-        3.49 / 3600.0 * step_s * 1e6,
+        2.69 / 3600.0 * step_s * 1e6,
         1e-12,
     );
 }

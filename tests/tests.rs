@@ -22,6 +22,7 @@ mod models;
 mod ops;
 mod parallel;
 mod plot;
+mod prices;
 mod properties;
 mod seeds;
 mod snapshots;

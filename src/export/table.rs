@@ -88,7 +88,7 @@ fn assumptions(report: &StepReport) -> String {
     };
     let mut parts = Vec::new();
     match param("tokens") {
-        Some(t) if t == 1.0 => parts.push("decode (tokens=1)".to_owned()),
+        Some(1.0) => parts.push("decode (tokens=1)".to_owned()),
         Some(t) => parts.push(format!("prefill of tokens={t} per sequence")),
         None => {}
     }

@@ -1,0 +1,132 @@
+//! The price data: which chips the one cloud basis prices, purchase prices of systems over their
+//! GPUs, and power per GPU as a system's share, each against the sources' figures by hand.
+
+use std::path::Path;
+
+use crate::common::{assert_close, cell, csv_rows, stepcost};
+
+/// `chips`' CSV: one row per chip (its first data type's row), keyed by chip.
+fn chips() -> (Vec<String>, Vec<Vec<String>>) {
+    let out = stepcost()
+        .args(["chips", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    let mut seen = std::collections::BTreeSet::new();
+    let rows = rows
+        .into_iter()
+        .filter(|r| seen.insert(cell(&header, r, "chip").to_owned()))
+        .collect();
+    (header, rows)
+}
+
+/// `column` of `chip`'s row as a number; `None` for an empty cell.
+fn number(header: &[String], rows: &[Vec<String>], chip: &str, column: &str) -> Option<f64> {
+    let row = rows
+        .iter()
+        .find(|r| cell(header, r, "chip") == chip)
+        .unwrap_or_else(|| panic!("no chip {chip}"));
+    let text = cell(header, row, column);
+    (!text.is_empty()).then(|| text.parse().unwrap())
+}
+
+#[test]
+fn the_basis_prices_the_chips_runpod_rents_at_its_reading() {
+    // P8 (docs/sources.md): RunPod's securePrice per GPU-hour, 2026-02-26
+    let expected = [
+        ("a100-80gb", 1.49),
+        ("b200", 4.99),
+        ("b300", 6.59),
+        ("h100-pcie", 2.39),
+        ("h100-sxm", 2.69),
+        ("h200", 3.59),
+        ("l40s", 0.86),
+        ("mi300x", 1.99),
+    ];
+    let (header, rows) = chips();
+    assert_eq!(rows.len(), 17);
+    for row in &rows {
+        let chip = cell(&header, row, "chip");
+        let price = number(&header, &rows, chip, "usd_per_hour");
+        let want = expected.iter().find(|(c, _)| *c == chip).map(|(_, p)| *p);
+        assert_eq!(price, want, "{chip}");
+        assert_eq!(
+            cell(&header, row, "price_basis"),
+            "runpod-secure-on-demand-2026-02-26"
+        );
+    }
+}
+
+#[test]
+fn a_systems_purchase_price_is_shared_by_its_gpus() {
+    let (header, rows) = chips();
+    let per_gpu = |chip| number(&header, &rows, chip, "purchase_usd");
+    // Intel's list price: 8 Gaudi 3 on a baseboard, 125,000 USD (C7)
+    assert_eq!(per_gpu("gaudi3"), Some(15_625.0));
+    // DGX A100, 8 GPUs, 200,000 USD (C6)
+    assert_eq!(per_gpu("a100-40gb"), Some(25_000.0));
+    assert_eq!(per_gpu("a100-80gb"), Some(25_000.0));
+    // per-GPU figures stay as written
+    assert_eq!(per_gpu("h100-pcie"), Some(25_250.0));
+    assert_eq!(per_gpu("mi300x"), Some(15_000.0));
+    // no sourced figure, or not sold
+    for chip in ["b300", "mi325x", "tpu-v5e", "tpu-v5p", "tpu-v6e"] {
+        assert_eq!(per_gpu(chip), None, "{chip}");
+    }
+}
+
+#[test]
+fn power_is_the_systems_share_where_sourced_else_the_tdp() {
+    let (header, rows) = chips();
+    let watts = |chip| number(&header, &rows, chip, "power_w").unwrap();
+    // system maximum over its GPUs (W1-W5 in docs/sources.md)
+    assert_eq!(watts("a100-40gb"), 6_500.0 / 8.0);
+    assert_eq!(watts("h100-sxm"), 10_200.0 / 8.0);
+    assert_eq!(watts("h200"), 10_200.0 / 8.0);
+    assert_eq!(watts("b200"), 14_300.0 / 8.0);
+    assert_eq!(watts("b300"), 14_500.0 / 8.0);
+    assert_close(watts("gb200"), 120_000.0 / 72.0, 2e-4);
+    // TDP: no system figure sourced
+    assert_eq!(watts("h100-pcie"), 350.0);
+    assert_eq!(watts("mi300x"), 750.0);
+}
+
+#[test]
+fn every_purchase_and_power_figure_names_its_source() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("hardware");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let comment = |key: &str| {
+            let line = text.lines().find(|l| l.starts_with(key))?;
+            Some(line.split_once('#').map_or("", |(_, c)| c).to_owned())
+        };
+        let name = path.display();
+        if let Some(why) = comment("  purchase:") {
+            let sourced =
+                why.contains("assumption") || (1..=8).any(|n| why.contains(&format!("(C{n}")));
+            assert!(sourced, "{name}: purchase `{why}`");
+        }
+        if let Some(why) = comment("power:") {
+            let system = why.contains("system") && why.contains("(W");
+            let tdp = why.contains("TDP") || why.contains("TGP");
+            assert!(system || tdp, "{name}: power `{why}`");
+        }
+    }
+}
+
+#[test]
+fn tco_by_hand_for_a_chip_with_a_systems_share_and_one_with_a_tdp() {
+    for (chip, purchase_usd, power_kw) in [("b200", 40_000.0, 1.7875), ("mi300x", 15_000.0, 0.75)] {
+        let out = stepcost()
+            .args(["run", "llama-3.1-8b", "--chip", chip, "--cost", "tco"])
+            .args(["--format", "csv"])
+            .assert()
+            .success();
+        let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+        let usd_per_hour: f64 = cell(&header, &rows[0], "usd_per_hour").parse().unwrap();
+        // purchase / (4 years x 8760 h) + kW x PUE 1.3 x 0.10 USD/kWh
+        let expected = purchase_usd / (4.0 * 8760.0) + power_kw * 1.3 * 0.10;
+        assert_close(usd_per_hour, expected, 1e-12);
+    }
+}
