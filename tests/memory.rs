@@ -206,7 +206,10 @@ fn a_run_that_fits_names_its_next_step_and_its_assumptions() {
         "{text}"
     );
     let next = text.lines().last().unwrap();
-    assert!(next.starts_with("next step: batch 1 -> 2 gives x1.9"), "{next}");
+    assert!(
+        next.starts_with("next step: batch 1 -> 2 gives x1.9"),
+        "{next}"
+    );
     assert!(text.contains("ms per output token"), "{text}");
     // One that does not fit gets the warning instead, and no next step.
     let out = stepcost()
