@@ -127,7 +127,7 @@ fn write_plan_header(
         out,
         "assumes: {}; memory utilisation {}",
         plan_assumptions(request),
-        request.scenario.memory_utilization,
+        three_significant(request.scenario.memory_utilization),
     )?;
     if let Some(first) = entries.first().map(|e| &e.costing.model) {
         let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
