@@ -34,7 +34,7 @@ use crate::export::document::{self, Kind};
 use crate::export::{self as exporter, svg};
 use crate::study::check::{check, Checked};
 use crate::study::compare::{compare, Compared};
-use crate::study::{fit, import, lever, plan, validate};
+use crate::study::{fix, import, lever, plan, validate};
 
 /// The command line's parser, its help naming the built-in chips and workloads.
 pub fn command() -> clap::Command {
@@ -173,7 +173,7 @@ fn warn_unfit(
     if report.summary.fits {
         return Ok(());
     }
-    let fixes = fit::fixes(workload, chip, scenario, report)?;
+    let fixes = fix::fixes(workload, chip, scenario, report)?;
     let line = exporter::fit_warning(report, &fixes);
     if format == exporter::Format::Table {
         writeln!(out, "{line}")?;

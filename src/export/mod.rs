@@ -3,12 +3,12 @@
 //! `docs/columns.md`). Exporters write to any `io::Write`; where the bytes go is the caller's
 //! business.
 
+mod advice;
 pub mod atomic;
 mod costs;
 pub mod document;
 mod escape;
 pub mod filter;
-mod fit;
 mod plan_table;
 pub mod rows;
 mod shaped;
@@ -16,7 +16,7 @@ pub mod stream;
 pub mod svg;
 mod table;
 
-pub use fit::{fit_warning, next_step_line};
+pub use advice::{fit_warning, next_step_line};
 
 use std::io::{self, Write};
 

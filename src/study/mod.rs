@@ -4,7 +4,7 @@
 
 pub mod check;
 pub mod compare;
-pub mod fit;
+pub mod fix;
 pub mod import;
 pub mod lever;
 pub mod plan;

@@ -3,7 +3,7 @@
 
 use crate::base::units::{human, three_significant};
 use crate::engine::price::StepReport;
-use crate::study::fit::Fix;
+use crate::study::fix::Fix;
 use crate::study::lever::Lever;
 
 /// The one line that says a scenario does not fit its chip and what would make it fit, each
