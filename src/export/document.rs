@@ -120,12 +120,19 @@ fn scenario_blocks(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -
     scenario.push(Span::Own(format!("; types {}; fusion plan ", first.dtypes)));
     scenario.push(Span::Code(first.fusion.clone()));
     scenario.push(Span::Own(format!(
-        "; {} mode{}.",
+        "; {} mode{}; memory utilisation {}; {}.",
         first.mode,
         match first.mode {
             Mode::Expected => " (what real kernels achieve)",
             Mode::Roofline => " (the datasheet ceiling)",
-        }
+        },
+        three_significant(first.summary.usable_bytes / first.capacity_bytes),
+        super::costs::cost_line(
+            &first.costing.model,
+            sections
+                .iter()
+                .map(|(r, _)| r.costing.price_basis.as_deref())
+        )
     )));
     [Block::Heading(heading), Block::Paragraph(scenario)]
 }

@@ -18,6 +18,7 @@ pub fn write_plan(
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
+        "scheme",
         "layout",
         "batch",
         "ms/token",
@@ -37,6 +38,7 @@ pub fn write_plan(
                 table.add_row(vec![
                     e.chip.clone(),
                     types,
+                    s.scheme.map_or("-".into(), |x| x.to_string()),
                     if p.layout.is_empty() {
                         "1 chip".to_owned()
                     } else {
@@ -56,7 +58,7 @@ pub fn write_plan(
             Err(_) => left_out += 1,
         }
     }
-    align_right(&mut table, 2);
+    align_right(&mut table, 3);
     writeln!(out, "{table}")?;
     if left_out > 0 {
         writeln!(

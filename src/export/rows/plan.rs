@@ -60,6 +60,9 @@ impl Row for PlanRow<'_> {
             opt(|p| p.tco_usd_per_million_tokens),
         );
         f("footprint_bytes", num(|p| p.summary.footprint_bytes));
+        let mut buf = super::SchemeText::default();
+        let scheme = p.and_then(|p| p.summary.scheme).map(|s| buf.of(s));
+        f("scheme", scheme.map_or(Value::Empty, Value::Text));
         f(
             "note",
             Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
