@@ -16,6 +16,7 @@ pub mod stream;
 pub mod svg;
 mod table;
 
+#[cfg(feature = "cli")]
 pub use advice::{fit_warning, next_step_line};
 
 use std::io::{self, Write};

@@ -19,7 +19,9 @@ pub use chips::ChipRow;
 pub use encode::{csv_header, csv_line, json_line, json_value, push_number, write_rows, CsvText};
 pub use plan::PlanRow;
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
-pub use select::{Columns, Selected, Selection, Shape, UnknownColumn};
+#[cfg(feature = "cli")]
+pub use select::Columns;
+pub use select::{Selected, Selection, Shape, UnknownColumn};
 pub use validate::{CaseRow, StatsRow};
 
 use crate::base::dtype::Role;
