@@ -2,6 +2,7 @@
 
 mod common;
 
+mod builtins;
 mod catalogue;
 mod cli;
 mod columns;

@@ -77,6 +77,15 @@ pub(crate) enum Command {
     /// A self-contained report of one scenario on one or more chips: summary, every kernel,
     /// what bounds the step, which lever moves it, and the roofline picture
     Report(ReportArgs),
+    /// List the built-in workloads: models with their parameters (in all and read per decoded
+    /// token), layers, hidden width and checkpoint types, then the kernel microbenchmarks
+    Workloads {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Print a built-in chip, workload or template file as shipped, comments included, to
+    /// copy and edit
+    Show(super::show::ShowArgs),
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check

@@ -7,6 +7,7 @@ mod args;
 mod columns;
 mod cost;
 mod output;
+mod show;
 mod sweep;
 mod values;
 
@@ -90,6 +91,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             mode,
             output,
         } => validate_command(&cases, mode, output)?,
+        Command::Workloads { output } => show::workloads_command(output)?,
+        Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),
         Command::Plot { picture } => plot_command(picture)?,
         Command::Report(args) => report_command(args)?,

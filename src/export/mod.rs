@@ -9,6 +9,7 @@ pub mod document;
 mod escape;
 pub mod filter;
 mod fit;
+mod models;
 pub mod rows;
 mod shaped;
 pub mod stream;
@@ -16,6 +17,7 @@ pub mod svg;
 mod table;
 
 pub use fit::fit_warning;
+pub use models::write_workloads;
 
 use std::io::{self, Write};
 

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod fit;
 pub mod import;
 pub mod lever;
+pub mod models;
 pub mod plan;
 pub mod sweep;
 pub mod validate;

@@ -13,6 +13,7 @@ mod plan;
 mod scenario;
 mod select;
 mod validate;
+mod workloads;
 
 pub use captured::Captured;
 pub use chips::ChipRow;
@@ -21,6 +22,7 @@ pub use plan::PlanRow;
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
 pub use select::{Columns, Selected, Selection, Shape, UnknownColumn};
 pub use validate::{CaseRow, StatsRow};
+pub use workloads::WorkloadRow;
 
 use crate::base::dtype::Role;
 use crate::base::format::Scheme;
