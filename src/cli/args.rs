@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::columns::ShapeArgs;
 pub(crate) use super::cost::CostArgs;
+pub(crate) use super::scenario::ScenarioFileArgs;
 pub(crate) use super::values::{number_in, parse_axis, parse_dtype_axis, parse_request, whole_in};
 use crate::base::format::Format as DataFormat;
 use crate::base::ranges;
@@ -26,6 +27,9 @@ use crate::study::sweep::AxisValues;
 pub struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// The flags typed (set by `cli::parse`): a scenario file's key gives way only to them.
+    #[arg(skip)]
+    pub(crate) given: super::scenario::Given,
 }
 
 #[derive(Subcommand)]
@@ -133,11 +137,12 @@ const RAW_TEXT_HELP: &str = "CSV: write text cells as they are. Without it, a na
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chip: built-in name or YAML file
-    #[arg(long)]
-    pub(crate) chip: String,
+    #[arg(long, required_unless_present = "scenario")]
+    pub(crate) chip: Option<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
     #[command(flatten)]
@@ -149,6 +154,8 @@ pub(crate) struct RunArgs {
     /// (time to first token, time per output token, end to end, output tokens/s)
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request)]
     pub(crate) request: Option<(u64, u64)>,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -178,10 +185,11 @@ Examples:
 
 #[derive(Args)]
 pub(crate) struct SweepArgs {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chips, comma-separated (built-in names or YAML files), or `all`
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "scenario")]
     pub(crate) chip: Vec<String>,
     /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
     #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
@@ -210,6 +218,8 @@ pub(crate) struct SweepArgs {
     pub(crate) skip_invalid: bool,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
     #[command(flatten)]
     pub(crate) format: SweepFormatArgs,
     /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
@@ -332,15 +342,18 @@ pub(crate) enum PlotCommand {
 /// A workload, one scenario and the chips to price it on.
 #[derive(Args)]
 pub(crate) struct ChipsScenario {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chips, comma-separated (built-in names or YAML files), or `all`
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "scenario")]
     pub(crate) chip: Vec<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
 }
 
 #[derive(Args)]
@@ -356,8 +369,10 @@ pub(crate) struct ReportArgs {
 
 #[derive(Args)]
 pub(crate) struct PlanArgs {
-    /// Workload: built-in name or YAML file (it needs a `batch` param)
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (it needs a `batch` param), or the --scenario
+    /// file's `workload`
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Tokens per second the deployment must serve
     #[arg(long, value_name = "N", value_parser = |t: &str| number_in(t, &ranges::TARGET_TOKENS_PER_S))]
     pub(crate) target_tokens_per_s: f64,
@@ -389,6 +404,8 @@ pub(crate) struct PlanArgs {
     pub(crate) memory_utilization: Option<f64>,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

@@ -9,5 +9,6 @@ pub mod import;
 pub mod lever;
 pub mod models;
 pub mod plan;
+pub mod scenario_file;
 pub mod sweep;
 pub mod validate;
