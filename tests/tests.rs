@@ -24,6 +24,7 @@ mod ops;
 mod parallel;
 mod plot;
 mod properties;
+mod scenario_files;
 mod seeds;
 mod snapshots;
 mod suggest;
