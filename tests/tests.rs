@@ -2,6 +2,7 @@
 
 mod common;
 
+mod builtins;
 mod catalogue;
 mod cli;
 mod columns;
@@ -24,6 +25,7 @@ mod parallel;
 mod plot;
 mod prices;
 mod properties;
+mod scenario_files;
 mod seeds;
 mod snapshots;
 mod suggest;

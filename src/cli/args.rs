@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::columns::ShapeArgs;
 pub(crate) use super::cost::CostArgs;
+pub(crate) use super::plan_command::PlanArgs;
+pub(crate) use super::scenario::ScenarioFileArgs;
 pub(crate) use super::values::{number_in, parse_axis, parse_dtype_axis, parse_request, whole_in};
 use crate::base::format::Format as DataFormat;
 use crate::base::ranges;
@@ -26,6 +28,9 @@ use crate::study::sweep::AxisValues;
 pub struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// The flags typed (set by `cli::parse`): a scenario file's key gives way only to them.
+    #[arg(skip)]
+    pub(crate) given: super::scenario::Given,
 }
 
 #[derive(Subcommand)]
@@ -77,6 +82,15 @@ pub(crate) enum Command {
     /// A self-contained report of one scenario on one or more chips: summary, every kernel,
     /// what bounds the step, which lever moves it, and the roofline picture
     Report(ReportArgs),
+    /// List the built-in workloads: models with their parameters (in all and read per decoded
+    /// token), layers, hidden width and checkpoint types, then the kernel microbenchmarks
+    Workloads {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Print a built-in chip, workload or template file as shipped, comments included, to
+    /// copy and edit
+    Show(super::show::ShowArgs),
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check
@@ -124,11 +138,12 @@ const RAW_TEXT_HELP: &str = "CSV: write text cells as they are. Without it, a na
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chip: built-in name or YAML file
-    #[arg(long)]
-    pub(crate) chip: String,
+    #[arg(long, required_unless_present = "scenario")]
+    pub(crate) chip: Option<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
     #[command(flatten)]
@@ -140,6 +155,8 @@ pub(crate) struct RunArgs {
     /// (time to first token, time per output token, end to end, output tokens/s)
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request)]
     pub(crate) request: Option<(u64, u64)>,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -169,10 +186,11 @@ Examples:
 
 #[derive(Args)]
 pub(crate) struct SweepArgs {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chips, comma-separated (built-in names or YAML files), or `all`
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "scenario")]
     pub(crate) chip: Vec<String>,
     /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
     #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
@@ -208,6 +226,8 @@ pub(crate) struct SweepArgs {
     pub(crate) fits_only: bool,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
     #[command(flatten)]
     pub(crate) format: SweepFormatArgs,
     /// Write to FILE instead of stdout (`-` is stdout), whole or not at all; FILE is a
@@ -334,15 +354,18 @@ pub(crate) enum PlotCommand {
 /// A workload, one scenario and the chips to price it on.
 #[derive(Args)]
 pub(crate) struct ChipsScenario {
-    /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    /// Workload: built-in name or YAML file (or the --scenario file's `workload`)
+    #[arg(required_unless_present = "scenario")]
+    pub(crate) workload: Option<String>,
     /// Chips, comma-separated (built-in names or YAML files), or `all`
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "scenario")]
     pub(crate) chip: Vec<String>,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
     #[command(flatten)]
     pub(crate) cost: CostArgs,
+    #[command(flatten)]
+    pub(crate) file: ScenarioFileArgs,
 }
 
 #[derive(Args)]
@@ -357,71 +380,6 @@ pub(crate) struct ReportArgs {
     /// Also list the levers whose change would not fit the chip's memory
     #[arg(long)]
     pub(crate) include_unfit: bool,
-}
-
-#[derive(Args)]
-pub(crate) struct PlanArgs {
-    /// Workload: built-in name or YAML file (it needs a `batch` param)
-    pub(crate) workload: String,
-    /// Tokens per second the deployment must serve (without it: one replica per chip and
-    /// types, ranked by what a million tokens cost)
-    #[arg(long, value_name = "N", value_parser = |t: &str| number_in(t, &ranges::TARGET_TOKENS_PER_S))]
-    pub(crate) target_tokens_per_s: Option<f64>,
-    /// Most milliseconds per output token a sequence may see
-    #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
-    pub(crate) max_ms_per_token: Option<f64>,
-    /// Tokens already in each sequence's KV cache (the workload's `context` param)
-    #[arg(long, value_name = "C", value_parser = |t: &str| whole_in(t, &ranges::CONTEXT).map(|c| c as f64))]
-    pub(crate) context: Option<f64>,
-    /// Chips to consider, comma-separated, or `all`
-    #[arg(long, value_delimiter = ',', default_value = "all")]
-    pub(crate) chip: Vec<String>,
-    /// Data types to try: ROLE=LIST (repeatable; default weight=bf16,fp8); every combination
-    /// is tried on every chip
-    #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
-    pub(crate) dtypes: Vec<(TypeKey, Vec<DataFormat>)>,
-    /// Override a param, e.g. --set tokens=1 (repeatable)
-    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
-    pub(crate) sets: Vec<(String, f64)>,
-    /// Fusion plan of the workload
-    #[arg(long)]
-    pub(crate) fusion: Option<String>,
-    /// Pricing mode
-    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
-    pub(crate) mode: ModeArg,
-    /// Share of the chip's reported memory the serving engine uses, as vLLM's
-    /// gpu_memory_utilization (default 0.9)
-    #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
-    pub(crate) memory_utilization: Option<f64>,
-    /// Rank by cost ($ per million tokens, or per hour for a target), chips (fewest for the
-    /// target; needs --target-tokens-per-s) or latency (ms per token)
-    #[arg(long, value_enum, default_value_t = PlanSortArg::Cost)]
-    pub(crate) sort: PlanSortArg,
-    /// Also list the chip and type choices that cannot meet the request (nothing fits, or
-    /// too slow), with why
-    #[arg(long)]
-    pub(crate) include_unfit: bool,
-    #[command(flatten)]
-    pub(crate) cost: CostArgs,
-    #[command(flatten)]
-    pub(crate) output: OutputArgs,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum PlanSortArg {
-    Cost,
-    Chips,
-    Latency,
-}
-
-impl From<PlanSortArg> for crate::study::plan::PlanSort {
-    fn from(s: PlanSortArg) -> Self {
-        match s {
-            PlanSortArg::Cost => Self::Cost,
-            PlanSortArg::Chips => Self::Chips,
-            PlanSortArg::Latency => Self::Latency,
-        }
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

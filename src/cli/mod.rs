@@ -7,6 +7,9 @@ mod args;
 mod columns;
 mod cost;
 mod output;
+mod plan_command;
+mod scenario;
+mod show;
 mod sweep;
 mod values;
 
@@ -18,23 +21,22 @@ use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 
 pub use args::Cli;
-use args::{ChipsScenario, Command, KindArg, ModeArg, OutputArgs, PlanArgs, PlotCommand};
+use args::{ChipsScenario, Command, KindArg, ModeArg, OutputArgs, PlotCommand};
 use args::{ReportArgs, RunArgs};
 use output::{emit, Inputs};
 
 use crate::base::builtin;
-use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::price::{price, StepReport};
-use crate::engine::scenario::{Scenario, ScenarioSpec};
+use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
 use crate::export::atomic::{OutputPlan, Target};
 use crate::export::document::{self, Kind};
 use crate::export::{self as exporter, svg};
 use crate::study::check::{check, Checked};
 use crate::study::compare::{compare, Compared};
-use crate::study::{fix, import, lever, plan, validate};
+use crate::study::{fix, import, lever, validate};
 
 /// The command line's parser, its help naming the built-in chips and workloads.
 pub fn command() -> clap::Command {
@@ -53,19 +55,29 @@ pub fn command() -> clap::Command {
 
 /// Parses the process's arguments.
 pub fn parse() -> Result<Cli, clap::Error> {
-    Cli::from_arg_matches(&command().try_get_matches()?)
+    let matches = command().try_get_matches()?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    // The innermost subcommand's flags (`plot roofline`'s, not `plot`'s).
+    let mut innermost = &matches;
+    while let Some((_, sub)) = innermost.subcommand() {
+        innermost = sub;
+    }
+    cli.given = scenario::Given::of(innermost);
+    Ok(cli)
 }
 
 /// Runs a parsed command line; `Ok` carries the exit code of a command that decides its own
 /// (`check`, an interrupted `sweep`).
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let given = &cli.given;
     match cli.command {
         Command::Chips { chips, output } => chips_command(&chips, output)?,
-        Command::Run(args) => run_command(args)?,
-        Command::Sweep(args) => return sweep::sweep_command(args),
-        Command::Compare(args) => {
+        Command::Run(args) => run_command(args, given)?,
+        Command::Sweep(args) => return sweep::sweep_command(args, given),
+        Command::Compare(mut args) => {
             let target = Target::from_out(args.output.out.as_deref());
-            let (compared, plan) = price_on_chips(args.scenario, vec![target])?;
+            let settled = scenario::chips_scenario(&mut args.scenario, given, "compare")?;
+            let (compared, plan, saver) = price_on_chips(args.scenario, settled, vec![target])?;
             let format = (&args.output.format).into();
             let mut buffer = Vec::new();
             for (chip, report) in &compared.reports {
@@ -82,32 +94,43 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let shape = args.output.format.shape()?;
             exporter::write_compare_shaped(&mut buffer, &reports, format, &shape)?;
             emit(plan, &buffer)?;
+            saver.commit()?;
         }
-        Command::Plan(args) => plan_command(args)?,
+        Command::Plan(args) => plan_command::plan_command(args, given)?,
         Command::Import { config, out } => import_command(&config, out)?,
         Command::Validate {
             cases,
             mode,
             output,
         } => validate_command(&cases, mode, output)?,
+        Command::Workloads { output } => show::workloads_command(output)?,
+        Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),
-        Command::Plot { picture } => plot_command(picture)?,
-        Command::Report(args) => report_command(args)?,
+        Command::Plot { picture } => plot_command(picture, given)?,
+        Command::Report(args) => report_command(args, given)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prices the scenario on each chip, once `targets` pass their checks against the files read.
-fn price_on_chips(args: ChipsScenario, targets: Vec<Target>) -> Result<(Compared, OutputPlan)> {
-    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+/// Prices the scenario on each chip, once `targets` (and the scenario to save) pass their
+/// checks against the files read.
+fn price_on_chips(
+    args: ChipsScenario,
+    settled: scenario::Settled,
+    targets: Vec<Target>,
+) -> Result<(Compared, OutputPlan, scenario::Saver)> {
+    let source = Source::resolve(&settled.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
-    inputs.workload(&args.workload, &source);
+    inputs.workload(&settled.workload, &source);
     inputs.named(&args.chip);
     args.cost.inputs(&mut inputs);
+    settled.inputs(&mut inputs);
+    let saver = settled.saver(&inputs, &targets)?;
     let plan = output::plan_all(targets, &inputs)?;
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
-    Ok((compare(workload, chips, &args.scenario.spec())?, plan))
+    let compared = compare(workload, chips, &args.scenario.spec())?;
+    Ok((compared, plan, saver))
 }
 
 fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
@@ -122,23 +145,25 @@ fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
     emit(plan, &buffer)
 }
 
-fn run_command(args: RunArgs) -> Result<()> {
-    if args.chip.contains(',') && !Path::new(&args.chip).is_file() {
+fn run_command(mut args: RunArgs, given: &scenario::Given) -> Result<()> {
+    let (settled, chip_name) = scenario::run(&mut args, given)?;
+    let workload_name = &settled.workload;
+    if chip_name.contains(',') && !Path::new(&chip_name).is_file() {
         anyhow::bail!(
-            "`run` prices one chip, and --chip {} names several; price them side by side with \
-             `stepcost compare {} --chip {}`",
-            args.chip,
-            args.workload,
-            args.chip
+            "`run` prices one chip, and --chip {chip_name} names several; price them side by \
+             side with `stepcost compare {workload_name} --chip {chip_name}`",
         );
     }
-    let chip = Chip::load(&Source::resolve(&args.chip, FileKind::Chip)?)?;
-    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let chip = Chip::load(&Source::resolve(&chip_name, FileKind::Chip)?)?;
+    let source = Source::resolve(workload_name, FileKind::Workload)?;
     let mut inputs = Inputs::default();
-    inputs.named(&[&args.chip]);
-    inputs.workload(&args.workload, &source);
+    inputs.named(&[&chip_name]);
+    inputs.workload(workload_name, &source);
     args.cost.inputs(&mut inputs);
-    let plan = output::plan(args.output.out.as_deref(), &inputs)?;
+    settled.inputs(&mut inputs);
+    let target = Target::from_out(args.output.out.as_deref());
+    let saver = settled.saver(&inputs, std::slice::from_ref(&target))?;
+    let plan = output::plan_all(vec![target], &inputs)?;
     let chip = args.cost.apply(vec![chip])?.remove(0);
     let workload = Workload::load(&source)?;
     let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
@@ -157,7 +182,8 @@ fn run_command(args: RunArgs) -> Result<()> {
             writeln!(buffer, "{}", exporter::next_step_line(next))?;
         }
     }
-    emit(plan, &buffer)
+    emit(plan, &buffer)?;
+    saver.commit()
 }
 
 /// When `report`'s scenario does not fit: a line saying so, with the changes that would make
@@ -182,53 +208,6 @@ fn warn_unfit(
         let _ = writeln!(io::stderr(), "{line}");
     }
     Ok(())
-}
-
-/// `plan`: every chip and combination of the data types asked for (weight bf16 and fp8 when
-/// none are), at the cheapest layout.
-fn plan_command(args: PlanArgs) -> Result<()> {
-    let source = Source::resolve(&args.workload, FileKind::Workload)?;
-    let mut inputs = Inputs::default();
-    inputs.workload(&args.workload, &source);
-    inputs.named(&args.chip);
-    args.cost.inputs(&mut inputs);
-    let output = output::plan(args.output.out.as_deref(), &inputs)?;
-    let workload = Workload::load(&source)?;
-    let mut sets = args.sets;
-    if let Some(context) = args.context {
-        sets.push((ScenarioParam::Context.name().into(), context));
-    }
-    let spec = ScenarioSpec {
-        sets,
-        dtypes: Vec::new(),
-        fusion: args.fusion,
-        mode: args.mode.into(),
-        overlap_comm: false,
-        memory_utilization: args.memory_utilization,
-    };
-    let scenario = Scenario::resolve(&workload, &spec)?;
-    let request = plan::PlanRequest {
-        target_tokens_per_s: args.target_tokens_per_s,
-        max_ms_per_token: args.max_ms_per_token,
-        dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
-        sort: args.sort.into(),
-        include_unfit: args.include_unfit,
-        assumed: plan::assumptions(&workload, &scenario)?,
-        scenario,
-    };
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
-    let entries = plan::plan(&workload, &chips, &request)?;
-    let mut buffer = Vec::new();
-    let (format, shape) = (&args.output.format, args.output.format.shape()?);
-    exporter::write_plan(
-        &mut buffer,
-        &workload.name,
-        &request,
-        &entries,
-        format.into(),
-        &shape,
-    )?;
-    emit(output, &buffer)
 }
 
 fn import_command(config: &Path, out: Option<PathBuf>) -> Result<()> {
@@ -346,11 +325,15 @@ fn describe(checked: &Checked) -> String {
     }
 }
 
-fn plot_command(picture: PlotCommand) -> Result<()> {
+fn plot_command(picture: PlotCommand, given: &scenario::Given) -> Result<()> {
     let (svg, plan) = match picture {
-        PlotCommand::Roofline { scenario, out } => {
-            let (priced, plan) = price_on_chips(scenario, vec![Target::from_out(out.as_deref())])?;
-            (svg::roofline(&priced.pairs())?, plan)
+        PlotCommand::Roofline { mut scenario, out } => {
+            let settled = scenario::chips_scenario(&mut scenario, given, "plot roofline")?;
+            let target = Target::from_out(out.as_deref());
+            let (priced, plan, saver) = price_on_chips(scenario, settled, vec![target])?;
+            let svg = svg::roofline(&priced.pairs())?;
+            emit(plan, svg.as_bytes())?;
+            return saver.commit();
         }
         PlotCommand::Sweep {
             csv,
@@ -392,7 +375,7 @@ fn plot_command(picture: PlotCommand) -> Result<()> {
 /// `report`: the Markdown file with its SVG beside it, or one HTML file; both files of a
 /// Markdown report are written only when the whole report is made. Not to stdout: a
 /// Markdown report is two files, and its kind is told by the file's extension.
-fn report_command(args: ReportArgs) -> Result<()> {
+fn report_command(mut args: ReportArgs, given: &scenario::Given) -> Result<()> {
     if Target::from_out(Some(&args.out)) == Target::Stdout {
         anyhow::bail!(
             "--out -: a report is written to files (FILE.md with FILE.svg beside it, or FILE.html), not to stdout"
@@ -414,7 +397,8 @@ fn report_command(args: ReportArgs) -> Result<()> {
         ],
         Kind::Html => vec![Target::File(args.out.clone())],
     };
-    let (priced, plan) = price_on_chips(args.scenario, targets)?;
+    let settled = scenario::chips_scenario(&mut args.scenario, given, "report")?;
+    let (priced, plan, saver) = price_on_chips(args.scenario, settled, targets)?;
     let svg = svg::roofline(&priced.pairs())?;
     let mut sections = Vec::new();
     for (chip, report) in &priced.reports {
@@ -429,10 +413,11 @@ fn report_command(args: ReportArgs) -> Result<()> {
     match kind {
         Kind::Markdown => {
             let text = document::markdown(&sections, &svg_name);
-            Ok(plan.commit(&[svg.as_bytes(), text.as_bytes()])?)
+            plan.commit(&[svg.as_bytes(), text.as_bytes()])?
         }
-        Kind::Html => emit(plan, document::html(&sections, &svg).as_bytes()),
+        Kind::Html => emit(plan, document::html(&sections, &svg).as_bytes())?,
     }
+    saver.commit()
 }
 
 /// The files `validate` reads: the case file, and each case's chip and workload where they

@@ -22,6 +22,10 @@ impl Inputs {
         self.0.push(path.to_owned());
     }
 
+    pub(crate) fn paths(&self) -> &[PathBuf] {
+        &self.0
+    }
+
     /// Chips or workloads named on the command line: each is a file where one exists by that
     /// name (as [`Source::resolve`] decides).
     pub(crate) fn named(&mut self, names: &[impl AsRef<str>]) {

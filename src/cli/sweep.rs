@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::SweepArgs;
 use super::output::{self, Inputs};
+use super::scenario::Given;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
@@ -39,13 +40,17 @@ fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64>
     }
 }
 
-pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
-    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
+    let settled = super::scenario::sweep(&mut args, given)?;
+    let source = Source::resolve(&settled.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
-    inputs.workload(&args.workload, &source);
+    inputs.workload(&settled.workload, &source);
     inputs.named(&args.chip);
     args.cost.inputs(&mut inputs);
-    let plan = output::plan(args.out.as_deref(), &inputs)?;
+    settled.inputs(&mut inputs);
+    let target = Target::from_out(args.out.as_deref());
+    let saver = settled.saver(&inputs, std::slice::from_ref(&target))?;
+    let plan = output::plan_all(vec![target], &inputs)?;
     let out = match plan.targets() {
         [Target::File(path)] => Some(path.clone()),
         _ => None,
@@ -104,6 +109,7 @@ pub(crate) fn sweep_command(args: SweepArgs) -> Result<ExitCode> {
             report_written(&stats, path);
         }
     }
+    saver.commit()?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,6 +9,7 @@ mod costs;
 pub mod document;
 mod escape;
 pub mod filter;
+mod models;
 mod plan_table;
 pub mod rows;
 mod shaped;
@@ -18,6 +19,8 @@ mod table;
 
 #[cfg(feature = "cli")]
 pub use advice::{fit_warning, next_step_line};
+#[cfg(feature = "cli")]
+pub use models::write_workloads;
 
 use std::io::{self, Write};
 

@@ -7,6 +7,8 @@ pub mod compare;
 pub mod fix;
 pub mod import;
 pub mod lever;
+pub mod models;
 pub mod plan;
+pub mod scenario_file;
 pub mod sweep;
 pub mod validate;

@@ -44,7 +44,7 @@ pub struct PlanRequest {
     /// slow), with why; otherwise they are only counted.
     pub include_unfit: bool,
     /// The scenario's params a reader must know to read the answer (tokens, context,
-    /// max_batched_tokens), with their values: see [`assumptions`].
+    /// max_batched_tokens), with their values, as `assumptions` finds them.
     pub assumed: Vec<(String, f64)>,
 }
 

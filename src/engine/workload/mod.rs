@@ -9,10 +9,12 @@
 //! nothing per scenario.
 
 mod build;
+mod count;
 mod eval;
 mod file;
 mod graph;
 
+pub use count::ParameterCounts;
 pub use eval::Evaluation;
 pub(crate) use eval::WorkspaceMemo;
 pub use graph::{FusionPlan, Kernel, KernelRead};

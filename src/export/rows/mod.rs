@@ -13,6 +13,7 @@ mod plan;
 mod scenario;
 mod select;
 mod validate;
+mod workloads;
 
 pub use captured::Captured;
 pub use chips::ChipRow;
@@ -23,6 +24,7 @@ pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLab
 pub use select::Columns;
 pub use select::{Selected, Selection, Shape, UnknownColumn};
 pub use validate::{CaseRow, StatsRow};
+pub use workloads::WorkloadRow;
 
 use crate::base::dtype::Role;
 use crate::base::format::Scheme;

@@ -11,6 +11,8 @@ pub const MAX_AXIS_VALUES: usize = 10_000_000;
 pub struct AxisValues {
     items: Vec<Item>,
     len: usize,
+    /// As written, for a scenario file that writes the axis back.
+    text: String,
 }
 
 /// One comma-separated item of an axis.
@@ -81,7 +83,16 @@ impl AxisValues {
             }
             items.push(read);
         }
-        Ok(AxisValues { items, len })
+        Ok(AxisValues {
+            items,
+            len,
+            text: text.trim().to_owned(),
+        })
+    }
+
+    /// The axis as written.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// How many values the axis lists.

@@ -1,0 +1,97 @@
+//! `workloads` (the built-in workloads with their sizes) and `show` (a built-in file's text,
+//! to copy and edit).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+
+use super::args::OutputArgs;
+use super::output::{self, emit, Inputs};
+use crate::base::builtin;
+use crate::base::diagnostic::did_you_mean;
+use crate::export;
+use crate::study::models;
+
+/// `show`'s arguments.
+#[derive(Args)]
+pub(crate) struct ShowArgs {
+    /// What to print
+    #[arg(value_enum)]
+    kind: ShowKind,
+    /// Its built-in name, e.g. h200, llama-3.1-70b, dense (a template is also
+    /// `workload templates/NAME`)
+    name: String,
+    /// Write to FILE instead of stdout (`-` is stdout), whole or not at all
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ShowKind {
+    /// A chip file of hardware/
+    Chip,
+    /// A workload file of workloads/
+    Workload,
+    /// A template of workloads/templates/, which workload files name with `template:`
+    Template,
+}
+
+/// `workloads`: the built-in workloads, models first.
+pub(crate) fn workloads_command(output: OutputArgs) -> Result<()> {
+    let plan = output::plan(output.out.as_deref(), &Inputs::default())?;
+    let list = models::builtin_workloads()?;
+    let mut buffer = Vec::new();
+    let format = &output.format;
+    export::write_workloads(&mut buffer, &list, format.into(), &format.shape()?)?;
+    emit(plan, &buffer)
+}
+
+/// `show`: the built-in file's bytes as shipped.
+pub(crate) fn show_command(args: ShowArgs) -> Result<()> {
+    let plan = output::plan(args.out.as_deref(), &Inputs::default())?;
+    let text = builtin_text(args.kind, &args.name)?;
+    emit(plan, text.as_bytes())
+}
+
+/// The text of the built-in `name` of `kind`; for a workload, `templates/NAME` is a template.
+/// An unknown name is an error naming the closest and every built-in of the kind.
+fn builtin_text(kind: ShowKind, name: &str) -> Result<&'static str> {
+    let template = name.strip_prefix("templates/");
+    let files = match (kind, template) {
+        (ShowKind::Chip, _) => builtin::CHIPS,
+        (ShowKind::Workload, None) => builtin::WORKLOADS,
+        (ShowKind::Workload | ShowKind::Template, Some(_)) | (ShowKind::Template, None) => {
+            builtin::TEMPLATES
+        }
+    };
+    let id = if kind == ShowKind::Chip {
+        name
+    } else {
+        template.unwrap_or(name)
+    };
+    if let Some((_, text)) = files.iter().find(|(known, _)| *known == id) {
+        return Ok(text);
+    }
+    let (what, mut known): (&str, Vec<String>) = match kind {
+        ShowKind::Chip => ("chip", names(builtin::CHIPS, "")),
+        ShowKind::Workload => ("workload", names(builtin::WORKLOADS, "")),
+        ShowKind::Template => ("template", names(builtin::TEMPLATES, "")),
+    };
+    // A workload's templates are offered under `templates/`, as `show workload` takes them.
+    if kind == ShowKind::Workload {
+        known.extend(names(builtin::TEMPLATES, "templates/"));
+    }
+    anyhow::bail!(
+        "no built-in {what} `{name}`{}; built-in {what}s: {}",
+        did_you_mean(name, known.iter().map(String::as_str)),
+        known.join(", ")
+    )
+}
+
+fn names(files: &[(&str, &str)], prefix: &str) -> Vec<String> {
+    files
+        .iter()
+        .map(|(id, _)| format!("{prefix}{id}"))
+        .collect()
+}
