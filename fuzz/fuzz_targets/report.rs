@@ -67,7 +67,9 @@ fuzz_target!(|text: &str| {
         let chart = svg::SweepChart {
             x: "batch".into(),
             y: "tokens_per_s".into(),
-            series: Some("chip".into()),
+            series: vec!["chip".into()],
+            filter: Some("batch >= 1 && chip != \"\"".into()),
+            include_unfit: (h >> 28) % 2 == 0,
             log_x: true,
             log_y: true,
         };

@@ -120,11 +120,7 @@ fn price_on_chips(
     targets: Vec<Target>,
 ) -> Result<(Compared, OutputPlan, scenario::Saver)> {
     let source = Source::resolve(&settled.workload, FileKind::Workload)?;
-    let mut inputs = Inputs::default();
-    inputs.workload(&settled.workload, &source);
-    inputs.named(&args.chip);
-    args.cost.inputs(&mut inputs);
-    settled.inputs(&mut inputs);
+    let inputs = settled.command_inputs(&source, &args.chip, &args.cost);
     let saver = settled.saver(&inputs, &targets)?;
     let plan = output::plan_all(targets, &inputs)?;
     let workload = Workload::load(&source)?;

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::args::{parse_dtype_axis, whole_in, CostArgs, ModeArg, OutputArgs, ScenarioFileArgs};
-use super::output::{self, emit, Inputs};
+use super::output::{self, emit};
 use super::scenario;
 use super::values::number_in;
 use crate::base::format::Format as DataFormat;
@@ -93,11 +93,7 @@ impl From<PlanSortArg> for crate::study::plan::PlanSort {
 pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Result<()> {
     let settled = scenario::plan(&mut args, given)?;
     let source = Source::resolve(&settled.workload, FileKind::Workload)?;
-    let mut inputs = Inputs::default();
-    inputs.workload(&settled.workload, &source);
-    inputs.named(&args.chip);
-    args.cost.inputs(&mut inputs);
-    settled.inputs(&mut inputs);
+    let inputs = settled.command_inputs(&source, &args.chip, &args.cost);
     let target = Target::from_out(args.output.out.as_deref());
     let saver = settled.saver(&inputs, std::slice::from_ref(&target))?;
     let output = output::plan_all(vec![target], &inputs)?;

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::SweepArgs;
-use super::output::{self, Inputs};
+use super::output;
 use super::scenario::Given;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
@@ -43,11 +43,7 @@ fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64>
 pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
     let settled = super::scenario::sweep(&mut args, given)?;
     let source = Source::resolve(&settled.workload, FileKind::Workload)?;
-    let mut inputs = Inputs::default();
-    inputs.workload(&settled.workload, &source);
-    inputs.named(&args.chip);
-    args.cost.inputs(&mut inputs);
-    settled.inputs(&mut inputs);
+    let inputs = settled.command_inputs(&source, &args.chip, &args.cost);
     let target = Target::from_out(args.out.as_deref());
     let saver = settled.saver(&inputs, std::slice::from_ref(&target))?;
     let plan = output::plan_all(vec![target], &inputs)?;

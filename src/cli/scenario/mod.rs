@@ -82,6 +82,22 @@ impl Settled {
         }
     }
 
+    /// Every file a pricing command reads: the workload (resolved to `source`) and its
+    /// template, the chips named by path, the price book, the scenario file.
+    pub(crate) fn command_inputs(
+        &self,
+        source: &Source,
+        chips: &[String],
+        cost: &CostArgs,
+    ) -> Inputs {
+        let mut inputs = Inputs::default();
+        inputs.workload(&self.workload, source);
+        inputs.named(chips);
+        cost.inputs(&mut inputs);
+        self.inputs(&mut inputs);
+        inputs
+    }
+
     /// The saved scenario's output, checked now against the command's inputs and its other
     /// `targets`; written by [`Saver::commit`] once the command has written its own.
     pub(crate) fn saver(&self, inputs: &Inputs, targets: &[Target]) -> Result<Saver> {

@@ -105,13 +105,7 @@ fn peak_at(
         entry.1 = budget;
     }
     workload.evaluate(&profile, ev).ok()?;
-    let cx = Context {
-        workload,
-        chip,
-        ev,
-        dtypes: &scenario.dtypes,
-        mode: scenario.mode,
-    };
+    let cx = Context::new(workload, chip, ev, scenario);
     let plan = &workload.fusion_plans[scenario.fusion];
     let peak = (plan.kernels.iter())
         .filter(|k| ev.repeats[k.block] > 0)

@@ -11,6 +11,7 @@
 //! interconnect) price; `request` prices a whole request as a prefill and decode steps.
 
 mod collective;
+mod context;
 mod kernel;
 mod memory;
 mod request;
@@ -24,10 +25,9 @@ use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::cost::{Costing, StepCost};
 use crate::engine::scenario::{Mode, Scenario};
-use crate::engine::workload::{Evaluation, Kernel, KernelKind, OpKind, Workload};
+use crate::engine::workload::{Evaluation, KernelKind, Workload};
 
-use collective::price_collective;
-use kernel::price_kernel;
+use context::{price_any, Context};
 pub use memory::DEFAULT_MEMORY_UTILIZATION;
 pub use request::{price_request, RequestSummary};
 
@@ -312,13 +312,7 @@ pub fn price_step(
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
     workload.evaluate(&scenario.overrides, ev)?;
     let ev: &Evaluation = ev;
-    let cx = Context {
-        workload,
-        chip,
-        ev,
-        dtypes: &scenario.dtypes,
-        mode: scenario.mode,
-    };
+    let cx = Context::new(workload, chip, ev, scenario);
     let plan = &workload.fusion_plans[scenario.fusion];
     costs.clear();
     let mut totals = Totals::default();
@@ -468,32 +462,6 @@ impl Totals {
             scheme: scheme.map(|(_, s)| s),
         })
     }
-}
-
-/// What every kernel of one scenario is priced against.
-struct Context<'a> {
-    workload: &'a Workload,
-    chip: &'a Chip,
-    /// The scenario's numbers.
-    ev: &'a Evaluation,
-    dtypes: &'a Types,
-    mode: Mode,
-}
-
-/// Prices one kernel: a lone collective on the links, anything else on compute and memory.
-/// Also returns the seconds its FLOPs would take at the MFU reference peaks.
-fn price_any(cx: &Context, kernel: &Kernel) -> Result<(KernelCost, f64), Error> {
-    if let [single] = kernel.members[..] {
-        if let OpKind::Collective {
-            collective,
-            algorithm,
-            ..
-        } = cx.workload.ops[single].kind
-        {
-            return Ok((price_collective(cx, kernel, collective, algorithm)?, 0.0));
-        }
-    }
-    price_kernel(cx, kernel)
 }
 
 #[cfg(test)]
