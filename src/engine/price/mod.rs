@@ -311,27 +311,51 @@ pub fn price_step(
 ) -> Result<StepSummary, Error> {
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
     workload.evaluate(&scenario.overrides, ev)?;
-    let ev: &Evaluation = ev;
-    let cx = Context::new(workload, chip, ev, scenario);
     let plan = &workload.fusion_plans[scenario.fusion];
-    costs.clear();
+    // A sweep's next scenario usually changes one param: kernels none of whose ops changed
+    // keep their costs, when the chip, types, plan and mode are those they were priced under
+    // (overlapped transfers depend on the kernel before, so they are always priced anew).
+    let key = (!scenario.overlap_comm).then(|| {
+        let roofline = scenario.mode == Mode::Roofline;
+        (chip.id.clone(), scenario.dtypes, scenario.fusion, roofline)
+    });
+    let mut memo = std::mem::take(&mut ev.kernel_memo);
+    let reuse = key.is_some() && memo.key == key && costs.len() == plan.kernels.len();
+    if !reuse {
+        costs.clear();
+        costs.resize(plan.kernels.len(), KernelCost::ABSENT);
+        memo.mfu_s.clear();
+        memo.mfu_s.resize(plan.kernels.len(), 0.0);
+    }
+    let cx = Context::new(workload, chip, ev, scenario);
     let mut totals = Totals::default();
     let mut previous_s = 0.0;
-    for kernel in &plan.kernels {
-        if ev.repeats[kernel.block] == 0 {
-            costs.push(KernelCost::ABSENT);
+    for (k, kernel) in plan.kernels.iter().enumerate() {
+        let count = ev.repeats[kernel.block];
+        if count == 0 {
+            costs[k] = KernelCost::ABSENT;
             continue;
         }
-        let (mut cost, mfu_s) = price_any(&cx, kernel)?;
-        if scenario.overlap_comm && cost.bound == Bound::Interconnect {
-            collective::hide_transfer(&mut cost, previous_s);
+        let unchanged =
+            reuse && costs[k].count > 0 && kernel.members.iter().all(|&i| !ev.op_changed(i));
+        if unchanged {
+            costs[k].count = count;
+        } else {
+            let (mut cost, mfu_s) = price_any(&cx, kernel)?;
+            if scenario.overlap_comm && cost.bound == Bound::Interconnect {
+                collective::hide_transfer(&mut cost, previous_s);
+            }
+            (costs[k], memo.mfu_s[k]) = (cost, mfu_s);
         }
-        previous_s = cost.time_s;
-        totals.add(&cost, mfu_s);
-        costs.push(cost);
+        previous_s = costs[k].time_s;
+        totals.add(&costs[k], memo.mfu_s[k]);
     }
     totals.check_finite()?;
-    totals.summary(workload, chip, ev, scenario, workspace)
+    let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
+    // The memo goes back only once every cost is current: after an error it stays empty.
+    memo.key = key;
+    ev.kernel_memo = memo;
+    Ok(summary)
 }
 
 /// The step's kernels summed, every execution counted.

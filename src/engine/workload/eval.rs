@@ -3,6 +3,7 @@
 //! numbers, into an [`Evaluation`] reused from one scenario to the next. Also what a scenario
 //! keeps resident in HBM.
 
+use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
 use super::{Collective, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload, MAX_REPEAT};
 use crate::base::dtype::Role;
 use crate::base::error::Error;
@@ -24,6 +25,9 @@ pub struct Evaluation {
     expr_changed: Vec<bool>,
     tensor_changed: Vec<bool>,
     op_changed: Vec<bool>,
+    /// Which ops' output sizes changed in the last evaluation (scratch): what an op reading
+    /// a whole output depends on.
+    out_changed: Vec<bool>,
     /// Elements of each declared tensor.
     pub(crate) tensors: Vec<f64>,
     pub(crate) repeats: Vec<u64>,
@@ -46,6 +50,9 @@ pub struct Evaluation {
     /// The last activation workspace priced, and what it depends on (see `price::memory`):
     /// a sweep changes batch or context far more often than what the workspace depends on.
     pub(crate) workspace_memo: Option<WorkspaceMemo>,
+    /// What the kernel costs of the last priced scenario were priced under (see
+    /// `price::price_step`): a kernel none of whose ops changed since keeps its cost.
+    pub(crate) kernel_memo: KernelMemo,
 }
 
 /// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the
@@ -70,6 +77,7 @@ impl Workload {
             expr_changed: vec![true; self.exprs.len()],
             tensor_changed: vec![true; self.tensors.len()],
             op_changed: vec![true; self.ops.len()],
+            out_changed: vec![true; self.ops.len()],
             tensors: vec![0.0; self.tensors.len()],
             repeats: vec![1; self.blocks.len()],
             held: vec![1.0; self.blocks.len()],
@@ -81,6 +89,7 @@ impl Workload {
             tokens_per_step: None,
             sequences: None,
             workspace_memo: None,
+            kernel_memo: KernelMemo::default(),
             chips: 1.0,
             stages: 1.0,
         }
@@ -166,18 +175,36 @@ impl Workload {
         Ok(())
     }
 
-    /// The work and reads of each op whose expressions or inputs changed.
+    /// The work and reads of each op whose expressions or inputs changed. `op_changed` says
+    /// whether an op's numbers really changed (an op downstream of a changed one often keeps
+    /// its numbers: attention's output is as wide at any context), so that pricing can keep
+    /// the cost of a kernel whose ops are as they were.
     fn evaluate_ops(&self, ev: &mut Evaluation) -> Result<(), Error> {
         for (i, op) in self.ops.iter().enumerate() {
+            // An op reading an op defined after it reads a size settled below: changed.
+            let input_changed = |ev: &Evaluation, source: Ref| match source {
+                Ref::Tensor(t) => ev.tensor_changed[t],
+                Ref::Op(j) => j >= i || ev.out_changed[j],
+                Ref::OwnWeight(_) => false,
+            };
             // An op whose expressions and inputs are as they were keeps its numbers.
-            ev.op_changed[i] = op.deps.iter().any(|&k| ev.expr_changed[k])
-                || op.inputs.iter().any(|input| match input.source {
-                    Ref::Tensor(t) => ev.tensor_changed[t],
-                    Ref::Op(j) => j >= i || ev.op_changed[j],
-                    Ref::OwnWeight(_) => false,
-                });
-            if ev.op_changed[i] {
+            let stale = op.deps.iter().any(|&k| ev.expr_changed[k])
+                || op
+                    .inputs
+                    .iter()
+                    .any(|input| input_changed(ev, input.source));
+            ev.op_changed[i] = false;
+            ev.out_changed[i] = false;
+            if stale {
+                let before = OpNumbers::of(i, op, ev);
                 self.evaluate_op(i, op, ev)?;
+                let whole_read_changed = op.inputs.iter().any(|input| {
+                    matches!(input.size, ReadSize::Whole)
+                        && matches!(input.source, Ref::Op(_))
+                        && input_changed(ev, input.source)
+                });
+                ev.out_changed[i] = before.out.to_bits() != ev.out_elements[i].to_bits();
+                ev.op_changed[i] = whole_read_changed || before != OpNumbers::of(i, op, ev);
             }
         }
         // Reads of whole op outputs, now that every output is known (an op may read an op
@@ -442,14 +469,11 @@ impl Workload {
     }
 }
 
-/// An activation workspace and the scenario choices it was priced under.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WorkspaceMemo {
-    /// Overrides of params other than batch, tokens and context, in order.
-    pub(crate) overrides: Vec<(usize, f64)>,
-    pub(crate) fusion: usize,
-    pub(crate) types: Types,
-    pub(crate) bytes: Option<f64>,
+impl Evaluation {
+    /// Whether op `i`'s numbers changed in the last evaluation.
+    pub(crate) fn op_changed(&self, i: usize) -> bool {
+        self.op_changed[i]
+    }
 }
 
 /// A value shown in backticks, formatted only when a message needs it.

@@ -13,11 +13,12 @@ mod count;
 mod eval;
 mod file;
 mod graph;
+mod memo;
 
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
-pub(crate) use eval::WorkspaceMemo;
 pub use graph::{FusionPlan, Kernel, KernelRead};
+pub(crate) use memo::WorkspaceMemo;
 
 use std::ops::Range;
 use std::sync::Arc;
