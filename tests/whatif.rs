@@ -250,3 +250,49 @@ fn bad_fields_units_and_values_are_refused_with_no_output() {
         "more than 10000",
     );
 }
+
+#[test]
+fn a_saved_scenario_keeps_the_chip_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (saved, first, again) = (
+        dir.path().join("s.yaml"),
+        dir.path().join("a.csv"),
+        dir.path().join("b.csv"),
+    );
+    stepcost()
+        .args([
+            "sweep",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--set",
+            "batch=1,8",
+        ])
+        .args(["--chip-set", "memory.bandwidth=4.8TB/s,8TB/s"])
+        .args(["--chip-set", "power=500W..=1000W:x2"])
+        .arg("--save-scenario")
+        .arg(&saved)
+        .arg("--out")
+        .arg(&first)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(
+        text.contains(
+            "chip_sets: {memory.bandwidth: \"4.8TB/s,8TB/s\", power: \"500W..=1000W:x2\"}"
+        ),
+        "{text}"
+    );
+    stepcost()
+        .args(["sweep", "--scenario"])
+        .arg(&saved)
+        .arg("--out")
+        .arg(&again)
+        .assert()
+        .success();
+    let first = std::fs::read_to_string(&first).unwrap();
+    assert_eq!(first, std::fs::read_to_string(&again).unwrap());
+    // 2 bandwidths x 2 powers (500 W, 1000 W) x 2 batches.
+    assert_eq!(first.lines().count(), 1 + 8);
+    assert!(first.contains("\"h200{memory.bandwidth=8TB/s,power=1000W}\""));
+}
