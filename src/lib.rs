@@ -45,6 +45,7 @@ pub(crate) mod engine;
 pub(crate) mod export;
 pub(crate) mod study;
 
+pub use base::chip_field::ChipField;
 pub use base::diagnostic::{Diagnostic, Diagnostics};
 pub use base::dtype::{DType, Role};
 pub use base::error::{Error, NotInWorkload, UnknownName, Unsupported};
@@ -61,7 +62,8 @@ pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};
 pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
 pub use study::sweep::{
-    run as sweep, Axes, Grid, RowSink, SweepOptions, SweepStats, SweptScenario,
+    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, SweepOptions, SweepStats,
+    SweptScenario,
 };
 
 /// The ids of the built-in chips, sorted.

@@ -30,3 +30,4 @@ mod seeds;
 mod snapshots;
 mod suggest;
 mod sweep;
+mod whatif;

@@ -2,6 +2,7 @@
 //! wrong with it, the limits on input, and the library's error. Imports nothing above it.
 
 pub mod builtin;
+pub mod chip_field;
 pub mod diagnostic;
 pub mod dtype;
 pub mod error;

@@ -17,7 +17,7 @@ use crate::base::types::{parse_type, TypeKey};
 use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
 use crate::export::Format;
-use crate::study::sweep::AxisValues;
+use crate::study::sweep::{AxisValues, ChipAxis};
 
 #[derive(Parser)]
 #[command(
@@ -172,17 +172,29 @@ Axes (the sweep is their cartesian product):
   --dtype KEY=LIST    formats of a key, e.g. weight=bf16,fp8,int4-g128 or experts.weight=mxfp4
   --fusion LIST|all   fusion plans of the workload
   --chip LIST|all     chips (built-in names or files), `all` for every built-in chip
+  --chip-set FIELD=LIST
+                      what-if chips: each --chip with a field of its own changed, values
+                      with units as chip files write them (memory.capacity=80GB..=288GB:+16GB,
+                      memory.bandwidth=3.35TB/s,8TB/s, matrix.fp8=1979TFLOPS..=7916TFLOPS:x2);
+                      fields: memory.capacity (usable), memory.bandwidth, matrix.TYPE,
+                      vector.TYPE, cache.size, cache.bandwidth, interconnect.bandwidth, launch,
+                      price.cloud (USD/h), price.purchase (USD per GPU), power
 
-Rows come in product order: chip, then params in the order given, then data types, then
-fusion plan. Columns: workload, chip, mode, fusion, weight_dtype, activation_dtype, kv_dtype,
-one per param, then the totals of `stepcost run --format csv` and `error` (filled when a
-scenario cannot be priced, e.g. a data type the chip lacks). With --per-op, one row per kernel.
+Rows come in product order: chip (each base chip's what-if chips in the order of the
+--chip-set values, the first --chip-set outermost), then params in the order given, then data
+types, then fusion plan. Columns: workload, chip (a what-if chip's names its derivation:
+h200{memory.bandwidth=8TB/s}), mode, fusion, the data types, the totals of `stepcost run
+--format csv`, one per param, one per --chip-set field (chip_memory_bandwidth_tb_s, ...) and
+`error` (filled when a scenario cannot be priced, e.g. a data type the chip lacks). With
+--per-op, one row per kernel.
 
 Examples:
   stepcost sweep llama-3.1-70b --chip h100-sxm,h200 --set batch=1..=256:x2 \\
       --dtype weight=bf16,fp8 --fusion none,flash --out sweep.csv
   stepcost sweep llama-3.1-70b --chip all --set batch=1..=1024 --set context=1024,8192 \\
-      --skip-invalid --format json --out sweep.jsonl";
+      --skip-invalid --format json --out sweep.jsonl
+  stepcost sweep llama-3.1-70b --chip h200 --set batch=64 \\
+      --chip-set memory.bandwidth=4.8TB/s,8TB/s --chip-set memory.capacity=141GB,192GB";
 
 #[derive(Args)]
 pub(crate) struct SweepArgs {
@@ -195,6 +207,11 @@ pub(crate) struct SweepArgs {
     /// Values of a param: NAME=LIST of numbers and ranges (see below; repeatable)
     #[arg(long = "set", value_name = "NAME=LIST", value_parser = parse_axis)]
     pub(crate) sets: Vec<(String, AxisValues)>,
+    /// What-if chips: values of a field of each --chip, with units, e.g.
+    /// memory.bandwidth=3.35TB/s,8TB/s or memory.capacity=80GB..=288GB:+16GB (see below;
+    /// repeatable)
+    #[arg(long = "chip-set", value_name = "FIELD=LIST", value_parser = ChipAxis::parse)]
+    pub(crate) chip_sets: Vec<ChipAxis>,
     /// Formats: KEY=LIST, e.g. weight=bf16,fp8 or experts.weight=mxfp4,nvfp4 (repeatable)
     #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
     pub(crate) dtypes: Vec<(TypeKey, Vec<DataFormat>)>,

@@ -20,9 +20,11 @@ use crate::export::atomic::Target;
 use crate::export::stream::SweepRows;
 use crate::study::sweep::{self, SweepError, SweepStats};
 
-/// The grid's size from the axes' lengths, before any param's values are made; refused past
-/// `--max-scenarios`.
+/// The grid's size from the axes' lengths, before any param's values or what-if chips are
+/// made; refused past `--max-scenarios`.
 fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64> {
+    let chips = sweep::what_if_len(chips, &args.chip_sets)
+        .ok_or_else(|| anyhow::anyhow!(sweep::too_many_what_if_chips(chips)))?;
     let size = sweep::grid_len(
         workload,
         chips,
@@ -55,6 +57,7 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     let total = grid_size(&workload, chips.len(), &args)?;
     let sink = rows(&workload, &args)?;
+    let chips = sweep::what_if_chips(chips, &args.chip_sets)?;
     let axes = sweep::Axes {
         chips,
         params: (args.sets.into_iter())
@@ -113,7 +116,8 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
 /// `--columns` and `--digits`.
 fn rows(workload: &Workload, args: &SweepArgs) -> Result<SweepRows> {
     let format = &args.format;
-    let mut sink = SweepRows::new(workload, format.into(), args.per_op);
+    let fields = args.chip_sets.iter().map(|axis| axis.field());
+    let mut sink = SweepRows::new(workload, format.into(), args.per_op).with_chip_fields(fields);
     let filter = match (&args.filter, args.fits_only) {
         (Some(text), true) => Some(format!("fits && ({text})")),
         (Some(text), false) => Some(text.clone()),

@@ -85,6 +85,7 @@ fn label<'a>(report: &'a StepReport, cells: &'a ParamCells) -> ScenarioLabel<'a>
         dtypes: report.dtypes,
         param_columns: &cells.columns,
         params: &cells.values,
+        what_if: rows::WhatIfCells::NONE,
     }
 }
 

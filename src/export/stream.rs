@@ -5,12 +5,13 @@
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+use crate::base::chip_field::ChipField;
 use crate::engine::scenario::Mode;
 use crate::engine::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
-    self, param_columns, Captured, CsvText, KernelName, KernelRow, Row, ScenarioLabel, Selection,
-    Shape, SummaryRow, UnknownColumn,
+    self, param_columns, Captured, ChipColumn, CsvText, KernelName, KernelRow, Row, ScenarioLabel,
+    Selection, Shape, SummaryRow, UnknownColumn, WhatIfCells,
 };
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
@@ -35,6 +36,8 @@ pub struct SweepRows {
     per_op: bool,
     /// The param columns' names, from the workload.
     columns: Vec<String>,
+    /// The chip fields a what-if sweep changes, one column each after the params.
+    chip_columns: Vec<ChipColumn>,
     workload_id: String,
     selection: Option<Selection>,
     filter: Option<Filter>,
@@ -54,11 +57,20 @@ impl SweepRows {
             format,
             per_op,
             columns: param_columns(workload.params.iter().map(|p| p.name.as_str())),
+            chip_columns: Vec::new(),
             workload_id: workload.id.clone(),
             selection: None,
             filter: None,
             filter_error: OnceLock::new(),
         }
+    }
+
+    /// The rows with a column for each chip field a what-if sweep changes (`--chip-set`), in
+    /// the order given; to be called before [`SweepRows::shaped`] and [`SweepRows::filtered`],
+    /// which read the columns.
+    pub fn with_chip_fields(mut self, fields: impl IntoIterator<Item = ChipField>) -> SweepRows {
+        self.chip_columns = fields.into_iter().map(ChipColumn::of).collect();
+        self
     }
 
     /// The rows cut to `shape` (`--columns`, `--digits`); an unknown column is an error.
@@ -93,6 +105,10 @@ impl SweepRows {
             dtypes: Default::default(),
             param_columns: &self.columns,
             params: &vec![0.0; self.columns.len()],
+            what_if: WhatIfCells {
+                columns: &self.chip_columns,
+                chip: None,
+            },
         };
         match self.per_op {
             true => f(&KernelRow::error(label, "")),
@@ -140,6 +156,10 @@ impl SweepRows {
             dtypes: s.scenario.dtypes,
             param_columns: &self.columns,
             params: s.params,
+            what_if: WhatIfCells {
+                columns: &self.chip_columns,
+                chip: Some(s.chip),
+            },
         }
     }
 }

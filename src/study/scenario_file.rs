@@ -5,6 +5,7 @@
 //! workload: llama-3.1-70b
 //! chips: [h200, b200]          # or one: `chips: h200`
 //! sets: {batch: 32}            # a sweep takes lists and ranges: `batch: 1..=256:x2`
+//! chip_sets: {memory.bandwidth: [4.8TB/s, 8TB/s]}   # a sweep's what-if chips
 //! types: {weight: fp8}         # a sweep takes lists: `weight: [bf16, fp8]`
 //! fusion: flash
 //! mode: expected
@@ -37,6 +38,7 @@ struct FileRepr {
     workload: Option<Spanned<Scalar>>,
     chips: Option<Spanned<Values>>,
     sets: Option<IndexMap<String, Spanned<Values>>>,
+    chip_sets: Option<IndexMap<String, Spanned<Values>>>,
     types: Option<IndexMap<String, Spanned<Values>>>,
     fusion: Option<Spanned<Values>>,
     mode: Option<Spanned<Scalar>>,
@@ -139,6 +141,8 @@ pub struct ScenarioFile {
     pub chips: Option<Entry<Vec<String>>>,
     /// Params and their values; the `context` key is here as `context`.
     pub sets: Vec<(String, Entry<Vec<String>>)>,
+    /// A sweep's what-if chip fields (`memory.bandwidth`) and their values, with units.
+    pub chip_sets: Vec<(String, Entry<Vec<String>>)>,
     /// Type keys (`weight`, `experts.weight`, `kv`) and their formats.
     pub types: Vec<(String, Entry<Vec<String>>)>,
     pub fusion: Option<Entry<Vec<String>>>,
@@ -195,6 +199,7 @@ impl ScenarioFile {
         Ok(ScenarioFile {
             workload: file.workload.as_ref().map(|v| entry("workload", v)),
             chips: file.chips.as_ref().map(|v| list("chips", v)),
+            chip_sets: map("chip_sets", &file.chip_sets),
             types: map("types", &file.types),
             fusion: file.fusion.as_ref().map(|v| list("fusion", v)),
             mode: file.mode.as_ref().map(|v| entry("mode", v)),

@@ -12,6 +12,7 @@ use crate::cli::cost::CostArg;
 use crate::cli::values::{parse_axis, parse_dtype_axis, parse_request};
 use crate::engine::scenario::Mode;
 use crate::study::scenario_file::{Entry, ScenarioFile};
+use crate::study::sweep::ChipAxis;
 
 /// `run`: one chip, one value per key.
 pub(crate) fn run(args: &mut RunArgs, given: &Given) -> Result<(Settled, String)> {
@@ -27,6 +28,7 @@ pub(crate) fn run(args: &mut RunArgs, given: &Given) -> Result<(Settled, String)
     }
     m.chips(&mut chips, args.chip.is_some())?;
     m.scenario(&mut args.scenario)?;
+    m.unused(&[("chip_sets", has(&file, |f| !f.chip_sets.is_empty()))]);
     m.cost(&mut args.cost)?;
     if args.request.is_none() {
         args.request = m.parse(
@@ -57,7 +59,10 @@ pub(crate) fn chips_scenario(
     m.chips(&mut args.chip, given_chips)?;
     m.scenario(&mut args.scenario)?;
     m.cost(&mut args.cost)?;
-    m.unused(&[("request", has(&file, |f| f.request.is_some()))]);
+    m.unused(&[
+        ("request", has(&file, |f| f.request.is_some())),
+        ("chip_sets", has(&file, |f| !f.chip_sets.is_empty())),
+    ]);
     let mut doc = Doc::default();
     doc.push("workload", Node::Text(workload.clone()));
     doc.push("chips", texts(&args.chip));
@@ -82,6 +87,7 @@ pub(crate) fn sweep(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
     }
     sets.append(&mut args.sets);
     args.sets = sets;
+    m.chip_sets(&mut args.chip_sets)?;
     m.type_lists(&mut args.dtypes)?;
     if args.fusion.is_empty() {
         if let Some(entry) = file.as_ref().and_then(|f| f.fusion.as_ref()) {
@@ -104,6 +110,12 @@ pub(crate) fn sweep(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
         .map(|(name, axis)| (name.clone(), Node::scalar(axis.text())))
         .collect();
     doc.push("sets", Node::last_wins(sets));
+    if !args.chip_sets.is_empty() {
+        let chip_sets = (args.chip_sets.iter())
+            .map(|axis| (axis.field().to_string(), Node::scalar(axis.text())))
+            .collect();
+        doc.push("chip_sets", Node::last_wins(chip_sets));
+    }
     type_lists_key(&mut doc, &args.dtypes);
     if !args.fusion.is_empty() {
         doc.push("fusion", texts(&args.fusion));
@@ -129,7 +141,10 @@ pub(crate) fn plan(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
     m.cost(&mut args.cost)?;
-    m.unused(&[("request", has(&file, |f| f.request.is_some()))]);
+    m.unused(&[
+        ("request", has(&file, |f| f.request.is_some())),
+        ("chip_sets", has(&file, |f| !f.chip_sets.is_empty())),
+    ]);
     let mut doc = Doc::default();
     doc.push("workload", Node::Text(workload.clone()));
     doc.push("chips", texts(&args.chip));
@@ -196,6 +211,20 @@ impl<'a> Merge<'a> {
         if let (None, Some(entry)) = (&flag, self.file.and_then(|f| f.fusion.as_ref())) {
             *flag = Some(self.single(entry)?.value);
         }
+        Ok(())
+    }
+
+    /// The file's what-if chip fields under the `--chip-set`s given, one field at a time.
+    fn chip_sets(&self, flags: &mut Vec<ChipAxis>) -> Result<()> {
+        let mut merged = Vec::new();
+        for (field, entry) in self.file.iter().flat_map(|f| &f.chip_sets) {
+            let text = format!("{field}={}", entry.value.join(","));
+            let parsed = self.parse(Some(&joined(entry)), |_| ChipAxis::parse(&text))?;
+            let given = |axis: &ChipAxis| flags.iter().any(|f| f.field() == axis.field());
+            merged.extend(parsed.filter(|axis| !given(axis)));
+        }
+        merged.append(flags);
+        *flags = merged;
         Ok(())
     }
 

@@ -8,6 +8,7 @@
 mod file;
 mod load;
 mod price;
+mod what_if;
 
 use std::sync::Arc;
 

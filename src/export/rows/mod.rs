@@ -13,6 +13,7 @@ mod plan;
 mod scenario;
 mod select;
 mod validate;
+mod what_if;
 mod workloads;
 
 pub use captured::Captured;
@@ -24,6 +25,7 @@ pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLab
 pub use select::Columns;
 pub use select::{Selected, Selection, Shape, UnknownColumn};
 pub use validate::{CaseRow, StatsRow};
+pub use what_if::{ChipColumn, WhatIfCells};
 pub use workloads::WorkloadRow;
 
 use crate::base::dtype::Role;

@@ -2,6 +2,7 @@
 //! columns [`param_columns`] names), its totals alone or against other chips, and its kernels
 //! one per row.
 
+use super::what_if::WhatIfCells;
 use super::{Row, SchemeText, Value};
 use crate::base::types::Types;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
@@ -18,6 +19,7 @@ pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
         dtypes: Types::default(),
         param_columns: &[],
         params: &[],
+        what_if: WhatIfCells::NONE,
     };
     let mut fixed: Vec<String> = Vec::new();
     let mut collect = |name: &str, _: Value<'_>| fixed.push(name.to_owned());
@@ -61,6 +63,8 @@ pub struct ScenarioLabel<'a> {
     /// From [`param_columns`].
     pub param_columns: &'a [String],
     pub params: &'a [f64],
+    /// The chip fields a what-if sweep changes, after the params.
+    pub what_if: WhatIfCells<'a>,
 }
 
 impl ScenarioLabel<'_> {
@@ -72,12 +76,13 @@ impl ScenarioLabel<'_> {
         super::visit_types(&self.dtypes, f);
     }
 
-    /// The params' columns: after the metrics, so that a metric's column does not move with
-    /// the number of params a workload has.
+    /// The params' columns, then the swept chip fields': after the metrics, so that a
+    /// metric's column does not move with the number of params a workload has.
     fn visit_params(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         for (name, value) in self.param_columns.iter().zip(self.params) {
             f(name, Value::Num(*value));
         }
+        self.what_if.visit(f);
     }
 }
 

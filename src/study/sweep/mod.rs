@@ -19,10 +19,14 @@
 mod grid;
 mod run;
 mod values;
+mod what_if;
 
 pub use grid::{grid_len, Axes, Grid};
 pub use run::{run, SweepError};
 pub use values::{parse_values, AxisValues, MAX_AXIS_VALUES};
+pub use what_if::{
+    too_many_what_if_chips, what_if_chips, what_if_len, ChipAxis, MAX_WHAT_IF_CHIPS,
+};
 
 use crate::engine::chip::Chip;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
