@@ -61,7 +61,7 @@ pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};
 pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
 pub use study::sweep::{
-    run as sweep, Axes, Grid, RowSink, SweepOptions, SweepStats, SweptScenario,
+    run as sweep, Axes, Grid, RowSink, Shard, SweepOptions, SweepStats, SweptScenario,
 };
 
 /// The ids of the built-in chips, sorted.
