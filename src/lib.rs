@@ -62,7 +62,7 @@ pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};
 pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
 pub use study::sweep::{
-    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, SweepOptions, SweepStats,
+    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepOptions, SweepStats,
     SweptScenario,
 };
 

@@ -27,6 +27,7 @@ mod prices;
 mod properties;
 mod scenario_files;
 mod seeds;
+mod shards;
 mod snapshots;
 mod suggest;
 mod sweep;

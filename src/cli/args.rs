@@ -242,6 +242,8 @@ pub(crate) struct SweepArgs {
     #[arg(long)]
     pub(crate) fits_only: bool,
     #[command(flatten)]
+    pub(crate) slice: super::slice::SliceArgs,
+    #[command(flatten)]
     pub(crate) cost: CostArgs,
     #[command(flatten)]
     pub(crate) file: ScenarioFileArgs,

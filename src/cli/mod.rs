@@ -10,6 +10,7 @@ mod output;
 mod plan_command;
 mod scenario;
 mod show;
+mod slice;
 mod sweep;
 mod values;
 

@@ -20,8 +20,8 @@ use crate::export::atomic::Target;
 use crate::export::stream::SweepRows;
 use crate::study::sweep::{self, SweepError, SweepStats};
 
-/// The grid's size from the axes' lengths, before any param's values or what-if chips are
-/// made; refused past `--max-scenarios`.
+/// The scenarios priced (the grid's, or its shard's) from the axes' lengths, before any
+/// param's values or what-if chips are made; refused past `--max-scenarios`.
 fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64> {
     let chips = sweep::what_if_len(chips, &args.chip_sets)
         .ok_or_else(|| anyhow::anyhow!(sweep::too_many_what_if_chips(chips)))?;
@@ -32,11 +32,19 @@ fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64>
         args.dtypes.iter().map(|(_, types)| types.len()),
         &args.fusion,
     );
-    match size {
-        Some(n) if n <= args.max_scenarios => Ok(n),
-        size => anyhow::bail!(
+    let shard = args.slice.shard();
+    let priced = size.map(|n| shard.range(n)).map(|r| r.end - r.start);
+    match (priced, args.slice.shard) {
+        (Some(n), _) if n <= args.max_scenarios => Ok(n),
+        (Some(n), Some(shard)) => anyhow::bail!(
+            "shard {shard} of the sweep has {n} scenarios (of {}), more than --max-scenarios {}; \
+             cut it into more shards, narrow an axis or raise the limit",
+            size.unwrap_or(n),
+            args.max_scenarios
+        ),
+        (n, _) => anyhow::bail!(
             "the sweep has {} scenarios, more than --max-scenarios {}; narrow an axis or raise the limit",
-            size.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+            n.map_or("more than 2^64".to_owned(), |n| n.to_string()),
             args.max_scenarios
         ),
     }
@@ -77,8 +85,16 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     let options = sweep::SweepOptions {
         skip_invalid: args.skip_invalid,
         request: args.request,
+        shard: args.slice.shard(),
+        header: args.slice.header(),
     };
-    let progress = |n: u64| bar.inc(n);
+    let progress = |n: u64| {
+        bar.inc(n);
+        // A row the filter or the ranking cannot read fails the command: stop pricing.
+        if sink.filter_error().is_some() || sink.rank_error().is_some() {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    };
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
             let stats = pool
@@ -112,29 +128,45 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// The sink of the sweep's rows, only those `--where` and `--fits-only` keep, cut to
-/// `--columns` and `--digits`.
+/// The sink of the sweep's rows, only those `--where` and `--fits-only` keep and then the
+/// best `--top` asks for, cut to `--columns` and `--digits`.
 fn rows(workload: &Workload, args: &SweepArgs) -> Result<SweepRows> {
     let format = &args.format;
     let fields = args.chip_sets.iter().map(|axis| axis.field());
     let mut sink = SweepRows::new(workload, format.into(), args.per_op).with_chip_fields(fields);
+    if args.fits_only && args.per_op {
+        anyhow::bail!(
+            "--fits-only keeps scenario rows that fit; --per-op rows (kernels) have no `fits` column"
+        );
+    }
+    // The text as typed is compiled first, so that an error points into it.
+    if let Some(text) = &args.filter {
+        sink = sink
+            .filtered(text)
+            .map_err(|e| anyhow::anyhow!("--where {e}"))?;
+    }
     let filter = match (&args.filter, args.fits_only) {
         (Some(text), true) => Some(format!("fits && ({text})")),
-        (Some(text), false) => Some(text.clone()),
         (None, true) => Some("fits".to_owned()),
-        (None, false) => None,
+        (_, false) => None,
     };
     if let Some(text) = filter {
         sink = sink.filtered(&text)?;
     }
+    if let (Some(k), Some(by)) = (args.slice.top, &args.slice.by) {
+        sink = sink.ranked(k, by, args.slice.per.as_deref())?;
+    }
     Ok(sink.shaped(&format.shape.shape(false)?)?)
 }
 
-/// An error if the row filter met a row it could not be applied to (before a file is
-/// committed): rows that might have passed were left out.
+/// An error if the row filter or the ranking met a row it could not be applied to (before a
+/// file is committed): rows that might have passed were left out.
 fn filtered_whole(sink: &SweepRows) -> Result<()> {
-    match sink.filter_error() {
-        Some(e) => anyhow::bail!("--where {e}; such rows were left out"),
+    if let Some(e) = sink.filter_error() {
+        anyhow::bail!("--where {e}; such rows were left out");
+    }
+    match sink.rank_error() {
+        Some(e) => anyhow::bail!("{e}"),
         None => Ok(()),
     }
 }

@@ -16,6 +16,7 @@ mod shaped;
 pub mod stream;
 pub mod svg;
 mod table;
+pub mod top;
 
 #[cfg(feature = "cli")]
 pub use advice::{fit_warning, next_step_line};

@@ -13,6 +13,7 @@ use crate::export::rows::{
     self, param_columns, Captured, ChipColumn, CsvText, KernelName, KernelRow, Row, ScenarioLabel,
     Selection, Shape, SummaryRow, UnknownColumn, WhatIfCells,
 };
+use crate::export::top::{Order, RankError, Ranking};
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
 /// How streamed rows are encoded.
@@ -29,7 +30,9 @@ pub enum StreamFormat {
 }
 
 /// Rows of a sweep: one per scenario, or with `per_op` one per kernel of each scenario; cut
-/// to a shape (`--columns`, `--digits`) and narrowed by a filter (`--where`) when asked.
+/// to a shape (`--columns`, `--digits`), narrowed by a filter (`--where`) and then to the best
+/// by a column (`--top`) when asked. The filter and the ranking read every column of a row,
+/// whatever the shape writes.
 #[derive(Debug)]
 pub struct SweepRows {
     format: StreamFormat,
@@ -44,6 +47,8 @@ pub struct SweepRows {
     /// The first row the filter could not be applied to (a text cell compared with a number):
     /// that row and the like are left out, and the command reports it.
     filter_error: OnceLock<FilterError>,
+    /// The best rows, held back until every scenario is priced.
+    ranking: Option<Ranking>,
 }
 
 thread_local! {
@@ -62,6 +67,7 @@ impl SweepRows {
             selection: None,
             filter: None,
             filter_error: OnceLock::new(),
+            ranking: None,
         }
     }
 
@@ -90,9 +96,22 @@ impl SweepRows {
         Ok(self)
     }
 
+    /// Only the `k` best rows by `by` (`-name`: the highest first), per group of `per`, of
+    /// those the filter keeps; written once every scenario is priced (see `export::top`).
+    pub fn ranked(mut self, k: u64, by: &str, per: Option<&str>) -> Result<SweepRows, RankError> {
+        let kinds = self.with_sample(filter::kinds);
+        self.ranking = Some(Ranking::new(k, by, per, &kinds)?);
+        Ok(self)
+    }
+
     /// Why a row could not be filtered, if one could not.
     pub fn filter_error(&self) -> Option<&FilterError> {
         self.filter_error.get()
+    }
+
+    /// Why a row could not be ranked, if one could not.
+    pub fn rank_error(&self) -> Option<&RankError> {
+        self.ranking.as_ref().and_then(Ranking::error)
     }
 
     /// `f` of a row of this sink's kind (an error row: its names and the kinds of its label).
@@ -116,8 +135,9 @@ impl SweepRows {
         }
     }
 
-    /// Writes `row` if it passes the filter; whether it did.
-    fn line(&self, out: &mut Vec<u8>, row: &dyn Row) -> bool {
+    /// Writes `row`, at `order` in the product order, if it passes the filter (or offers it
+    /// to the ranking, which writes it later if it is among the best); whether it was written.
+    fn line(&self, out: &mut Vec<u8>, row: &dyn Row, order: Order) -> bool {
         if let Some(filter) = &self.filter {
             let pass = FILTERED.with_borrow_mut(|captured| {
                 captured.capture(row);
@@ -132,11 +152,24 @@ impl SweepRows {
                 }
             }
         }
+        match &self.ranking {
+            Some(ranking) => {
+                ranking.offer(row, order, |kept| self.shape(kept, row));
+                false
+            }
+            None => {
+                self.shape(out, row);
+                true
+            }
+        }
+    }
+
+    /// Writes `row` cut to the selection, if there is one.
+    fn shape(&self, out: &mut Vec<u8>, row: &dyn Row) {
         match &self.selection {
             Some(selection) => self.encode(out, &selection.of(row)),
             None => self.encode(out, row),
         }
-        true
     }
 
     fn encode(&self, out: &mut Vec<u8>, row: &dyn Row) {
@@ -192,7 +225,7 @@ impl RowSink for SweepRows {
         match s.outcome {
             Ok(summary) if self.per_op => {
                 let plan = &s.workload.fusion_plans[s.scenario.fusion];
-                let mut rows = 0;
+                let (mut rows, mut place) = (0, 0);
                 for (kernel, cost) in plan.kernels.iter().zip(s.costs) {
                     if cost.count == 0 {
                         continue; // a block repeated 0 times is not in the step
@@ -208,19 +241,28 @@ impl RowSink for SweepRows {
                         step_time_s: summary.step_time_s,
                         error: "",
                     };
-                    rows += u64::from(self.line(out, &row));
+                    rows += u64::from(self.line(out, &row, (s.index, place)));
+                    place += 1;
                 }
                 rows
             }
-            Err(error) if self.per_op => u64::from(self.line(out, &KernelRow::error(label, error))),
+            Err(error) if self.per_op => {
+                u64::from(self.line(out, &KernelRow::error(label, error), (s.index, 0)))
+            }
             outcome => {
                 let row = SummaryRow {
                     label,
                     outcome,
                     request: s.request,
                 };
-                u64::from(self.line(out, &row))
+                u64::from(self.line(out, &row, (s.index, 0)))
             }
         }
+    }
+
+    fn finish(&self, out: &mut Vec<u8>) -> u64 {
+        self.ranking
+            .as_ref()
+            .map_or(0, |ranking| ranking.finish(out))
     }
 }

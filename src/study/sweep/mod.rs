@@ -18,11 +18,13 @@
 
 mod grid;
 mod run;
+mod shard;
 mod values;
 mod what_if;
 
 pub use grid::{grid_len, Axes, Grid};
 pub use run::{run, SweepError};
+pub use shard::Shard;
 pub use values::{parse_values, AxisValues, MAX_AXIS_VALUES};
 pub use what_if::{
     too_many_what_if_chips, what_if_chips, what_if_len, ChipAxis, MAX_WHAT_IF_CHIPS,
@@ -37,18 +39,34 @@ use crate::engine::workload::Workload;
 pub const DEFAULT_MAX_SCENARIOS: u64 = 100_000_000;
 
 /// Which scenarios a sweep prices and what it prices with them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepOptions {
     /// Leave out scenarios that cannot be priced instead of writing an `error` row.
     pub skip_invalid: bool,
     /// Also price a request of `(input, output)` tokens per sequence at each scenario.
     pub request: Option<(u64, u64)>,
+    /// The slice of the grid's product order priced (default: the whole grid).
+    pub shard: Shard,
+    /// Whether the sink's header comes first (default: yes; a shard after the first leaves it
+    /// out so that the shards concatenate to the whole).
+    pub header: bool,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            skip_invalid: false,
+            request: None,
+            shard: Shard::WHOLE,
+            header: true,
+        }
+    }
 }
 
 /// What a sweep did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SweepStats {
-    /// Scenarios priced (all of the grid unless cancelled).
+    /// Scenarios priced (all of the grid, or of its shard, unless cancelled).
     pub scenarios: u64,
     /// Rows written (header excluded).
     pub rows: u64,
@@ -60,6 +78,8 @@ pub struct SweepStats {
 
 /// One scenario of a sweep, priced, as a [`RowSink`] sees it.
 pub struct SweptScenario<'a> {
+    /// Its index in the grid's product order (ties in a ranking go to the lower).
+    pub index: u64,
     pub workload: &'a Workload,
     pub chip: &'a Chip,
     pub scenario: &'a Scenario,
@@ -82,4 +102,9 @@ pub trait RowSink: Sync {
     fn header(&self, grid: &Grid, out: &mut Vec<u8>);
     /// Appends the rows of one scenario and returns how many.
     fn scenario(&self, scenario: &SweptScenario, out: &mut Vec<u8>) -> u64;
+    /// Appends what comes after every scenario's rows (those a sink held back, such as a
+    /// ranking's) and returns how many rows; called once, unless the sweep was stopped.
+    fn finish(&self, _out: &mut Vec<u8>) -> u64 {
+        0
+    }
 }

@@ -63,9 +63,10 @@ pub enum SweepError {
     },
 }
 
-/// Prices every scenario of `grid` and writes the rows `sink` makes of them to `out`, in grid
-/// order. `progress` is called after each chunk with the scenarios it priced; setting `cancel`
-/// stops the sweep after the chunk in flight. A scenario the chip cannot run
+/// Prices every scenario of `grid` (or of the shard `options` names) and writes the rows
+/// `sink` makes of them to `out`, in grid order, then what the sink held back. `progress` is
+/// called after each chunk with the scenarios it priced; setting `cancel` stops the sweep
+/// after the chunk in flight. A scenario the chip cannot run
 /// ([`Error::Unsupported`]) is an `error` row (or no row, with `skip_invalid`); any other
 /// failure stops the sweep with the first failing scenario in grid order.
 pub fn run<W: Write + Send, S: RowSink>(
@@ -94,7 +95,8 @@ pub fn run<W: Write + Send, S: RowSink>(
                     format!("cannot start a thread to write the rows: {e}"),
                 )
             })?;
-        let priced = pricer.price_all(total, &sender, progress, cancel);
+        let scenarios = options.shard.range(total);
+        let priced = pricer.price_all(scenarios, &sender, progress, cancel);
         drop(sender);
         let written = match writer.join() {
             Ok(result) => result,
@@ -163,20 +165,24 @@ impl<'a, S: RowSink> Pricer<'a, S> {
         by_rows.min(by_bytes).max(1)
     }
 
-    /// Prices scenarios `0..total` chunk by chunk and sends each chunk's buffers, the header
-    /// first, to the writer; stops early when `cancel` is set or the writer has failed.
+    /// Prices `scenarios` chunk by chunk and sends each chunk's buffers, the header first (if
+    /// asked for), to the writer, then what the sink held back; stops early when `cancel` is
+    /// set or the writer has failed.
     fn price_all(
         &self,
-        total: u64,
+        scenarios: Range<u64>,
         sender: &SyncSender<Chunk>,
         progress: &(dyn Fn(u64) + Sync),
         cancel: &AtomicBool,
     ) -> Result<SweepStats, SweepError> {
         let mut stats = SweepStats::default();
         let mut header = Vec::new();
-        self.sink.header(self.grid, &mut header);
+        if self.options.header {
+            self.sink.header(self.grid, &mut header);
+        }
         let mut pending = vec![header];
-        let (mut start, mut len, mut widest_row) = (0, 0, 0);
+        let (mut start, mut len, mut widest_row) = (scenarios.start, 0, 0);
+        let total = scenarios.end;
         while start < total {
             if cancel.load(Ordering::Relaxed) {
                 stats.cancelled = true;
@@ -199,6 +205,11 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             }
             progress(end - start);
             start = end;
+        }
+        if start == total {
+            let mut held = Vec::new();
+            stats.rows += self.sink.finish(&mut held);
+            pending.push(held);
         }
         if !pending.is_empty() {
             let _ = sender.send(pending);
@@ -296,6 +307,7 @@ impl<'a, S: RowSink> Pricer<'a, S> {
         };
         let errors = u64::from(outcome.is_err());
         let swept = SweptScenario {
+            index,
             workload,
             chip,
             scenario: &worker.scenario,
