@@ -1,0 +1,81 @@
+//! The physical floor of a sweep: a program that formats and writes as many bytes of float CSV
+//! as a sweep does, in as many rows, over two threads in ordered chunks, with no pricing at
+//! all. `scripts/sweep-vs-floor` runs it beside the 1M-scenario sweep and reports the ratio.
+//!
+//!     cargo bench --bench floor -- ROWS BYTES FILE
+//!
+//! Each row is floats written in ryu's shortest form, separated by commas, as many as bring
+//! the file to BYTES; values vary from row to row as a sweep's do.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::mpsc;
+use std::thread;
+
+/// Rows a thread formats before handing its chunk over.
+const CHUNK_ROWS: u64 = 4096;
+const THREADS: u64 = 2;
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [rows, bytes, path] = args.as_slice() else {
+        eprintln!("usage: floor ROWS BYTES FILE");
+        std::process::exit(2);
+    };
+    let rows: u64 = rows.parse().expect("ROWS is a whole number");
+    let bytes: u64 = bytes.parse().expect("BYTES is a whole number");
+    let per_row = (bytes / rows.max(1)).max(2) as usize;
+    let out = File::create(path).expect("FILE can be created");
+    let mut out = BufWriter::with_capacity(1 << 20, out);
+    let chunks = rows.div_ceil(CHUNK_ROWS);
+    // Chunks are handed out round-robin: thread t formats chunks t, t + THREADS, ...; the
+    // writer takes them back in order, as a sweep writes its rows in product order.
+    let receivers: Vec<mpsc::Receiver<Vec<u8>>> = (0..THREADS)
+        .map(|t| {
+            let (send, receive) = mpsc::sync_channel(2);
+            thread::spawn(move || {
+                for c in (t..chunks).step_by(THREADS as usize) {
+                    let first = c * CHUNK_ROWS;
+                    let last = (first + CHUNK_ROWS).min(rows);
+                    if send.send(format_rows(first..last, per_row)).is_err() {
+                        return;
+                    }
+                }
+            });
+            receive
+        })
+        .collect();
+    for c in 0..chunks {
+        let chunk = receivers[(c % THREADS) as usize]
+            .recv()
+            .expect("a chunk for every index");
+        out.write_all(&chunk).expect("the file takes the bytes");
+    }
+    out.flush().expect("the file takes the bytes");
+}
+
+/// Rows `range`, each about `per_row` bytes of comma-separated floats and a newline.
+fn format_rows(range: std::ops::Range<u64>, per_row: usize) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(per_row * (range.end - range.start) as usize);
+    let mut ryu = ryu::Buffer::new();
+    for row in range {
+        let start = buf.len();
+        let mut column = 0u64;
+        while buf.len() - start + 1 < per_row {
+            if column > 0 {
+                buf.push(b',');
+            }
+            // Values with the digits a priced step has: not round, different per row.
+            let value = (row as f64 + 1.0) * 1.000_123_456_789 / (column as f64 + 3.0);
+            let text = ryu.format_finite(value);
+            let room = per_row - 1 - (buf.len() - start);
+            buf.extend_from_slice(&text.as_bytes()[..text.len().min(room)]);
+            column += 1;
+        }
+        buf.push(b'\n');
+    }
+    buf
+}
