@@ -237,3 +237,29 @@ fn a_failed_parquet_sweep_leaves_no_file() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn an_interrupted_parquet_sweep_leaves_the_previous_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep.parquet");
+    std::fs::write(&out, "previous").unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        .args(["sweep", "llama-3.1-70b", "--chip", "all"])
+        .args(["--set", "batch=1..=4096", "--set", "context=1..=1000"])
+        .args(["--format", "parquet", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("was not written"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
