@@ -69,20 +69,22 @@ pub(super) struct Column {
 }
 
 impl Column {
-    pub(super) fn new(name: String, kind: ColumnType) -> Column {
+    /// An empty column that holds `rows` rows without growing (so that no buffer doubles
+    /// past what a row group needs).
+    pub(super) fn new(name: String, kind: ColumnType, rows: usize) -> Column {
         let values = match kind {
-            ColumnType::Number => Values::Number(Vec::new()),
-            ColumnType::Integer => Values::Integer(Vec::new()),
-            ColumnType::Boolean => Values::Boolean(Vec::new()),
+            ColumnType::Number => Values::Number(Vec::with_capacity(rows)),
+            ColumnType::Integer => Values::Integer(Vec::with_capacity(rows)),
+            ColumnType::Boolean => Values::Boolean(Vec::with_capacity(rows)),
             ColumnType::Text => Values::Text {
                 bytes: Vec::new(),
-                ends: Vec::new(),
+                ends: Vec::with_capacity(rows),
             },
         };
         Column {
             name,
             kind,
-            defined: Vec::new(),
+            defined: Vec::with_capacity(rows),
             values,
         }
     }
@@ -170,8 +172,9 @@ impl Column {
                 v.clear();
             }
             (Values::Text { bytes, ends }, ColumnWriter::ByteArrayColumnWriter(w)) => {
-                // One buffer for the group's texts; each value is a slice of it.
-                let all = Bytes::from(mem::take(bytes));
+                // One buffer for the group's texts; each value is a slice of it. The next
+                // group's starts as large.
+                let all = Bytes::from(mem::replace(bytes, Vec::with_capacity(bytes.len())));
                 let mut start = 0;
                 let texts: Vec<ByteArray> = (ends.iter())
                     .map(|&end| ByteArray::from(all.slice(mem::replace(&mut start, end)..end)))

@@ -27,8 +27,8 @@ use crate::export::rows::ColumnType;
 pub const ROWS_PER_GROUP: usize = 65_536;
 
 /// Bytes of values a row group is cut at before [`ROWS_PER_GROUP`] rows, counting 10 a cell
-/// (a double and its definition level): they are what the writer holds, so a wide row (60
-/// columns: 27,962 rows a group) costs no more memory than a narrow one. Fewest rows: 4,096.
+/// (a double and its definition level): they are what the writer holds, so a wide row (67
+/// columns: 25,040 rows a group) costs no more memory than a narrow one. Fewest rows: 4,096.
 const GROUP_BYTES: usize = 16 << 20;
 
 /// Bytes a column's dictionary may reach before the column falls back to values written
@@ -60,7 +60,7 @@ impl<W: Write + Send> ParquetFile<W> {
         Ok(ParquetFile {
             writer,
             columns: (columns.into_iter())
-                .map(|(name, kind)| Column::new(name, kind))
+                .map(|(name, kind)| Column::new(name, kind, rows_per_group))
                 .collect(),
             rows: 0,
             rows_per_group,

@@ -14,12 +14,15 @@ impl Row for Made {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         let i = self.0;
         let name = format!("chip-{}", i % 3);
-        f("chip", Value::Text(if i % 5 == 0 { "" } else { &name }));
+        f(
+            "chip",
+            Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
+        );
         f("time_us", Value::Num(i as f64 / 7.0));
         f("kernels", Value::Int(i * 3));
         f(
             "fits",
-            if i % 4 == 0 {
+            if i.is_multiple_of(4) {
                 Value::Empty
             } else {
                 Value::Bool(i % 2 == 1)
