@@ -4,7 +4,8 @@
 //! peaks, bandwidth and capacity. [`price`] places every op (or fused group of ops) on the
 //! chip's roofline and returns a [`StepReport`]: per-kernel prices and the step's totals.
 //! [`compare`] prices one scenario on several chips, [`plan()`] finds the chips a throughput
-//! target needs, and [`sweep`] streams a whole [`Grid`] of scenarios into any [`RowSink`].
+//! target needs, and [`sweep`] streams a whole [`Grid`] of scenarios into any [`RowSink`]
+//! ([`SweepRows`] for CSV, JSON Lines and, with the `parquet` feature, a `ParquetFile`).
 //!
 //! ```
 //! use stepcost::{price, Chip, Mode, Scenario, ScenarioSpec, Workload};
@@ -57,6 +58,9 @@ pub use engine::chip::Chip;
 pub use engine::price::{price, Bound, KernelCost, Price, RequestSummary, StepReport, StepSummary};
 pub use engine::scenario::{Mode, Scenario, ScenarioSpec};
 pub use engine::workload::{KernelKind, Workload};
+#[cfg(feature = "parquet")]
+pub use export::parquet::ParquetFile;
+pub use export::rows::ColumnType;
 pub use export::stream::{StreamFormat, SweepRows};
 pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};

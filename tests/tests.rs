@@ -22,6 +22,8 @@ mod memory;
 mod models;
 mod ops;
 mod parallel;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod plot;
 mod prices;
 mod properties;

@@ -406,6 +406,8 @@ pub(crate) enum StreamFormat {
     Csv,
     /// JSON Lines: one object per line
     Json,
+    /// Parquet: typed, compressed columns; needs --out FILE
+    Parquet,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -430,12 +432,17 @@ pub(crate) enum KindArg {
     Workload,
 }
 
-impl From<&SweepFormatArgs> for Stream {
-    fn from(f: &SweepFormatArgs) -> Stream {
-        match (f.format, f.raw_text) {
-            (StreamFormat::Csv, false) => Stream::Csv,
-            (StreamFormat::Csv, true) => Stream::CsvRaw,
-            (StreamFormat::Json, _) => Stream::JsonLines,
+impl SweepFormatArgs {
+    /// The rows' encoding; `None` for Parquet in a build without it.
+    pub(crate) fn stream(&self) -> Option<Stream> {
+        match (self.format, self.raw_text) {
+            (StreamFormat::Csv, false) => Some(Stream::Csv),
+            (StreamFormat::Csv, true) => Some(Stream::CsvRaw),
+            (StreamFormat::Json, _) => Some(Stream::JsonLines),
+            #[cfg(feature = "parquet")]
+            (StreamFormat::Parquet, _) => Some(Stream::Parquet),
+            #[cfg(not(feature = "parquet"))]
+            (StreamFormat::Parquet, _) => None,
         }
     }
 }

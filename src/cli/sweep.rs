@@ -10,15 +10,23 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::SweepArgs;
+use super::args::{SweepArgs, SweepFormatArgs};
 use super::output;
 use super::scenario::Given;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
-use crate::export::atomic::Target;
-use crate::export::stream::SweepRows;
+use crate::export::atomic::{AtomicFile, Target};
+use crate::export::stream::{StreamFormat, SweepRows};
 use crate::study::sweep::{self, SweepError, SweepStats};
+
+/// The file the sweep writes, if it writes one (else stdout).
+fn file_target(targets: &[Target]) -> Option<std::path::PathBuf> {
+    match targets {
+        [Target::File(path)] => Some(path.clone()),
+        _ => None,
+    }
+}
 
 /// The scenarios priced (the grid's, or its shard's) from the axes' lengths, before any
 /// param's values or what-if chips are made; refused past `--max-scenarios`.
@@ -55,16 +63,14 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     let source = Source::resolve(&settled.workload, FileKind::Workload)?;
     let inputs = settled.command_inputs(&source, &args.chip, &args.cost);
     let target = Target::from_out(args.out.as_deref());
+    let format = stream_format(&args.format, &target)?;
     let saver = settled.saver(&inputs, std::slice::from_ref(&target))?;
     let plan = output::plan_all(vec![target], &inputs)?;
-    let out = match plan.targets() {
-        [Target::File(path)] => Some(path.clone()),
-        _ => None,
-    };
+    let out = file_target(plan.targets());
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
     let total = grid_size(&workload, chips.len(), &args)?;
-    let sink = rows(&workload, &args)?;
+    let sink = rows(&workload, &args, format)?;
     let chips = sweep::what_if_chips(chips, &args.chip_sets)?;
     let axes = sweep::Axes {
         chips,
@@ -98,7 +104,11 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     let (stats, file) = match (file, &out) {
         (Some(mut file), Some(path)) => {
             let stats = pool
-                .install(|| sweep::run(&grid, options, &sink, file.writer(), &progress, &cancel))
+                .install(|| {
+                    into_file(&mut file, &sink, |w| {
+                        sweep::run(&grid, options, &sink, w, &progress, &cancel)
+                    })
+                })
                 .map_err(|e| failure(e, Some(path)))?;
             (stats, Some(file))
         }
@@ -128,12 +138,50 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
+/// How the rows are encoded. Parquet goes only to a file: a reader starts from its footer,
+/// which comes last, so it cannot stream to stdout.
+#[cfg_attr(not(feature = "parquet"), allow(unused_variables))]
+fn stream_format(format: &SweepFormatArgs, target: &Target) -> Result<StreamFormat> {
+    match format.stream() {
+        #[cfg(feature = "parquet")]
+        Some(StreamFormat::Parquet) if !matches!(target, Target::File(_)) => anyhow::bail!(
+            "--format parquet writes a file, not a stream: give --out FILE (a Parquet reader \
+             starts from the file's footer, so it cannot go to stdout)"
+        ),
+        Some(stream) => Ok(stream),
+        None => anyhow::bail!(
+            "--format parquet: this stepcost was built without Parquet (cargo feature `parquet`)"
+        ),
+    }
+}
+
+/// Runs `sweep` into `file`: its rows' bytes as they are, or for Parquet through the writer
+/// that makes row groups of them and the file's footer at the end.
+#[cfg_attr(not(feature = "parquet"), allow(unused_variables))]
+fn into_file(
+    file: &mut AtomicFile,
+    sink: &SweepRows,
+    sweep: impl FnOnce(&mut (dyn Write + Send)) -> Result<SweepStats, SweepError>,
+) -> Result<SweepStats, SweepError> {
+    #[cfg(feature = "parquet")]
+    if sink.format() == StreamFormat::Parquet {
+        let mut parquet =
+            crate::export::parquet::ParquetFile::new(file.writer(), sink.column_types())?;
+        let stats = sweep(&mut parquet)?;
+        if !stats.cancelled {
+            parquet.finish()?;
+        }
+        return Ok(stats);
+    }
+    sweep(file.writer())
+}
+
 /// The sink of the sweep's rows, only those `--where` and `--fits-only` keep and then the
 /// best `--top` asks for, cut to `--columns` and `--digits`.
-fn rows(workload: &Workload, args: &SweepArgs) -> Result<SweepRows> {
+fn rows(workload: &Workload, args: &SweepArgs, stream: StreamFormat) -> Result<SweepRows> {
     let format = &args.format;
     let fields = args.chip_sets.iter().map(|axis| axis.field());
-    let mut sink = SweepRows::new(workload, format.into(), args.per_op).with_chip_fields(fields);
+    let mut sink = SweepRows::new(workload, stream, args.per_op).with_chip_fields(fields);
     if args.fits_only && args.per_op {
         anyhow::bail!(
             "--fits-only keeps scenario rows that fit; --per-op rows (kernels) have no `fits` column"

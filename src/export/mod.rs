@@ -10,6 +10,8 @@ pub mod document;
 mod escape;
 pub mod filter;
 mod models;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod plan_table;
 pub mod rows;
 mod shaped;

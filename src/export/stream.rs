@@ -1,6 +1,6 @@
-//! A sweep's rows as CSV or JSON Lines: the [`RowSink`] the command line streams with. The
-//! same row structs as `run` prints, so a sweep row is byte for byte the `run` row of its
-//! scenario.
+//! A sweep's rows as CSV, JSON Lines or Parquet cells: the [`RowSink`] the command line
+//! streams with. The same row structs as `run` prints, so a sweep row is byte for byte the
+//! `run` row of its scenario.
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -10,8 +10,9 @@ use crate::engine::scenario::Mode;
 use crate::engine::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
-    self, param_columns, Captured, ChipColumn, CsvText, KernelName, KernelRow, Row, ScenarioLabel,
-    Selection, Shape, SummaryRow, UnknownColumn, WhatIfCells,
+    self, param_columns, scenario_column_type, Captured, ChipColumn, ColumnType, CsvText,
+    KernelName, KernelRow, Row, ScenarioLabel, Selection, Shape, SummaryRow, UnknownColumn, Value,
+    WhatIfCells,
 };
 use crate::export::top::{Order, RankError, Ranking};
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
@@ -27,6 +28,10 @@ pub enum StreamFormat {
     CsvRaw,
     /// One JSON object per line.
     JsonLines,
+    /// Each row's cells for [`ParquetFile`](crate::export::parquet::ParquetFile), which
+    /// makes the file of them; no header (the schema is [`SweepRows::column_types`]).
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 /// Rows of a sweep: one per scenario, or with `per_op` one per kernel of each scenario; cut
@@ -104,6 +109,26 @@ impl SweepRows {
         Ok(self)
     }
 
+    /// The format the rows are encoded in.
+    pub fn format(&self) -> StreamFormat {
+        self.format
+    }
+
+    /// The columns written, in order, with the type the column table gives each.
+    pub fn column_types(&self) -> Vec<(String, ColumnType)> {
+        let mut columns = Vec::new();
+        self.with_sample(|row| {
+            let mut visit = |name: &str, _: Value<'_>| {
+                columns.push((name.to_owned(), scenario_column_type(name)));
+            };
+            match &self.selection {
+                Some(selection) => selection.of(row).visit(&mut visit),
+                None => row.visit(&mut visit),
+            }
+        });
+        columns
+    }
+
     /// Why a row could not be filtered, if one could not.
     pub fn filter_error(&self) -> Option<&FilterError> {
         self.filter_error.get()
@@ -177,6 +202,8 @@ impl SweepRows {
             StreamFormat::Csv => rows::csv_line(out, row, CsvText::Neutralised),
             StreamFormat::CsvRaw => rows::csv_line(out, row, CsvText::Raw),
             StreamFormat::JsonLines => rows::json_line(out, row),
+            #[cfg(feature = "parquet")]
+            StreamFormat::Parquet => crate::export::parquet::push_cells(out, row),
         }
     }
 
@@ -212,6 +239,8 @@ impl RowSink for SweepRows {
             StreamFormat::Csv => CsvText::Neutralised,
             StreamFormat::CsvRaw => CsvText::Raw,
             StreamFormat::JsonLines => return,
+            #[cfg(feature = "parquet")]
+            StreamFormat::Parquet => return,
         };
         // Any values will do: the header only takes the column names.
         self.with_sample(|row| match &self.selection {
