@@ -131,9 +131,9 @@ pub struct StepSummary {
     pub kv_bytes: f64,
     /// Peak activations: the most activation bytes one kernel reads and writes.
     pub activation_bytes: f64,
-    /// Activations a serving engine keeps room for: the step's peak activations per token
-    /// times `max_batched_tokens` (or the step's tokens, if more); the step's peak where the
-    /// workload has no `max_batched_tokens` param.
+    /// Activations a serving engine keeps room for: the peak activations of a step of
+    /// `max_batched_tokens` new tokens of one sequence on an empty cache (or the step's own
+    /// peak, if more); the step's peak where the workload has no `max_batched_tokens` param.
     pub workspace_bytes: f64,
     /// The runtime's fixed reserve on the chip (context, communication buffers, graphs).
     pub reserve_bytes: f64,
