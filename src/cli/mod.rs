@@ -196,7 +196,7 @@ fn warn_unfit(
     if report.summary.fits {
         return Ok(());
     }
-    let fixes = fix::fixes(workload, chip, scenario, report)?;
+    let fixes = fix::fixes(workload, chip, scenario, report);
     let line = exporter::fit_warning(report, &fixes);
     if format == exporter::Format::Table {
         writeln!(out, "{line}")?;

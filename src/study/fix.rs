@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use crate::base::dtype::Role;
-use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::types::TypeKey;
@@ -33,14 +32,9 @@ const TP: [f64; 3] = [2.0, 4.0, 8.0];
 /// (tensor parallel, within the chip's domain), fp8 weights or KV cache, or the largest batch
 /// that fits; each alone, cheapest per token first, then fastest. A change the workload cannot make
 /// (no `tp` param, heads that do not split) is left out.
-pub fn fixes(
-    workload: &Workload,
-    chip: &Chip,
-    scenario: &Scenario,
-    base: &StepReport,
-) -> Result<Vec<Fix>, Error> {
+pub fn fixes(workload: &Workload, chip: &Chip, scenario: &Scenario, base: &StepReport) -> Vec<Fix> {
     if base.summary.fits {
-        return Ok(Vec::new());
+        return Vec::new();
     }
     let mut candidates: Vec<(String, Scenario)> = Vec::new();
     let link = chip.interconnect.as_ref();
@@ -92,5 +86,5 @@ pub fn fixes(
             .total_cmp(&usd(y))
             .then(x.time_ratio.total_cmp(&y.time_ratio))
     });
-    Ok(found)
+    found
 }

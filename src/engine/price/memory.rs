@@ -75,7 +75,7 @@ pub(super) fn profiled_workspace(
     let bytes = peak_at(workload, chip, scenario, ev, profile, budget);
     // The evaluation now holds the profile's numbers: which ops changed since the last
     // priced scenario is no longer known.
-    ev.kernel_memo.key = None;
+    ev.kernel_memo.set(None);
     ev.workspace_memo = Some(WorkspaceMemo {
         overrides: others().copied().collect(),
         fusion: scenario.fusion,

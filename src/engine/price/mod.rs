@@ -317,10 +317,14 @@ pub fn price_step(
     // (overlapped transfers depend on the kernel before, so they are always priced anew).
     let key = (!scenario.overlap_comm).then(|| {
         let roofline = scenario.mode == Mode::Roofline;
-        (chip.id.clone(), scenario.dtypes, scenario.fusion, roofline)
+        (
+            chip.id.as_str(),
+            (scenario.dtypes, scenario.fusion, roofline),
+        )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);
-    let reuse = key.is_some() && memo.key == key && costs.len() == plan.kernels.len();
+    let reuse = key.is_some_and(|(chip, key)| memo.priced_under(chip, key))
+        && costs.len() == plan.kernels.len();
     if !reuse {
         costs.clear();
         costs.resize(plan.kernels.len(), KernelCost::ABSENT);
@@ -353,7 +357,7 @@ pub fn price_step(
     totals.check_finite()?;
     let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
     // The memo goes back only once every cost is current: after an error it stays empty.
-    memo.key = key;
+    memo.set(key);
     ev.kernel_memo = memo;
     Ok(summary)
 }

@@ -49,10 +49,33 @@ pub(crate) struct WorkspaceMemo {
 }
 
 /// The choices the last scenario's kernel costs were priced under, and each kernel's seconds
-/// at the MFU reference peaks; `key` is `None` when no costs may be reused.
+/// at the MFU reference peaks.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct KernelMemo {
-    /// Chip id, types, fusion plan, roofline mode.
-    pub(crate) key: Option<(String, Types, usize, bool)>,
+    /// Whether the costs may be reused at all (the choices below are then meaningful).
+    valid: bool,
+    /// The chip's id, kept in a buffer reused from one scenario to the next.
+    chip: String,
+    key: (Types, usize, bool),
     pub(crate) mfu_s: Vec<f64>,
+}
+
+impl KernelMemo {
+    /// Whether the costs were priced on chip `chip` under `key` (types, fusion plan,
+    /// roofline mode).
+    pub(crate) fn priced_under(&self, chip: &str, key: (Types, usize, bool)) -> bool {
+        self.valid && self.key == key && self.chip == chip
+    }
+
+    /// The costs are now those of `chip` under `key`, or (`None`) may not be reused.
+    pub(crate) fn set(&mut self, priced: Option<(&str, (Types, usize, bool))>) {
+        self.valid = priced.is_some();
+        if let Some((chip, key)) = priced {
+            if self.chip != chip {
+                self.chip.clear();
+                self.chip.push_str(chip);
+            }
+            self.key = key;
+        }
+    }
 }
