@@ -2,10 +2,16 @@
 //! as a sweep does, in as many rows, over two threads in ordered chunks, with no pricing at
 //! all. `scripts/sweep-vs-floor` runs it beside the 1M-scenario sweep and reports the ratio.
 //!
-//!     cargo bench --bench floor -- ROWS BYTES FILE
+//!     cargo bench --bench floor -- ROWS BYTES FILE [--in-place]
 //!
 //! Each row is floats written in ryu's shortest form, separated by commas, as many as bring
 //! the file to BYTES; values vary from row to row as a sweep's do.
+//!
+//! The bytes go where a sweep's `--out` puts them: into a new file beside FILE, renamed over
+//! it at the end (a sweep never overwrites its target in place, so that a failed sweep leaves
+//! it whole). On ext4 a new file can cost the writer more kernel time than rewriting an
+//! existing one in place; the floor pays what the sweep pays. `--in-place` truncates FILE and
+//! writes into it instead, for comparison.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -17,18 +23,27 @@ const CHUNK_ROWS: u64 = 4096;
 const THREADS: u64 = 2;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
+    let mut args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    let in_place = args.iter().any(|a| a == "--in-place");
+    args.retain(|a| a != "--in-place");
     let [rows, bytes, path] = args.as_slice() else {
-        eprintln!("usage: floor ROWS BYTES FILE");
+        eprintln!("usage: floor ROWS BYTES FILE [--in-place]");
         std::process::exit(2);
     };
     let rows: u64 = rows.parse().expect("ROWS is a whole number");
     let bytes: u64 = bytes.parse().expect("BYTES is a whole number");
     let per_row = (bytes / rows.max(1)).max(2) as usize;
-    let out = File::create(path).expect("FILE can be created");
+    let temp = match in_place {
+        true => path.clone(),
+        false => format!("{path}.floor-tmp"),
+    };
+    let out = match in_place {
+        true => File::create(&temp).expect("FILE can be created"),
+        false => File::create_new(&temp).expect("a new file can be created beside FILE"),
+    };
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let chunks = rows.div_ceil(CHUNK_ROWS);
     // Chunks are handed out round-robin: thread t formats chunks t, t + THREADS, ...; the
@@ -55,6 +70,10 @@ fn main() {
         out.write_all(&chunk).expect("the file takes the bytes");
     }
     out.flush().expect("the file takes the bytes");
+    drop(out);
+    if !in_place {
+        std::fs::rename(&temp, path).expect("the new file can replace FILE");
+    }
 }
 
 /// Rows `range`, each about `per_row` bytes of comma-separated floats and a newline.

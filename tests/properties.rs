@@ -115,17 +115,81 @@ proptest! {
     /// the same step as a fresh evaluation.
     #[test]
     fn reused_buffers_match_a_fresh_evaluation(
-        steps in proptest::collection::vec((1u32..64, 1u32..4096, 0usize..4), 1..12),
+        steps in proptest::collection::vec(
+            (1u32..64, 1u32..4096, 0usize..4, prop::sample::select(vec![4096u32, 4096, 8192])),
+            1..12,
+        ),
     ) {
         let w = layer();
         let c = chip(989.0, 3.35);
         let mut ev = w.new_evaluation();
         let mut costs = Vec::new();
-        for (batch, tokens, fusion) in steps {
-            let s = scenario(&w, batch.into(), tokens.into(), fusion);
+        for (batch, tokens, fusion, ffn) in steps {
+            // `ffn` sizes a GEMM's own weight and no declared tensor: the resident weights
+            // change with nothing but that GEMM.
+            let mut s = scenario(&w, batch.into(), tokens.into(), fusion);
+            s.overrides.push((3, ffn.into()));
             let reused = stepcost::internals::price::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
             let fresh = price(&w, &c, &s).unwrap().summary;
             prop_assert_eq!(reused, fresh);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The same on built-in models, whose graphs have the shapes a sweep's reuse must get
+    /// right: ops reading ops, attention over a window, experts, tensor parallelism (a sweep
+    /// re-evaluates only what the params that changed reach, and keeps the resident weights).
+    #[test]
+    fn reused_buffers_match_a_fresh_evaluation_on_built_in_models(
+        model in prop::sample::select(vec![
+            "llama-3.1-70b", "gemma-2-27b", "mixtral-8x7b", "deepseek-v3", "gpt-oss-120b",
+        ]),
+        steps in proptest::collection::vec(
+            (
+                prop::sample::select(vec![1u32, 2, 7, 64]),
+                prop::sample::select(vec![0u32, 1, 4096, 100_000]),
+                prop::sample::select(vec![1u32, 1, 512]),
+                prop::sample::select(vec![1u32, 2, 8]),
+                prop::sample::select(vec!["bf16", "fp8"]),
+                any::<bool>(),
+            ),
+            1..10,
+        ),
+    ) {
+        let w = Workload::named(model).unwrap();
+        let c = Chip::named("h100-sxm").unwrap();
+        let mut ev = w.new_evaluation();
+        let mut costs = Vec::new();
+        for (batch, context, tokens, tp, kv, roofline) in steps {
+            let spec = stepcost::ScenarioSpec {
+                sets: vec![
+                    ("batch".into(), batch.into()),
+                    ("context".into(), context.into()),
+                    ("tokens".into(), tokens.into()),
+                    ("tp".into(), tp.into()),
+                ],
+                dtypes: vec![(stepcost::Role::Kv.into(), kv.parse().unwrap())],
+                mode: if roofline { stepcost::Mode::Roofline } else { stepcost::Mode::Expected },
+                ..stepcost::ScenarioSpec::default()
+            };
+            let s = Scenario::resolve(&w, &spec).unwrap();
+            let reused = stepcost::internals::price::price_step(&w, &c, &s, &mut ev, &mut costs);
+            let fresh = price(&w, &c, &s);
+            match (reused, fresh) {
+                (Ok(reused), Ok(fresh)) => {
+                    prop_assert_eq!(&reused, &fresh.summary);
+                    let kept: Vec<_> = costs.iter().filter(|c| c.count > 0).copied().collect();
+                    let priced: Vec<_> = fresh.prices.iter().map(|p| p.cost).collect();
+                    prop_assert_eq!(kept, priced);
+                }
+                (reused, fresh) => prop_assert_eq!(
+                    reused.map_err(|e| e.to_string()).err(),
+                    fresh.map_err(|e| e.to_string()).err()
+                ),
+            }
         }
     }
 }

@@ -169,6 +169,12 @@ pub struct Scheme {
 }
 
 impl Scheme {
+    /// The bits of the weights' elements and of the type they are multiplied in: the
+    /// numbers of its name.
+    pub fn bits(self) -> (u32, u32) {
+        (bits(self.weight.element()), bits(self.compute))
+    }
+
     /// Whether the weights are widened before they are multiplied.
     pub fn weight_only(self) -> bool {
         self.weight.element().bytes() < self.compute.bytes()
@@ -179,7 +185,8 @@ impl fmt::Display for Scheme {
     /// `W8A16`: the bits of the weights and of the type they are multiplied in, as
     /// quantization schemes are named.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "W{}A{}", bits(self.weight.element()), bits(self.compute))
+        let (weight, compute) = self.bits();
+        write!(f, "W{weight}A{compute}")
     }
 }
 

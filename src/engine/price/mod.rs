@@ -429,7 +429,7 @@ impl Totals {
         &self,
         workload: &Workload,
         chip: &Chip,
-        ev: &Evaluation,
+        ev: &mut Evaluation,
         scenario: &Scenario,
         workspace: Option<f64>,
     ) -> Result<StepSummary, Error> {
@@ -445,7 +445,7 @@ impl Totals {
             activation_bytes,
             scheme,
         } = *self;
-        let (weight_bytes, kv_bytes) = workload.resident_bytes(ev, dtypes);
+        let (weight_bytes, kv_bytes) = workload.resident_bytes_kept(ev, dtypes);
         let memory = memory::memory(
             workload,
             chip,

@@ -1,11 +1,10 @@
-//! Evaluating a workload for one set of param values: params, then the expressions that read
-//! a changed param, tensor sizes, block repeats, each op's work and reads, and the step-wide
-//! numbers, into an [`Evaluation`] reused from one scenario to the next. Also what a scenario
-//! keeps resident in HBM.
+//! Evaluating a workload for one set of param values: params, then the expressions, tensor
+//! sizes and ops a changed param reaches (`reach`), block repeats and the step-wide numbers,
+//! into an [`Evaluation`] reused from one scenario to the next. An op's own work is `work`'s.
 
 use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
-use super::{Collective, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload, MAX_REPEAT};
-use crate::base::dtype::Role;
+use super::reach::Reaches;
+use super::{Field, GemmDims, ReadSize, Ref, Workload, MAX_REPEAT};
 use crate::base::error::Error;
 use crate::base::ranges;
 use crate::base::types::Types;
@@ -16,11 +15,15 @@ use crate::base::types::Types;
 pub struct Evaluation {
     pub(crate) params: Vec<f64>,
     pub(crate) exprs: Vec<f64>,
-    /// The params `exprs` were last evaluated with, whether they are all current, and which
-    /// params changed since (scratch).
-    previous: Vec<f64>,
+    /// Whether every number below is current (the last evaluation succeeded), which params
+    /// changed in the last evaluation, and which took an override's value.
     valid: bool,
     changed: Vec<bool>,
+    overridden: Vec<bool>,
+    /// Each param's override in the evaluation under way (scratch, `None` between them).
+    given: Vec<Option<f64>>,
+    /// What the changes of params seen so far reach in the graph (see `reach`).
+    reaches: Reaches,
     /// Which expressions, tensors and ops changed in the last evaluation (scratch).
     expr_changed: Vec<bool>,
     tensor_changed: Vec<bool>,
@@ -53,16 +56,9 @@ pub struct Evaluation {
     /// What the kernel costs of the last priced scenario were priced under (see
     /// `price::price_step`): a kernel none of whose ops changed since keeps its cost.
     pub(crate) kernel_memo: KernelMemo,
-}
-
-/// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the
-/// elements of its left and right matrices (zero for other ops).
-#[derive(Debug, Clone, Copy, Default)]
-struct Work {
-    flops: f64,
-    out: f64,
-    left: f64,
-    right: f64,
+    /// The resident weight bytes last counted and the types they were counted under; cleared
+    /// by an evaluation that may change them.
+    pub(super) weight_memo: Option<(Types, f64)>,
 }
 
 impl Workload {
@@ -71,9 +67,11 @@ impl Workload {
         Evaluation {
             params: vec![0.0; self.params.len()],
             exprs: vec![0.0; self.exprs.len()],
-            previous: vec![0.0; self.params.len()],
             valid: false,
             changed: vec![true; self.params.len()],
+            overridden: vec![false; self.params.len()],
+            given: vec![None; self.params.len()],
+            reaches: Reaches::default(),
             expr_changed: vec![true; self.exprs.len()],
             tensor_changed: vec![true; self.tensors.len()],
             op_changed: vec![true; self.ops.len()],
@@ -90,6 +88,7 @@ impl Workload {
             sequences: None,
             workspace_memo: None,
             kernel_memo: KernelMemo::default(),
+            weight_memo: None,
             chips: 1.0,
             stages: 1.0,
         }
@@ -98,68 +97,123 @@ impl Workload {
     /// Evaluates the step for the param values `overrides` sets (later entries win) and the
     /// defaults of the rest, into `ev` (from [`Workload::new_evaluation`]).
     pub fn evaluate(&self, overrides: &[(usize, f64)], ev: &mut Evaluation) -> Result<(), Error> {
-        self.evaluate_params(overrides, ev)?;
-        self.evaluate_exprs(ev)?;
-        self.evaluate_tensors(ev)?;
+        // Until this evaluation succeeds, the next one starts from scratch.
+        let was_valid = std::mem::replace(&mut ev.valid, false);
+        self.evaluate_params(overrides, ev, was_valid)?;
+        let mut reaches = std::mem::take(&mut ev.reaches);
+        let reached = self.evaluate_reached(ev, &mut reaches, was_valid);
+        ev.reaches = reaches;
+        reached?;
         self.evaluate_repeats(ev)?;
-        self.evaluate_ops(ev)?;
         self.evaluate_step(ev)?;
         ev.valid = true;
         Ok(())
     }
 
-    /// Every param's value: its override, or its default over the params before it.
+    /// Every param's value: its override, or its default over the params before it (kept
+    /// when none of those changed); marks those whose value changed.
     fn evaluate_params(
         &self,
         overrides: &[(usize, f64)],
         ev: &mut Evaluation,
+        was_valid: bool,
     ) -> Result<(), Error> {
+        // Each param's override (the last given), found once rather than per param.
+        for &(i, v) in overrides {
+            ev.given[i] = Some(v);
+        }
         for &i in &self.eval_order {
-            ev.params[i] = match overrides.iter().rev().find(|(j, _)| *j == i) {
-                Some(&(_, v)) => v,
-                None => {
-                    let p = &self.params[i];
-                    p.default
-                        .eval(&ev.params)
-                        .map_err(|e| self.problem(&p.origin, e.to_string()))?
+            let p = &self.params[i];
+            let given = ev.given[i].take();
+            let value = match given {
+                Some(v) => v,
+                None if was_valid
+                    && !ev.overridden[i]
+                    && !p.default.params().iter().any(|&d| ev.changed[d]) =>
+                {
+                    ev.params[i]
                 }
+                None => match p.default.eval(&ev.params) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        ev.given.fill(None);
+                        return Err(self.problem(&p.origin, e.to_string()));
+                    }
+                },
             };
+            ev.changed[i] = !was_valid || value.to_bits() != ev.params[i].to_bits();
+            ev.overridden[i] = given.is_some();
+            ev.params[i] = value;
         }
         Ok(())
     }
 
-    /// The expressions' values; leaves `ev` not valid until the whole evaluation succeeds.
-    fn evaluate_exprs(&self, ev: &mut Evaluation) -> Result<(), Error> {
-        // A sweep changes a param or two from one scenario to the next: evaluate only the
-        // expressions that read a param whose value changed since the last evaluation.
-        for (i, &value) in ev.params.iter().enumerate() {
-            ev.changed[i] = !ev.valid || value.to_bits() != ev.previous[i].to_bits();
+    /// The expressions, tensors and ops the changed params reach, or all of them when the
+    /// last evaluation did not succeed; sets the change flags to match.
+    fn evaluate_reached(
+        &self,
+        ev: &mut Evaluation,
+        reaches: &mut Reaches,
+        was_valid: bool,
+    ) -> Result<(), Error> {
+        ev.op_changed.fill(false);
+        ev.out_changed.fill(false);
+        if !was_valid {
+            reaches.current = None;
+            ev.weight_memo = None;
+            ev.expr_changed.fill(true);
+            ev.tensor_changed.fill(true);
+            self.evaluate_exprs(ev, 0..self.exprs.len())?;
+            self.evaluate_tensors(ev, 0..self.tensors.len())?;
+            return self.evaluate_ops(ev, 0..self.ops.len());
         }
-        ev.previous.copy_from_slice(&ev.params);
-        let first = !ev.valid;
-        ev.valid = false; // until every expression below is current
-        for (k, expr) in self.exprs.iter().enumerate() {
-            ev.expr_changed[k] = first || expr.params().iter().any(|&p| ev.changed[p]);
-            if ev.expr_changed[k] {
-                ev.exprs[k] = expr
-                    .eval(&ev.params)
-                    .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
-            }
+        let r = reaches.of(self, &ev.changed);
+        let fresh = reaches.current != Some(r);
+        reaches.current = Some(r);
+        let reach = reaches.get(r);
+        if fresh {
+            ev.expr_changed.fill(false);
+            ev.tensor_changed.fill(false);
+            reach.exprs.iter().for_each(|&k| ev.expr_changed[k] = true);
+            reach
+                .tensors
+                .iter()
+                .for_each(|&t| ev.tensor_changed[t] = true);
+        }
+        if reach.weights {
+            ev.weight_memo = None;
+        }
+        self.evaluate_exprs(ev, reach.exprs.iter().copied())?;
+        self.evaluate_tensors(ev, reach.tensors.iter().copied())?;
+        self.evaluate_ops(ev, reach.ops.iter().copied())
+    }
+
+    /// The values of expressions `exprs`.
+    fn evaluate_exprs(
+        &self,
+        ev: &mut Evaluation,
+        exprs: impl Iterator<Item = usize>,
+    ) -> Result<(), Error> {
+        for k in exprs {
+            ev.exprs[k] = self.exprs[k]
+                .eval(&ev.params)
+                .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
         }
         Ok(())
     }
 
-    /// Elements of each declared tensor whose shape changed.
-    fn evaluate_tensors(&self, ev: &mut Evaluation) -> Result<(), Error> {
-        for (t, tensor) in self.tensors.iter().enumerate() {
-            ev.tensor_changed[t] = tensor.shape.iter().any(|d| ev.expr_changed[d.id]);
-            if ev.tensor_changed[t] {
-                let mut elements = 1.0;
-                for d in &tensor.shape {
-                    elements *= self.dim(d, ev)?;
-                }
-                ev.tensors[t] = elements;
+    /// Elements of tensors `tensors`.
+    fn evaluate_tensors(
+        &self,
+        ev: &mut Evaluation,
+        tensors: impl Iterator<Item = usize>,
+    ) -> Result<(), Error> {
+        for t in tensors {
+            let mut elements = 1.0;
+            for d in &self.tensors[t].shape {
+                elements *= self.dim(d, ev)?;
             }
+            ev.tensors[t] = elements;
         }
         Ok(())
     }
@@ -175,12 +229,17 @@ impl Workload {
         Ok(())
     }
 
-    /// The work and reads of each op whose expressions or inputs changed. `op_changed` says
-    /// whether an op's numbers really changed (an op downstream of a changed one often keeps
-    /// its numbers: attention's output is as wide at any context), so that pricing can keep
-    /// the cost of a kernel whose ops are as they were.
-    fn evaluate_ops(&self, ev: &mut Evaluation) -> Result<(), Error> {
-        for (i, op) in self.ops.iter().enumerate() {
+    /// The work and reads of those of `ops` whose expressions or inputs changed, in order.
+    /// `op_changed` says whether an op's numbers really changed (an op downstream of a changed
+    /// one often keeps its numbers: attention's output is as wide at any context), so that
+    /// pricing can keep the cost of a kernel whose ops are as they were.
+    fn evaluate_ops(
+        &self,
+        ev: &mut Evaluation,
+        ops: impl Iterator<Item = usize> + Clone,
+    ) -> Result<(), Error> {
+        for i in ops.clone() {
+            let op = &self.ops[i];
             // An op reading an op defined after it reads a size settled below: changed.
             let input_changed = |ev: &Evaluation, source: Ref| match source {
                 Ref::Tensor(t) => ev.tensor_changed[t],
@@ -193,8 +252,6 @@ impl Workload {
                     .inputs
                     .iter()
                     .any(|input| input_changed(ev, input.source));
-            ev.op_changed[i] = false;
-            ev.out_changed[i] = false;
             if stale {
                 let before = OpNumbers::of(i, op, ev);
                 self.evaluate_op(i, op, ev)?;
@@ -205,11 +262,15 @@ impl Workload {
                 });
                 ev.out_changed[i] = before.out.to_bits() != ev.out_elements[i].to_bits();
                 ev.op_changed[i] = whole_read_changed || before != OpNumbers::of(i, op, ev);
+                if ev.op_changed[i] && op.reads_own_weight() {
+                    ev.weight_memo = None;
+                }
             }
         }
         // Reads of whole op outputs, now that every output is known (an op may read an op
-        // defined after it).
-        for op in &self.ops {
+        // defined after it). An op outside `ops` reads no output that changed.
+        for i in ops {
+            let op = &self.ops[i];
             for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
                 if let (Ref::Op(j), ReadSize::Whole) = (input.source, &input.size) {
                     ev.reads[slot] = ev.out_elements[j];
@@ -240,7 +301,7 @@ impl Workload {
         };
         for (b, block) in self.blocks.iter().enumerate() {
             ev.held[b] = match &block.held {
-                Some(f) => self.amount(&Some(f.clone()), ev)?,
+                Some(f) => self.amount(Some(f), ev)?,
                 None => ev.repeats[b] as f64,
             };
         }
@@ -274,7 +335,7 @@ impl Workload {
     }
 
     /// A dimension's value, which must be > 0.
-    fn dim(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
+    pub(super) fn dim(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
         let v = ev.exprs[field.id];
         if v > 0.0 {
             Ok(v)
@@ -290,7 +351,7 @@ impl Workload {
     }
 
     /// An amount of work (FLOPs, elements written), which must be >= 0.
-    fn amount(&self, field: &Option<Field>, ev: &Evaluation) -> Result<f64, Error> {
+    pub(super) fn amount(&self, field: Option<&Field>, ev: &Evaluation) -> Result<f64, Error> {
         let Some(field) = field else { return Ok(0.0) };
         let v = ev.exprs[field.id];
         if v >= 0.0 {
@@ -301,171 +362,6 @@ impl Workload {
                 format!("`{}` is {v}; it must not be negative", self.exprs[field.id]),
             ))
         }
-    }
-
-    /// One op's FLOPs, output elements and reads (those of whole op outputs are settled
-    /// after every op, as NaN until then).
-    fn evaluate_op(&self, index: usize, op: &Op, ev: &mut Evaluation) -> Result<(), Error> {
-        let work = match &op.kind {
-            OpKind::Gemm { m, n, k, batch, .. } => {
-                self.gemm_work(index, [m, n, k], batch.as_ref(), ev)?
-            }
-            OpKind::KvRead { flops, out } => Work {
-                flops: self.amount(flops, ev)?,
-                out: self.amount(out, ev)?,
-                ..Work::default()
-            },
-            OpKind::Elementwise {
-                elements,
-                flops_per_element,
-                out,
-            } => self.elementwise_work(op, elements.as_ref(), flops_per_element, out, ev)?,
-            OpKind::Collective {
-                collective,
-                elements,
-                group,
-                ..
-            } => self.collective_work(index, *collective, elements, group, ev)?,
-        };
-        if !work.flops.is_finite() || !work.out.is_finite() {
-            return Err(self.problem(
-                &op.origin,
-                format!("op `{}`: its FLOPs or output size overflow", op.name),
-            ));
-        }
-        ev.flops[index] = work.flops;
-        ev.out_elements[index] = work.out;
-        for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
-            ev.reads[slot] = match (&input.size, input.source) {
-                (ReadSize::GemmLeft, _) => work.left,
-                (ReadSize::GemmRight, _) => work.right,
-                (ReadSize::Explicit(field), _) => self.dim(field, ev)?,
-                (ReadSize::Whole, Ref::Tensor(t)) => ev.tensors[t],
-                (ReadSize::Whole, _) => f64::NAN, // an op's output: settled after all ops
-            };
-        }
-        Ok(())
-    }
-
-    /// `batch` products of `[m x k] x [k x n]`; records the GEMM's sizes in `ev`.
-    fn gemm_work(
-        &self,
-        index: usize,
-        [m, n, k]: [&Field; 3],
-        batch: Option<&Field>,
-        ev: &mut Evaluation,
-    ) -> Result<Work, Error> {
-        let (m, n, k) = (self.dim(m, ev)?, self.dim(n, ev)?, self.dim(k, ev)?);
-        let batch = match batch {
-            Some(b) => self.dim(b, ev)?,
-            None => 1.0,
-        };
-        ev.gemm[index] = GemmDims {
-            count: batch,
-            m,
-            n,
-            k,
-        };
-        // Each matrix once: A is [m x k], B is [k x n], C is [m x n], per batch entry.
-        Ok(Work {
-            flops: 2.0 * batch * m * n * k,
-            out: batch * m * n,
-            left: batch * m * k,
-            right: batch * k * n,
-        })
-    }
-
-    /// `elements` (by default, the size of the first input) times `flops_per_element` of
-    /// vector work, writing `out` elements (by default, as many as it works on).
-    fn elementwise_work(
-        &self,
-        op: &Op,
-        elements: Option<&Field>,
-        flops_per_element: &Field,
-        out: &Option<Field>,
-        ev: &Evaluation,
-    ) -> Result<Work, Error> {
-        let n = match elements {
-            Some(e) => self.dim(e, ev)?,
-            // `build` made sure the first input is a tensor or an earlier op.
-            None => match op.inputs[0].source {
-                Ref::Tensor(t) => ev.tensors[t],
-                Ref::Op(j) => ev.out_elements[j],
-                Ref::OwnWeight(_) => 0.0,
-            },
-        };
-        let out = match out {
-            Some(_) => self.amount(out, ev)?,
-            None => n,
-        };
-        let per_element = ev.exprs[flops_per_element.id];
-        if per_element < 0.0 {
-            return Err(self.problem(
-                &flops_per_element.origin,
-                format!("`{per_element}` FLOPs per element must not be negative"),
-            ));
-        }
-        Ok(Work {
-            flops: n * per_element,
-            out,
-            ..Work::default()
-        })
-    }
-
-    /// A collective of `elements` over a whole number of chips; records the group in `ev`.
-    fn collective_work(
-        &self,
-        index: usize,
-        collective: Collective,
-        elements: &Field,
-        group: &Field,
-        ev: &mut Evaluation,
-    ) -> Result<Work, Error> {
-        let n = self.dim(elements, ev)?;
-        let chips = self.dim(group, ev)?;
-        if chips.fract() != 0.0 {
-            return Err(self.problem(
-                &group.origin,
-                format!(
-                    "`{}` is {chips}; a group is a whole number of chips",
-                    self.exprs[group.id]
-                ),
-            ));
-        }
-        ev.group[index] = chips;
-        let out = match collective {
-            Collective::ReduceScatter => n / chips,
-            _ => n,
-        };
-        Ok(Work {
-            out,
-            ..Work::default()
-        })
-    }
-
-    /// Bytes of weights and KV cache resident in HBM under `dtypes`: declared tensors and
-    /// implied GEMM weights, each block's counted once per repeat.
-    pub fn resident_bytes(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
-        let mut weight = 0.0;
-        let mut kv = 0.0;
-        let count = |block: Option<usize>| block.map_or(1.0, |b| ev.held[b]);
-        for (t, tensor) in self.tensors.iter().enumerate() {
-            let bytes = ev.tensors[t] * types.get(tensor.slot).bytes() * count(tensor.block);
-            match tensor.role() {
-                Role::Weight => weight += bytes,
-                Role::Kv => kv += bytes,
-                Role::Activation => {}
-            }
-        }
-        for op in &self.ops {
-            for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
-                if matches!(input.source, Ref::OwnWeight(_)) {
-                    let format = types.get(input.slot);
-                    weight += ev.reads[slot] * format.bytes() * count(Some(op.block));
-                }
-            }
-        }
-        (weight, kv)
     }
 }
 

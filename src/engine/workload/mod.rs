@@ -14,6 +14,9 @@ mod eval;
 mod file;
 mod graph;
 mod memo;
+mod reach;
+mod resident;
+mod work;
 
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
@@ -281,6 +284,11 @@ impl Op {
             .next()
             .unwrap_or(types.role(Role::Activation).element());
         elements.fold(first, DType::compute_with)
+    }
+
+    /// Whether the op is a GEMM with its own (implied) weight.
+    pub fn reads_own_weight(&self) -> bool {
+        (self.inputs.iter()).any(|input| matches!(input.source, Ref::OwnWeight(_)))
     }
 
     /// The format of the weight the op reads, if it reads one.

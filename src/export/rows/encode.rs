@@ -38,7 +38,10 @@ pub enum CsvText {
 
 /// Whether a spreadsheet would take a cell starting with `text` for a formula.
 fn formula_like(text: &str) -> bool {
-    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
+    matches!(
+        text.as_bytes().first(),
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+    )
 }
 
 fn push_csv_text(out: &mut Vec<u8>, text: &str, mode: CsvText) {
@@ -48,7 +51,7 @@ fn push_csv_text(out: &mut Vec<u8>, text: &str, mode: CsvText) {
         neutral.push_str(text);
         return push_csv_text(out, &neutral, CsvText::Raw);
     }
-    if text.contains([',', '"', '\n', '\r']) {
+    if (text.bytes()).any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
         out.push(b'"');
         for byte in text.bytes() {
             if byte == b'"' {
@@ -74,20 +77,64 @@ pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     out.push(b'\n');
 }
 
+/// A number as [`push_number`] last wrote it in one column.
+#[derive(Clone, Copy, Default)]
+struct Written {
+    bits: u64,
+    len: u8,
+    text: [u8; 24],
+}
+
+thread_local! {
+    /// Each column's last number and its text: from one row of a sweep to the next, most
+    /// columns keep their value (a model's shape, the chip's price), and copying the text is
+    /// cheaper than writing the number again.
+    static LAST: std::cell::RefCell<Vec<Written>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Appends `x` as [`push_number`] does, reusing `last`'s text when it was written from the
+/// same bits.
+fn push_number_again(out: &mut Vec<u8>, x: f64, last: &mut Written) {
+    let bits = x.to_bits();
+    if last.len > 0 && last.bits == bits {
+        // A copy of a fixed length is a few moves; the unused tail is cut off after it.
+        let end = out.len() + last.len as usize;
+        out.extend_from_slice(&last.text);
+        out.truncate(end);
+        return;
+    }
+    let start = out.len();
+    push_number(out, x);
+    let text = &out[start..];
+    // Shortest forms of an f64 are at most 24 bytes; an empty cell is not kept.
+    if !text.is_empty() && text.len() <= last.text.len() {
+        last.text[..text.len()].copy_from_slice(text);
+        (last.bits, last.len) = (bits, text.len() as u8);
+    }
+}
+
 /// Appends `row` as one CSV line.
 pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
-    let mut first = true;
+    LAST.with_borrow_mut(|last| csv_line_with(out, row, mode, last));
+}
+
+fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, last: &mut Vec<Written>) {
+    let mut column = 0;
     row.visit(&mut |_, value| {
-        if !std::mem::take(&mut first) {
+        if column > 0 {
             out.push(b',');
+        }
+        if column == last.len() {
+            last.push(Written::default());
         }
         match value {
             Value::Text(s) => push_csv_text(out, s, mode),
-            Value::Num(x) => push_number(out, x),
+            Value::Num(x) => push_number_again(out, x, &mut last[column]),
             Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Empty => {}
         }
+        column += 1;
     });
     out.push(b'\n');
 }
@@ -175,6 +222,49 @@ mod tests {
         assert_eq!(value["int"], 8192);
         assert_eq!(value["float"], 0.25);
         assert!(value["nan"].is_null() && value["empty"].is_null());
+    }
+
+    /// One column of numbers.
+    struct Column(f64);
+
+    impl Row for Column {
+        fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+            f("x", Value::Num(self.0));
+            f("y", Value::Num(2.5));
+        }
+    }
+
+    #[test]
+    fn a_column_repeating_its_number_writes_the_same_text() {
+        let values = [
+            0.1,
+            0.1,
+            0.30000000000000004,
+            8192.0,
+            8192.0,
+            f64::NAN,
+            8192.0,
+            -0.0,
+            0.0,
+            1.7976931348623157e308,
+            1.7976931348623157e308,
+        ];
+        let mut lines = Vec::new();
+        for x in values {
+            csv_line(&mut lines, &Column(x), CsvText::Raw);
+        }
+        let expected: String = values
+            .iter()
+            .map(|&x| {
+                let mut cell = Vec::new();
+                push_number(&mut cell, x);
+                format!("{},2.5\n", String::from_utf8(cell).unwrap())
+            })
+            .collect();
+        assert_eq!(String::from_utf8(lines).unwrap(), expected);
+        assert!(expected.starts_with("0.1,2.5\n0.1,2.5\n0.30000000000000004,2.5\n8192,"));
+        // NaN is an empty cell, and -0 is written as the integer it equals.
+        assert!(expected.contains("\n,2.5\n8192,2.5\n0,2.5\n0,2.5\n"));
     }
 
     struct Formulas;

@@ -61,16 +61,21 @@ pub(crate) fn visit_types(types: &Types, f: &mut dyn FnMut(&str, Value<'_>)) {
 /// A scheme's name (`W4A16`) written on the stack, so a sweep's row allocates nothing for it.
 #[derive(Default)]
 pub(crate) struct SchemeText {
-    buf: [u8; 16],
+    buf: [u8; 24],
 }
 
 impl SchemeText {
+    /// The name as `Scheme`'s `Display` writes it, without the formatting machinery (a
+    /// sweep writes one per row).
     pub(crate) fn of(&mut self, scheme: Scheme) -> &str {
-        use std::io::Write;
-        let mut cursor = std::io::Cursor::new(&mut self.buf[..]);
-        // "W32A32" is the longest name: 6 bytes.
-        let _ = write!(cursor, "{scheme}");
-        let n = cursor.position() as usize;
+        let (weight, compute) = scheme.bits();
+        let (mut w, mut c) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let mut n = 0;
+        // At most 1 + 10 + 1 + 10 bytes.
+        for part in ["W", w.format(weight), "A", c.format(compute)] {
+            self.buf[n..n + part.len()].copy_from_slice(part.as_bytes());
+            n += part.len();
+        }
         std::str::from_utf8(&self.buf[..n]).unwrap_or("")
     }
 }

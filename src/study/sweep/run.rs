@@ -190,7 +190,7 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             }
             len = self.chunk_len(widest_row, len);
             let end = total.min(start.saturating_add(len));
-            for task in self.price_chunk(start, end) {
+            for task in self.price_chunk(start, end, widest_row) {
                 if let Some(failure) = task.failed {
                     return Err(failure); // nothing of this chunk is sent
                 }
@@ -218,7 +218,8 @@ impl<'a, S: RowSink> Pricer<'a, S> {
     }
 
     /// Prices scenarios `start..end` in parallel tasks; their rows come back in grid order.
-    fn price_chunk(&self, start: u64, end: u64) -> Vec<TaskRows> {
+    /// `widest_row` (bytes, 0 when no row is seen yet) sizes the tasks' buffers.
+    fn price_chunk(&self, start: u64, end: u64, widest_row: u64) -> Vec<TaskRows> {
         let per_task = (end - start).div_ceil(self.tasks_per_chunk).max(1);
         (0..(end - start).div_ceil(per_task))
             .into_par_iter()
@@ -227,15 +228,21 @@ impl<'a, S: RowSink> Pricer<'a, S> {
                 |worker, task| {
                     let from = start + task * per_task;
                     let to = end.min(from + per_task);
-                    self.price_task(from..to, worker)
+                    self.price_task(from..to, worker, widest_row)
                 },
             )
             .collect()
     }
 
-    /// Prices the scenarios `indices` of one task into one buffer.
-    fn price_task(&self, indices: Range<u64>, worker: &mut Worker) -> TaskRows {
-        let mut buffer = Vec::with_capacity((indices.end - indices.start) as usize * 512);
+    /// Prices the scenarios `indices` of one task into one buffer, sized for rows as wide as
+    /// `widest_row` (so that it is not copied as it grows).
+    fn price_task(&self, indices: Range<u64>, worker: &mut Worker, widest_row: u64) -> TaskRows {
+        let row = match widest_row {
+            0 => 512,
+            w => w + w / 16,
+        };
+        let rows = (indices.end - indices.start) * self.rows_per_scenario;
+        let mut buffer = Vec::with_capacity(rows.saturating_mul(row).min(CHUNK_BYTES) as usize);
         let (mut rows, mut errors, mut failed, mut widest_row) = (0, 0, None, 0);
         for index in indices {
             let before = buffer.len();

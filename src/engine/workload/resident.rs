@@ -1,0 +1,60 @@
+//! What a scenario keeps resident in HBM: weights and KV cache.
+
+use super::{Evaluation, Ref, Workload};
+use crate::base::dtype::Role;
+use crate::base::types::Types;
+
+impl Workload {
+    /// Bytes of weights and KV cache resident in HBM under `types`: declared tensors and
+    /// implied GEMM weights, each block's counted once per repeat it holds.
+    pub fn resident_bytes(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
+        (self.weight_bytes(ev, types), self.kv_bytes(ev, types))
+    }
+
+    /// [`Workload::resident_bytes`], with the weights kept from the last call on `ev` while
+    /// its evaluations since changed nothing they depend on (a sweep over batch or context).
+    pub(crate) fn resident_bytes_kept(&self, ev: &mut Evaluation, types: &Types) -> (f64, f64) {
+        let weight = match ev.weight_memo {
+            Some((kept, bytes)) if kept == *types => bytes,
+            _ => {
+                let bytes = self.weight_bytes(ev, types);
+                ev.weight_memo = Some((*types, bytes));
+                bytes
+            }
+        };
+        (weight, self.kv_bytes(ev, types))
+    }
+
+    fn held(&self, ev: &Evaluation, block: Option<usize>) -> f64 {
+        block.map_or(1.0, |b| ev.held[b])
+    }
+
+    fn weight_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {
+        let mut weight = 0.0;
+        for (t, tensor) in self.tensors.iter().enumerate() {
+            if tensor.role() == Role::Weight {
+                let format = types.get(tensor.slot);
+                weight += ev.tensors[t] * format.bytes() * self.held(ev, tensor.block);
+            }
+        }
+        for op in &self.ops {
+            for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
+                if matches!(input.source, Ref::OwnWeight(_)) {
+                    let format = types.get(input.slot);
+                    weight += ev.reads[slot] * format.bytes() * self.held(ev, Some(op.block));
+                }
+            }
+        }
+        weight
+    }
+
+    fn kv_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {
+        let mut kv = 0.0;
+        for (t, tensor) in self.tensors.iter().enumerate() {
+            if tensor.role() == Role::Kv {
+                kv += ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
+            }
+        }
+        kv
+    }
+}

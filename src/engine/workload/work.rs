@@ -1,0 +1,161 @@
+//! The work of one op in a scenario: its FLOPs, output and reads, from its kind's sizes.
+
+use super::{Collective, Evaluation, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload};
+use crate::base::error::Error;
+
+/// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the
+/// elements of its left and right matrices (zero for other ops).
+#[derive(Debug, Clone, Copy, Default)]
+struct Work {
+    flops: f64,
+    out: f64,
+    left: f64,
+    right: f64,
+}
+
+impl Workload {
+    /// One op's FLOPs, output elements and reads (those of whole op outputs are settled
+    /// after every op, as NaN until then).
+    pub(super) fn evaluate_op(
+        &self,
+        index: usize,
+        op: &Op,
+        ev: &mut Evaluation,
+    ) -> Result<(), Error> {
+        let work = match &op.kind {
+            OpKind::Gemm { m, n, k, batch, .. } => {
+                self.gemm_work(index, [m, n, k], batch.as_ref(), ev)?
+            }
+            OpKind::KvRead { flops, out } => Work {
+                flops: self.amount(flops.as_ref(), ev)?,
+                out: self.amount(out.as_ref(), ev)?,
+                ..Work::default()
+            },
+            OpKind::Elementwise {
+                elements,
+                flops_per_element,
+                out,
+            } => self.elementwise_work(op, elements.as_ref(), flops_per_element, out, ev)?,
+            OpKind::Collective {
+                collective,
+                elements,
+                group,
+                ..
+            } => self.collective_work(index, *collective, elements, group, ev)?,
+        };
+        if !work.flops.is_finite() || !work.out.is_finite() {
+            return Err(self.problem(
+                &op.origin,
+                format!("op `{}`: its FLOPs or output size overflow", op.name),
+            ));
+        }
+        ev.flops[index] = work.flops;
+        ev.out_elements[index] = work.out;
+        for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
+            ev.reads[slot] = match (&input.size, input.source) {
+                (ReadSize::GemmLeft, _) => work.left,
+                (ReadSize::GemmRight, _) => work.right,
+                (ReadSize::Explicit(field), _) => self.dim(field, ev)?,
+                (ReadSize::Whole, Ref::Tensor(t)) => ev.tensors[t],
+                (ReadSize::Whole, _) => f64::NAN, // an op's output: settled after all ops
+            };
+        }
+        Ok(())
+    }
+
+    /// `batch` products of `[m x k] x [k x n]`; records the GEMM's sizes in `ev`.
+    fn gemm_work(
+        &self,
+        index: usize,
+        [m, n, k]: [&Field; 3],
+        batch: Option<&Field>,
+        ev: &mut Evaluation,
+    ) -> Result<Work, Error> {
+        let (m, n, k) = (self.dim(m, ev)?, self.dim(n, ev)?, self.dim(k, ev)?);
+        let batch = match batch {
+            Some(b) => self.dim(b, ev)?,
+            None => 1.0,
+        };
+        ev.gemm[index] = GemmDims {
+            count: batch,
+            m,
+            n,
+            k,
+        };
+        // Each matrix once: A is [m x k], B is [k x n], C is [m x n], per batch entry.
+        Ok(Work {
+            flops: 2.0 * batch * m * n * k,
+            out: batch * m * n,
+            left: batch * m * k,
+            right: batch * k * n,
+        })
+    }
+
+    /// `elements` (by default, the size of the first input) times `flops_per_element` of
+    /// vector work, writing `out` elements (by default, as many as it works on).
+    fn elementwise_work(
+        &self,
+        op: &Op,
+        elements: Option<&Field>,
+        flops_per_element: &Field,
+        out: &Option<Field>,
+        ev: &Evaluation,
+    ) -> Result<Work, Error> {
+        let n = match elements {
+            Some(e) => self.dim(e, ev)?,
+            // `build` made sure the first input is a tensor or an earlier op.
+            None => match op.inputs[0].source {
+                Ref::Tensor(t) => ev.tensors[t],
+                Ref::Op(j) => ev.out_elements[j],
+                Ref::OwnWeight(_) => 0.0,
+            },
+        };
+        let out = match out {
+            Some(_) => self.amount(out.as_ref(), ev)?,
+            None => n,
+        };
+        let per_element = ev.exprs[flops_per_element.id];
+        if per_element < 0.0 {
+            return Err(self.problem(
+                &flops_per_element.origin,
+                format!("`{per_element}` FLOPs per element must not be negative"),
+            ));
+        }
+        Ok(Work {
+            flops: n * per_element,
+            out,
+            ..Work::default()
+        })
+    }
+
+    /// A collective of `elements` over a whole number of chips; records the group in `ev`.
+    fn collective_work(
+        &self,
+        index: usize,
+        collective: Collective,
+        elements: &Field,
+        group: &Field,
+        ev: &mut Evaluation,
+    ) -> Result<Work, Error> {
+        let n = self.dim(elements, ev)?;
+        let chips = self.dim(group, ev)?;
+        if chips.fract() != 0.0 {
+            return Err(self.problem(
+                &group.origin,
+                format!(
+                    "`{}` is {chips}; a group is a whole number of chips",
+                    self.exprs[group.id]
+                ),
+            ));
+        }
+        ev.group[index] = chips;
+        let out = match collective {
+            Collective::ReduceScatter => n / chips,
+            _ => n,
+        };
+        Ok(Work {
+            out,
+            ..Work::default()
+        })
+    }
+}
