@@ -18,7 +18,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
 
-pub(crate) use cells::push_cells;
+pub(crate) use crate::export::cells::push_cells;
 use cells::Column;
 
 use crate::export::rows::ColumnType;
