@@ -154,11 +154,12 @@ def _request(request) -> Optional[Tuple[int, int]]:
 
 class Result:
     """One priced scenario: each column of ``stepcost run --format csv`` is an attribute
-    (``step_time_us``, ``tokens_per_s``, ``fits``, ...), in the unit its name ends with.
+    (``step_time_us``, ``tokens_per_s``, ``fits``, ...) and an item (``r["kernels"]``, the
+    count, since ``r.kernels()`` is the kernels' table), in the unit its name ends with.
 
     >>> r = run("llama-3.1-8b", "h100-sxm", set={"batch": 8}, mode="roofline")
-    >>> r.mode, r.kernels > 0
-    ('roofline', True)
+    >>> r.mode, r["kernels"], r.kernels().num_rows  # kernels per step; distinct kernels
+    ('roofline', 387, 15)
     >>> sorted(r.to_dict())[:2]
     ['activation_bytes', 'activation_dtype']
     """
@@ -172,6 +173,9 @@ class Result:
             return self.__dict__["_row"][name]
         except KeyError:
             raise AttributeError(f"a stepcost result has no column `{name}`") from None
+
+    def __getitem__(self, column: str):
+        return self._row[column]
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._row))

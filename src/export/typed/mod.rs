@@ -118,6 +118,7 @@ impl TypedBatch {
         &self.columns
     }
 
+    #[cfg(feature = "arrow")]
     fn into_columns(self) -> Vec<TypedValues> {
         self.columns
     }
