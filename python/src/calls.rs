@@ -267,6 +267,6 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
     let entries = py
         .detach(|| stepcost::plan(&workload, &chips, &request))
         .or_raise()?;
-    let table = TypedTable::of_plan(&workload.name().to_owned(), &request, &entries).or_raise()?;
+    let table = TypedTable::of_plan(workload.name(), &request, &entries).or_raise()?;
     ArrowStream::of(py, table)
 }

@@ -26,6 +26,9 @@ pub struct PyWorkload {
     name: Option<String>,
 }
 
+/// What pickling keeps of a loaded chip or workload: its class and how it was given.
+type Reduced = (Py<PyAny>, (String, Option<String>));
+
 /// The source `spec` names: YAML text if it holds a line break (errors call it `name`), else
 /// an existing path, else a built-in name.
 fn source(spec: &str, name: Option<&str>, kind: FileKind) -> PyResult<Source> {
@@ -75,7 +78,7 @@ impl PyChip {
         self.chip.price_usd_per_hour()
     }
 
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String, Option<String>))> {
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<Reduced> {
         let class = py.get_type::<PyChip>().into_any().unbind();
         Ok((class, (self.spec.clone(), self.name.clone())))
     }
@@ -126,7 +129,7 @@ impl PyWorkload {
             .collect()
     }
 
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String, Option<String>))> {
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<Reduced> {
         let class = py.get_type::<PyWorkload>().into_any().unbind();
         Ok((class, (self.spec.clone(), self.name.clone())))
     }

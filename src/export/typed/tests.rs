@@ -13,12 +13,15 @@ impl Row for Made {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         let i = self.0;
         let name = format!("chip-{}", i % 3);
-        f("chip", Value::Text(if i % 5 == 0 { "" } else { &name }));
+        f(
+            "chip",
+            Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
+        );
         f("time_us", Value::Num(i as f64 / 7.0));
         f("kernels", Value::Int(i * 3));
         f(
             "fits",
-            if i % 4 == 0 {
+            if i.is_multiple_of(4) {
                 Value::Empty
             } else {
                 Value::Bool(i % 2 == 1)
@@ -43,10 +46,14 @@ fn columns() -> Vec<(String, ColumnType)> {
 /// The cells row `i` must read back as, worked out from its definition above.
 fn expected(i: u64, name: &str) -> Vec<Cell<'_>> {
     vec![
-        if i % 5 == 0 { Cell::Null } else { Cell::Text(name) },
+        if i.is_multiple_of(5) {
+            Cell::Null
+        } else {
+            Cell::Text(name)
+        },
         Cell::Number(i as f64 / 7.0),
         Cell::Integer(i as i64 * 3),
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             Cell::Null
         } else {
             Cell::Boolean(i % 2 == 1)
@@ -70,7 +77,11 @@ fn cells_written_in_any_pieces_read_back_as_their_rows() {
         assert_eq!(table.rows(), 40);
         for i in 0..40 {
             let name = format!("chip-{}", i % 3);
-            assert_eq!(table.row(i as usize).unwrap(), expected(i, &name), "row {i}");
+            assert_eq!(
+                table.row(i as usize).unwrap(),
+                expected(i, &name),
+                "row {i}"
+            );
         }
         assert_eq!(table.row(40), None);
     }
@@ -93,13 +104,20 @@ fn batches_are_cut_at_their_size_and_a_cut_row_is_refused() {
 
     let mut rows = TypedRows::new(columns());
     rows.write_all(&cells[..cells.len() - 1]).unwrap();
-    assert!(rows.finish().unwrap_err().to_string().contains("inside a row"));
+    assert!(rows
+        .finish()
+        .unwrap_err()
+        .to_string()
+        .contains("inside a row"));
     // A column whose type the cells do not have.
     let mut wrong = columns();
     wrong[1].1 = ColumnType::Text;
     let mut rows = TypedRows::new(wrong);
     let e = rows.write_all(&cells).unwrap_err().to_string();
-    assert!(e.contains("`time_us` is declared text, but a row has a number"), "{e}");
+    assert!(
+        e.contains("`time_us` is declared text, but a row has a number"),
+        "{e}"
+    );
 }
 
 /// A CSV cell as the typed cell it must be: empty is null, else the column's type.
@@ -121,12 +139,22 @@ fn a_run_s_table_is_its_csv_row() {
         sets: vec![("batch".into(), 24.0)],
         ..ScenarioSpec::default()
     };
-    let report = price(&workload, &chip, &Scenario::resolve(&workload, &spec).unwrap()).unwrap();
+    let report = price(
+        &workload,
+        &chip,
+        &Scenario::resolve(&workload, &spec).unwrap(),
+    )
+    .unwrap();
     for per_op in [false, true] {
         let mut csv = Vec::new();
         write_run(&mut csv, &report, per_op, Format::CsvRaw).unwrap();
         let mut reader = csv::Reader::from_reader(&csv[..]);
-        let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+        let header: Vec<String> = reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_owned)
+            .collect();
         let table = match per_op {
             true => TypedTable::of_kernels(&report).unwrap(),
             false => TypedTable::of_run(&report).unwrap(),
