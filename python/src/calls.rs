@@ -2,7 +2,8 @@
 //! scenarios or a shard of it (`sweep`, `grid_len`), and the chips a target needs (`plan`).
 //! Each is the library's own call; the GIL is released while it prices.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -197,10 +198,25 @@ pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
         header: false,
     };
     let mut rows = TypedRows::new(sink.column_types());
+    // Ctrl-C stops the sweep within a chunk, as on the command line: after each chunk the
+    // thread takes the GIL long enough to see whether Python has a signal pending.
+    let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
     let swept = py.detach(|| {
         let cancel = AtomicBool::new(false);
-        stepcost::sweep(&grid, options, &sink, &mut rows, &|_| {}, &cancel)
+        let progress = |_| {
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                cancel.store(true, Ordering::Relaxed);
+                *interrupted.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+            }
+        };
+        stepcost::sweep(&grid, options, &sink, &mut rows, &progress, &cancel)
     });
+    if let Some(e) = interrupted
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        return Err(e);
+    }
     match swept {
         Ok(_) => {}
         Err(SweepError::Scenario { index, chip, error }) => {

@@ -56,3 +56,21 @@ def test_shards_are_the_cli_s_slices():
     assert [len(s) for s in g.shards(4)] == [2, 3, 2, 3]
     batches = [s.sweep().column("batch").to_pylist() for s in g.shards(4)]
     assert batches == [[1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0], [8.0, 9.0, 10.0]]
+
+
+def test_ctrl_c_stops_a_long_sweep():
+    # 10^8 scenarios (minutes of pricing) that keep no row; SIGINT half a second in must stop
+    # the sweep within a chunk with KeyboardInterrupt. The timeout only guards against a hang.
+    import subprocess
+    child = """
+import os, signal, threading, stepcost
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    stepcost.sweep("llama-3.1-8b", "h100-sxm", set={"batch": range(1, 10001),
+                   "context": range(1, 10001)}, where="ms_per_token < 0")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "interrupted", done.stderr
