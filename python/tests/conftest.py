@@ -23,9 +23,9 @@ FP32_ONLY = (
 
 
 def binary() -> str:
-    path = os.environ.get("STEPCOST_BIN", str(ROOT / "target" / "release" / "stepcost"))
+    path = os.environ.get("STEPCOST_BIN", str(ROOT / "target" / "debug" / "stepcost"))
     if not Path(path).is_file():
-        pytest.fail(f"no stepcost binary at {path}: run `cargo build --release` or set STEPCOST_BIN")
+        pytest.fail(f"no stepcost binary at {path}: run `cargo build` or set STEPCOST_BIN")
     return path
 
 
