@@ -157,14 +157,16 @@ impl TypedRows {
                 "the rows ended inside a row",
             ));
         }
-        self.cut();
+        if self.batch.rows > 0 {
+            self.table.batches.push(self.batch);
+        }
         Ok(self.table)
     }
 
     /// Ends the batch being filled, if it has rows.
     fn cut(&mut self) {
         if self.batch.rows > 0 {
-            let next = TypedBatch::empty(&self.table.columns);
+            let next = self.batch.next(&self.table.columns);
             self.table
                 .batches
                 .push(std::mem::replace(&mut self.batch, next));
@@ -206,8 +208,25 @@ impl TypedBatch {
     fn empty(columns: &[(String, ColumnType)]) -> TypedBatch {
         TypedBatch {
             rows: 0,
-            columns: columns.iter().map(|(_, t)| TypedValues::new(*t)).collect(),
+            columns: columns
+                .iter()
+                .map(|(_, t)| TypedValues::new(*t, 0, 0))
+                .collect(),
         }
+    }
+
+    /// The batch to fill after this one: after a full batch, one that holds as many rows and
+    /// as much text without growing (a long stream goes on), else an empty one.
+    fn next(&self, columns: &[(String, ColumnType)]) -> TypedBatch {
+        let rows = if self.rows == ROWS_PER_BATCH {
+            self.rows
+        } else {
+            0
+        };
+        let columns = (columns.iter().zip(&self.columns))
+            .map(|((_, t), before)| TypedValues::new(*t, rows, before.text_bytes()))
+            .collect();
+        TypedBatch { rows: 0, columns }
     }
 }
 

@@ -42,27 +42,32 @@ pub enum Cell<'a> {
 }
 
 impl TypedValues {
-    /// An empty column of `kind`.
-    pub(super) fn new(kind: ColumnType) -> TypedValues {
-        let valid = Vec::new();
+    /// An empty column of `kind` that holds `rows` rows and `text` bytes of text without
+    /// growing.
+    pub(super) fn new(kind: ColumnType, rows: usize, text: usize) -> TypedValues {
+        let valid = Vec::with_capacity(rows);
         match kind {
             ColumnType::Number => TypedValues::Number {
-                values: Vec::new(),
+                values: Vec::with_capacity(rows),
                 valid,
             },
             ColumnType::Integer => TypedValues::Integer {
-                values: Vec::new(),
+                values: Vec::with_capacity(rows),
                 valid,
             },
             ColumnType::Boolean => TypedValues::Boolean {
-                values: Vec::new(),
+                values: Vec::with_capacity(rows),
                 valid,
             },
-            ColumnType::Text => TypedValues::Text {
-                text: String::new(),
-                offsets: vec![0],
-                valid,
-            },
+            ColumnType::Text => {
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0);
+                TypedValues::Text {
+                    text: String::with_capacity(text),
+                    offsets,
+                    valid,
+                }
+            }
         }
     }
 
