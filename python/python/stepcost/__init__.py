@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _stepcost as _native
 from ._stepcost import Chip, InputError, StepcostError, UnsupportedError, Workload
