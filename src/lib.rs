@@ -62,12 +62,16 @@ pub use engine::workload::{KernelKind, Workload};
 pub use export::parquet::ParquetFile;
 pub use export::rows::ColumnType;
 pub use export::stream::{StreamFormat, SweepRows};
+pub use export::typed::{Cell, TypedBatch, TypedRows, TypedTable, TypedValues};
 pub use study::check::{check, CheckError, Checked};
 pub use study::compare::{compare, Compared};
-pub use study::plan::{dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest};
+pub use study::plan::{
+    assumptions as plan_assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest,
+    PlanSort,
+};
 pub use study::sweep::{
-    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepOptions, SweepStats,
-    SweptScenario,
+    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,
+    SweepStats, SweptScenario,
 };
 
 /// The ids of the built-in chips, sorted.

@@ -5,6 +5,7 @@
 
 mod advice;
 pub mod atomic;
+pub(crate) mod cells;
 mod costs;
 pub mod document;
 mod escape;
@@ -19,6 +20,7 @@ pub mod stream;
 pub mod svg;
 mod table;
 pub mod top;
+pub mod typed;
 
 #[cfg(feature = "cli")]
 pub use advice::{fit_warning, next_step_line};
@@ -92,6 +94,60 @@ fn label<'a>(report: &'a StepReport, cells: &'a ParamCells) -> ScenarioLabel<'a>
     }
 }
 
+/// The summary row of a run.
+fn summary_row<'a>(report: &'a StepReport, cells: &'a ParamCells) -> SummaryRow<'a> {
+    SummaryRow {
+        label: label(report, cells),
+        outcome: Ok(&report.summary),
+        request: report.request.as_ref(),
+    }
+}
+
+/// A row per kernel of a run.
+fn kernel_rows<'a>(report: &'a StepReport, cells: &'a ParamCells) -> Vec<KernelRow<'a>> {
+    (report.prices.iter())
+        .map(|p| KernelRow {
+            label: label(report, cells),
+            kernel: Some(KernelName {
+                name: &p.name,
+                block: &p.block,
+                kind: p.kind.name(),
+            }),
+            cost: Some(&p.cost),
+            step_time_s: report.summary.step_time_s,
+            error: "",
+        })
+        .collect()
+}
+
+/// A row per chip of a comparison, each with its speed relative to the first's.
+fn compare_rows<'a>(reports: &'a [StepReport], cells: &'a [ParamCells]) -> Vec<CompareRow<'a>> {
+    let first = reports.first().map(|r| r.summary.step_time_s);
+    (reports.iter().zip(cells))
+        .map(|(r, cells)| CompareRow {
+            summary: summary_row(r, cells),
+            relative_speed: first.map(|t| t / r.summary.step_time_s),
+        })
+        .collect()
+}
+
+/// A row per chip and choice of types of a plan (those that cannot meet it only if asked).
+fn plan_rows<'a>(
+    workload: &'a str,
+    request: &PlanRequest,
+    entries: &'a [PlanEntry],
+) -> Vec<PlanRow<'a>> {
+    (entries.iter())
+        .filter(|e| e.outcome.is_ok() || request.include_unfit)
+        .map(|entry| PlanRow {
+            workload,
+            entry,
+            target_tokens_per_s: request.target_tokens_per_s,
+            max_ms_per_token: request.max_ms_per_token,
+        })
+        .collect()
+}
+
 /// Writes a run: its summary, and with `per_op` every kernel.
 pub fn write_run(
     out: &mut dyn Write,
@@ -112,26 +168,8 @@ pub fn write_run_shaped(
     shape: &Shape,
 ) -> io::Result<()> {
     let cells = ParamCells::of(report);
-    let summary = SummaryRow {
-        label: label(report, &cells),
-        outcome: Ok(&report.summary),
-        request: report.request.as_ref(),
-    };
-    let kernels: Vec<KernelRow> = report
-        .prices
-        .iter()
-        .map(|p| KernelRow {
-            label: label(report, &cells),
-            kernel: Some(KernelName {
-                name: &p.name,
-                block: &p.block,
-                kind: p.kind.name(),
-            }),
-            cost: Some(&p.cost),
-            step_time_s: report.summary.step_time_s,
-            error: "",
-        })
-        .collect();
+    let summary = summary_row(report, &cells);
+    let kernels = kernel_rows(report, &cells);
     if !shape.is_whole() {
         return match per_op {
             true => shaped::write(out, &kernels, format, shape, true),
@@ -179,20 +217,8 @@ pub fn write_compare_shaped(
     format: Format,
     shape: &Shape,
 ) -> io::Result<()> {
-    let first = reports.first().map(|r| r.summary.step_time_s);
     let cells: Vec<ParamCells> = reports.iter().map(ParamCells::of).collect();
-    let rows: Vec<CompareRow> = reports
-        .iter()
-        .zip(&cells)
-        .map(|(r, cells)| CompareRow {
-            summary: SummaryRow {
-                label: label(r, cells),
-                outcome: Ok(&r.summary),
-                request: r.request.as_ref(),
-            },
-            relative_speed: first.map(|t| t / r.summary.step_time_s),
-        })
-        .collect();
+    let rows = compare_rows(reports, &cells);
     write_list(out, &rows, format, shape, |t| {
         table::write_compare(t, reports)
     })
@@ -207,16 +233,7 @@ pub fn write_plan(
     format: Format,
     shape: &Shape,
 ) -> io::Result<()> {
-    let rows: Vec<PlanRow> = entries
-        .iter()
-        .filter(|e| e.outcome.is_ok() || request.include_unfit)
-        .map(|entry| PlanRow {
-            workload,
-            entry,
-            target_tokens_per_s: request.target_tokens_per_s,
-            max_ms_per_token: request.max_ms_per_token,
-        })
-        .collect();
+    let rows = plan_rows(workload, request, entries);
     write_list(out, &rows, format, shape, |t| {
         plan_table::write_plan(t, workload, request, entries)
     })

@@ -28,6 +28,9 @@ pub enum StreamFormat {
     CsvRaw,
     /// One JSON object per line.
     JsonLines,
+    /// Each row's typed cells for [`TypedRows`](crate::export::typed::TypedRows), which makes
+    /// typed columns of them; no header (the columns are [`SweepRows::column_types`]).
+    Cells,
     /// Each row's cells for [`ParquetFile`](crate::export::parquet::ParquetFile), which
     /// makes the file of them; no header (the schema is [`SweepRows::column_types`]).
     #[cfg(feature = "parquet")]
@@ -202,8 +205,9 @@ impl SweepRows {
             StreamFormat::Csv => rows::csv_line(out, row, CsvText::Neutralised),
             StreamFormat::CsvRaw => rows::csv_line(out, row, CsvText::Raw),
             StreamFormat::JsonLines => rows::json_line(out, row),
+            StreamFormat::Cells => crate::export::cells::push_cells(out, row),
             #[cfg(feature = "parquet")]
-            StreamFormat::Parquet => crate::export::parquet::push_cells(out, row),
+            StreamFormat::Parquet => crate::export::cells::push_cells(out, row),
         }
     }
 
@@ -238,7 +242,7 @@ impl RowSink for SweepRows {
         let mode = match self.format {
             StreamFormat::Csv => CsvText::Neutralised,
             StreamFormat::CsvRaw => CsvText::Raw,
-            StreamFormat::JsonLines => return,
+            StreamFormat::JsonLines | StreamFormat::Cells => return,
             #[cfg(feature = "parquet")]
             StreamFormat::Parquet => return,
         };

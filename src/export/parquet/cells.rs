@@ -1,9 +1,6 @@
-//! A row's cells as the sweep's tasks write them for the Parquet writer, and the columns that
-//! collect them until a row group is written.
-//!
-//! A task only copies each cell into its buffer (a tag byte, then the value's bytes); the
-//! writer thread reads them back into one buffer per column. So the sweep's threads do no
-//! Parquet work, its chunks arrive in order as for CSV, and a row group holds whole rows.
+//! The columns that collect a sweep's cells (`export::cells`) until a row group is written:
+//! the writer thread reads them back into one buffer per column, so a row group holds whole
+//! rows.
 
 use std::io;
 use std::mem;
@@ -13,37 +10,8 @@ use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
 
-use crate::export::rows::{ColumnType, Row, Value};
-
-const NULL: u8 = 0;
-const NUMBER: u8 = 1;
-const INTEGER: u8 = 2;
-const FALSE: u8 = 3;
-const TRUE: u8 = 4;
-/// Followed by the text's length in bytes (8, little-endian), then the text.
-const TEXT: u8 = 5;
-
-/// Appends `row`'s cells. As in CSV, a number that is not finite and an empty text are empty
-/// cells: nulls.
-pub(crate) fn push_cells(out: &mut Vec<u8>, row: &dyn Row) {
-    row.visit(&mut |_, value| match value {
-        Value::Num(x) if x.is_finite() => {
-            out.push(NUMBER);
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-        Value::Int(n) => {
-            out.push(INTEGER);
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        Value::Bool(b) => out.push(if b { TRUE } else { FALSE }),
-        Value::Text(s) if !s.is_empty() => {
-            out.push(TEXT);
-            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-            out.extend_from_slice(s.as_bytes());
-        }
-        Value::Num(_) | Value::Text(_) | Value::Empty => out.push(NULL),
-    });
-}
+use crate::export::cells::{found, word, FALSE, INTEGER, NULL, NUMBER, TEXT, TRUE};
+use crate::export::rows::ColumnType;
 
 /// The non-null values of one column in the row group being collected.
 #[derive(Debug)]
@@ -96,7 +64,7 @@ impl Column {
         let Some(&tag) = cells.first() else {
             return Ok(None);
         };
-        let word = |at: usize| -> Option<[u8; 8]> { cells.get(at..at + 8)?.try_into().ok() };
+        let word = |at: usize| word(cells, at);
         let taken = match (tag, &mut self.values) {
             (NULL, _) => 1,
             (NUMBER, Values::Number(v)) => match word(1) {
@@ -191,17 +159,6 @@ impl Column {
         }
         self.defined.clear();
         Ok(())
-    }
-}
-
-/// What a cell of `tag` holds, for an error.
-fn found(tag: u8) -> &'static str {
-    match tag {
-        NUMBER => "a number",
-        INTEGER => "an integer",
-        FALSE | TRUE => "a boolean",
-        TEXT => "a text",
-        _ => "a cell of no known type",
     }
 }
 

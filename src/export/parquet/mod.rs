@@ -3,7 +3,7 @@
 //! column nullable (an empty CSV cell is a null), LZ4-compressed (`LZ4_RAW`).
 //!
 //! [`ParquetFile`] is the `io::Write` a sweep streams into: the rows arrive in grid order as
-//! the cells [`push_cells`] wrote, and every [`ROWS_PER_GROUP`] rows (fewer for wide rows)
+//! the cells `export::cells` wrote, and every [`ROWS_PER_GROUP`] rows (fewer for wide rows)
 //! become a row group, so a sweep holds one row group's values whatever the size of its
 //! grid. The file is valid only once [`ParquetFile::finish`] has written its footer.
 
@@ -18,7 +18,6 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
 
-pub(crate) use cells::push_cells;
 use cells::Column;
 
 use crate::export::rows::ColumnType;

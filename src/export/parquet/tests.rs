@@ -4,7 +4,8 @@ use bytes::Bytes;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
-use super::{push_cells, ParquetFile, ROWS_PER_GROUP};
+use super::{ParquetFile, ROWS_PER_GROUP};
+use crate::export::cells::push_cells;
 use crate::export::rows::{ColumnType, Row, Value};
 
 /// Row `i` of a made-up sweep: each column's type, and a null every few rows.

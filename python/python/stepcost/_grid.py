@@ -1,0 +1,138 @@
+"""Sweeps: a grid of scenarios described once (:class:`Grid`), priced whole or cut into the
+shards a cluster's workers price (the same 0-based ``i/n`` slices of the product order as
+the command line's ``--shard``)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, List, Mapping, Optional, Tuple, Union
+
+from . import _native, _table, _spec, _chip_list, _set_axes, _dtype_axes, _request
+from . import DEFAULT_MAX_SCENARIOS, InputError
+
+
+class Grid:
+    """A sweep's grid: the product of chips, param values, formats and fusion plans, in the
+    command line's product order (chip, then the params in the order given, then the formats,
+    then the fusion plan), or one shard of it. It is plain data, so it pickles: a cluster's
+    worker prices ``grid.shard(i, n).sweep()``. Give workloads and chips as built-in names or
+    YAML text (or loaded objects made from them) where workers do not share the driver's files.
+
+    >>> g = grid("llama-3.1-8b", ["h100-sxm", "h200"], set={"batch": [1, 8, 64]})
+    >>> len(g), [len(s) for s in g.shards(4)]
+    (6, [1, 2, 1, 2])
+    """
+
+    def __init__(self, workload, chips, params, dtypes, fusions, mode, memory_utilization,
+                 skip_invalid, per_op, request, filter, max_scenarios):
+        self.workload = _spec(workload)
+        self.chips = _chip_list(chips)
+        self.params = params
+        self.dtypes = dtypes
+        self.fusions = fusions
+        self.mode = mode
+        self.memory_utilization = memory_utilization
+        self.skip_invalid = skip_invalid
+        self.per_op = per_op
+        self.request = request
+        self.filter = filter
+        self.max_scenarios = max_scenarios
+        #: ``(i, n)``: slice ``i`` of ``n``; ``(0, 1)`` is the whole grid.
+        self.part = (0, 1)
+
+    def __len__(self) -> int:
+        """Scenarios in this shard (in the whole grid, for the whole grid)."""
+        total = _native.grid_len(self)
+        i, n = self.part
+        return (i + 1) * total // n - i * total // n
+
+    def shard(self, i: int, n: int) -> "Grid":
+        """Slice ``i`` of ``n`` (``i`` from 0 to ``n - 1``): scenarios ``i * total // n`` to
+        ``(i + 1) * total // n`` of the whole grid's product order. The ``n`` shards' tables,
+        concatenated in order, are the whole sweep's."""
+        if isinstance(i, bool) or isinstance(n, bool) or not (
+            isinstance(i, int) and isinstance(n, int)
+        ):
+            raise InputError(f"a shard is two whole numbers i, n; found {i!r}, {n!r}")
+        if n < 1:
+            raise InputError("a sweep is cut into at least 1 shard: n >= 1")
+        if not 0 <= i < n:
+            raise InputError(f"shard {i} of {n} does not exist: i goes from 0 to {n - 1}")
+        part = copy.copy(self)
+        part.part = (i, n)
+        return part
+
+    def shards(self, n: int) -> List["Grid"]:
+        """The ``n`` shards of the whole grid, in order."""
+        return [self.shard(i, n) for i in range(n)]
+
+    def sweep(self):
+        """Prices every scenario of this grid (or shard) into a ``pyarrow.Table``: the rows
+        of ``stepcost sweep``, column for column."""
+        return _table(_native.sweep(self))
+
+    def __repr__(self) -> str:
+        i, n = self.part
+        part = "" if n == 1 else f", shard {i}/{n}"
+        return f"<stepcost.Grid of {self.workload!r} on {len(self.chips)} chip(s){part}>"
+
+
+def grid(
+    workload,
+    chips,
+    *,
+    set: Optional[Mapping[str, Any]] = None,
+    dtypes: Optional[Mapping[str, Any]] = None,
+    fusion: Union[None, str, List[str]] = None,
+    mode: str = "expected",
+    memory_utilization: Optional[float] = None,
+    skip_invalid: bool = False,
+    per_op: bool = False,
+    request=None,
+    where: Optional[str] = None,
+    max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+) -> Grid:
+    """Describes a sweep without pricing it. ``set`` maps a param to a number or an iterable
+    of them (``range(1, 257)``), ``dtypes`` a key to a format or a list of them, ``fusion`` is a
+    plan, a list of plans or ``"all"``; ``where`` keeps the rows that pass a condition
+    (``"fits && ms_per_token <= 50"``, the command line's ``--where``); ``skip_invalid`` leaves
+    out scenarios the chip cannot run instead of a row with ``error`` filled."""
+    fusions = [] if fusion is None else [fusion] if isinstance(fusion, str) else list(fusion)
+    return Grid(workload, chips, _set_axes(set), _dtype_axes(dtypes), fusions, mode,
+                memory_utilization, skip_invalid, per_op, _request(request), where,
+                int(max_scenarios))
+
+
+def sweep(
+    workload,
+    chips,
+    *,
+    set: Optional[Mapping[str, Any]] = None,
+    dtypes: Optional[Mapping[str, Any]] = None,
+    fusion: Union[None, str, List[str]] = None,
+    mode: str = "expected",
+    memory_utilization: Optional[float] = None,
+    skip_invalid: bool = False,
+    per_op: bool = False,
+    request=None,
+    where: Optional[str] = None,
+    shard: Optional[Tuple[int, int]] = None,
+    max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+):
+    """Prices a grid of scenarios in parallel (the command line's thread pool) into a
+    ``pyarrow.Table``: the rows of ``stepcost sweep``, column for column, in its product
+    order. Arguments as :func:`grid`; ``shard=(i, n)`` prices one slice, as ``--shard i/n``.
+
+    >>> t = sweep("llama-3.1-8b", ["h100-sxm", "h200"], set={"batch": [1, 64]},
+    ...           dtypes={"weight": ["bf16", "fp8"]})
+    >>> t.num_rows, t.column("chip").to_pylist()[:4]
+    (8, ['h100-sxm', 'h100-sxm', 'h100-sxm', 'h100-sxm'])
+    >>> t.column("weight_dtype").to_pylist()[:4], t.column("batch").to_pylist()[:4]
+    (['bf16', 'fp8', 'bf16', 'fp8'], [1.0, 1.0, 64.0, 64.0])
+    """
+    g = grid(workload, chips, set=set, dtypes=dtypes, fusion=fusion, mode=mode,
+             memory_utilization=memory_utilization, skip_invalid=skip_invalid, per_op=per_op,
+             request=request, where=where, max_scenarios=max_scenarios)
+    if shard is not None:
+        g = g.shard(*shard)
+    return g.sweep()

@@ -1,0 +1,47 @@
+//! `stepcost._stepcost`, the native module of the Python package `stepcost`: the library's
+//! front door called from Python. Arguments become the library's types, the library prices
+//! (with the GIL released), and its typed tables go back as Arrow streams. No pricing, no
+//! formatting of its own: the package's Python layer (`python/stepcost/__init__.py`) turns
+//! the streams into `pyarrow.Table`s and keyword arguments into these calls.
+
+mod calls;
+mod errors;
+mod inputs;
+mod tables;
+
+use pyo3::prelude::*;
+
+/// The ids of the built-in chips, sorted.
+#[pyfunction]
+fn chips() -> Vec<&'static str> {
+    stepcost::builtin_chips().collect()
+}
+
+/// The ids of the built-in workloads, sorted.
+#[pyfunction]
+fn workloads() -> Vec<&'static str> {
+    stepcost::builtin_workloads().collect()
+}
+
+#[pymodule]
+fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("StepcostError", py.get_type::<errors::StepcostError>())?;
+    m.add("InputError", py.get_type::<errors::InputError>())?;
+    m.add(
+        "UnsupportedError",
+        py.get_type::<errors::UnsupportedError>(),
+    )?;
+    m.add_class::<inputs::PyChip>()?;
+    m.add_class::<inputs::PyWorkload>()?;
+    m.add_class::<calls::Run>()?;
+    m.add_class::<tables::ArrowStream>()?;
+    m.add_function(wrap_pyfunction!(chips, m)?)?;
+    m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::run, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::grid_len, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! A row's cells as typed bytes: what a sweep's tasks write for a typed output (Parquet,
+//! the typed columns of `export::typed`) instead of text. A task only copies each cell into
+//! its buffer (a tag byte, then the value's bytes); the reader on the writer thread turns them
+//! back into typed columns. So the sweep's threads do no columnar work, and its chunks arrive
+//! in order as for CSV.
+
+use crate::export::rows::{Row, Value};
+
+/// An empty cell: a null.
+pub(crate) const NULL: u8 = 0;
+/// Followed by an `f64`'s 8 bytes, little-endian.
+pub(crate) const NUMBER: u8 = 1;
+/// Followed by a `u64`'s 8 bytes, little-endian.
+pub(crate) const INTEGER: u8 = 2;
+pub(crate) const FALSE: u8 = 3;
+pub(crate) const TRUE: u8 = 4;
+/// Followed by the text's length in bytes (8, little-endian), then the text.
+pub(crate) const TEXT: u8 = 5;
+
+/// Appends `row`'s cells. As in CSV, a number that is not finite and an empty text are empty
+/// cells: nulls.
+pub(crate) fn push_cells(out: &mut Vec<u8>, row: &dyn Row) {
+    row.visit(&mut |_, value| match value {
+        Value::Num(x) if x.is_finite() => {
+            out.push(NUMBER);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Value::Int(n) => {
+            out.push(INTEGER);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Value::Bool(b) => out.push(if b { TRUE } else { FALSE }),
+        Value::Text(s) if !s.is_empty() => {
+            out.push(TEXT);
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Num(_) | Value::Text(_) | Value::Empty => out.push(NULL),
+    });
+}
+
+/// The 8 bytes at `at` of `cells`, where they have arrived.
+pub(crate) fn word(cells: &[u8], at: usize) -> Option<[u8; 8]> {
+    cells.get(at..at + 8)?.try_into().ok()
+}
+
+/// What a cell of `tag` holds, for an error.
+pub(crate) fn found(tag: u8) -> &'static str {
+    match tag {
+        NUMBER => "a number",
+        INTEGER => "an integer",
+        FALSE | TRUE => "a boolean",
+        TEXT => "a text",
+        _ => "a cell of no known type",
+    }
+}

@@ -1,0 +1,174 @@
+use std::io::Write;
+
+use super::{Cell, TypedRows, TypedTable, ROWS_PER_BATCH};
+use crate::export::cells::push_cells;
+use crate::export::rows::{ColumnType, Row, Value};
+use crate::export::{write_run, Format};
+use crate::{price, Chip, Scenario, ScenarioSpec, Workload};
+
+/// Row `i` of a made-up sweep: each column's type, and a null every few rows.
+struct Made(u64);
+
+impl Row for Made {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let i = self.0;
+        let name = format!("chip-{}", i % 3);
+        f(
+            "chip",
+            Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
+        );
+        f("time_us", Value::Num(i as f64 / 7.0));
+        f("kernels", Value::Int(i * 3));
+        f(
+            "fits",
+            if i.is_multiple_of(4) {
+                Value::Empty
+            } else {
+                Value::Bool(i % 2 == 1)
+            },
+        );
+        f("bad", Value::Num(f64::INFINITY));
+    }
+}
+
+fn columns() -> Vec<(String, ColumnType)> {
+    [
+        ("chip", ColumnType::Text),
+        ("time_us", ColumnType::Number),
+        ("kernels", ColumnType::Integer),
+        ("fits", ColumnType::Boolean),
+        ("bad", ColumnType::Number),
+    ]
+    .map(|(n, t)| (n.to_owned(), t))
+    .to_vec()
+}
+
+/// The cells row `i` must read back as, worked out from its definition above.
+fn expected(i: u64, name: &str) -> Vec<Cell<'_>> {
+    vec![
+        if i.is_multiple_of(5) {
+            Cell::Null
+        } else {
+            Cell::Text(name)
+        },
+        Cell::Number(i as f64 / 7.0),
+        Cell::Integer(i as i64 * 3),
+        if i.is_multiple_of(4) {
+            Cell::Null
+        } else {
+            Cell::Boolean(i % 2 == 1)
+        },
+        Cell::Null,
+    ]
+}
+
+#[test]
+fn cells_written_in_any_pieces_read_back_as_their_rows() {
+    let mut cells = Vec::new();
+    for i in 0..40 {
+        push_cells(&mut cells, &Made(i));
+    }
+    for piece in [1, 2, 7, 9, 100, cells.len()] {
+        let mut rows = TypedRows::new(columns());
+        for part in cells.chunks(piece) {
+            rows.write_all(part).unwrap();
+        }
+        let table = rows.finish().unwrap();
+        assert_eq!(table.rows(), 40);
+        for i in 0..40 {
+            let name = format!("chip-{}", i % 3);
+            assert_eq!(
+                table.row(i as usize).unwrap(),
+                expected(i, &name),
+                "row {i}"
+            );
+        }
+        assert_eq!(table.row(40), None);
+    }
+}
+
+#[test]
+fn batches_are_cut_at_their_size_and_a_cut_row_is_refused() {
+    let mut cells = Vec::new();
+    let n = ROWS_PER_BATCH as u64 + 3;
+    for i in 0..n {
+        push_cells(&mut cells, &Made(i));
+    }
+    let mut rows = TypedRows::new(columns());
+    rows.write_all(&cells).unwrap();
+    let table = rows.finish().unwrap();
+    let sizes: Vec<usize> = table.batches().iter().map(|b| b.rows()).collect();
+    assert_eq!(sizes, [ROWS_PER_BATCH, 3]);
+    let name = format!("chip-{}", (n - 1) % 3);
+    assert_eq!(table.row(n as usize - 1).unwrap(), expected(n - 1, &name));
+
+    let mut rows = TypedRows::new(columns());
+    rows.write_all(&cells[..cells.len() - 1]).unwrap();
+    assert!(rows
+        .finish()
+        .unwrap_err()
+        .to_string()
+        .contains("inside a row"));
+    // A column whose type the cells do not have.
+    let mut wrong = columns();
+    wrong[1].1 = ColumnType::Text;
+    let mut rows = TypedRows::new(wrong);
+    let e = rows.write_all(&cells).unwrap_err().to_string();
+    assert!(
+        e.contains("`time_us` is declared text, but a row has a number"),
+        "{e}"
+    );
+}
+
+/// A CSV cell as the typed cell it must be: empty is null, else the column's type.
+fn from_csv(text: &str, cell: Cell<'_>) -> bool {
+    match cell {
+        Cell::Null => text.is_empty(),
+        Cell::Number(x) => text.parse::<f64>().ok() == Some(x),
+        Cell::Integer(n) => text.parse::<i64>().ok() == Some(n),
+        Cell::Boolean(b) => text == b.to_string(),
+        Cell::Text(s) => text == s,
+    }
+}
+
+#[test]
+fn a_run_s_table_is_its_csv_row() {
+    let workload = Workload::named("llama-3.1-8b").unwrap();
+    let chip = Chip::named("h100-sxm").unwrap();
+    let spec = ScenarioSpec {
+        sets: vec![("batch".into(), 24.0)],
+        ..ScenarioSpec::default()
+    };
+    let report = price(
+        &workload,
+        &chip,
+        &Scenario::resolve(&workload, &spec).unwrap(),
+    )
+    .unwrap();
+    for per_op in [false, true] {
+        let mut csv = Vec::new();
+        write_run(&mut csv, &report, per_op, Format::CsvRaw).unwrap();
+        let mut reader = csv::Reader::from_reader(&csv[..]);
+        let header: Vec<String> = reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        let table = match per_op {
+            true => TypedTable::of_kernels(&report).unwrap(),
+            false => TypedTable::of_run(&report).unwrap(),
+        };
+        let names: Vec<&str> = table.columns().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, header);
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), table.rows());
+        assert_eq!(records.len(), if per_op { report.prices.len() } else { 1 });
+        for (i, record) in records.iter().enumerate() {
+            let row = table.row(i).unwrap();
+            for ((text, cell), name) in record.iter().zip(row).zip(&names) {
+                assert!(from_csv(text, cell), "row {i} `{name}`: {text} vs {cell:?}");
+            }
+        }
+    }
+}
