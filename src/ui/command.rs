@@ -24,9 +24,9 @@ fn workload(request: &ScenarioRequest) -> (String, Option<String>) {
         (Some(name), _, _) => (name.clone(), None),
         (_, Some(_), _) => (PASTED_YAML.to_owned(), None),
         _ => (
-            "imported.yaml".to_owned(),
+            "config.yaml".to_owned(),
             Some(format!(
-                "stepcost import {PASTED_CONFIG} --out imported.yaml && "
+                "stepcost import {PASTED_CONFIG} --out config.yaml && "
             )),
         ),
     }
