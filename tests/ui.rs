@@ -400,6 +400,64 @@ fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
         .contains("<title>stepcost</title>"));
 }
 
+#[test]
+fn excess_requests_wait_for_a_slot() {
+    let server = Server::start(&["--time-limit", "2"]);
+    // 64 clients that send half a body hold every slot until their time limit.
+    let slow: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut stream = server.connect();
+            stream
+                .write_all(b"POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+                .unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    server.ok(
+        "/api/run",
+        &json!({"workload": "llama-3.1-8b", "chips": "h200"}),
+    );
+    // It waited for a slot (about 1.7 s here), then was answered.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1000),
+        "{:?}",
+        started.elapsed()
+    );
+    for stream in slow {
+        assert_eq!(answer(stream).0, 408);
+    }
+}
+
+#[test]
+fn a_non_loopback_address_gets_a_warning() {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        .args(["ui", "--port", "0", "--host", "0.0.0.0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("stepcost ui: http://0.0.0.0:"), "{line}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut warning = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut warning)
+        .unwrap();
+    assert!(
+        warning.starts_with("warning: listening on 0.0.0.0:") && warning.contains("no login"),
+        "{warning}"
+    );
+}
+
 /// 50 clients, each sending `/api/run` requests one after another for 10 s: none fails, and
 /// the latencies' percentiles are printed (figures, not assertions).
 #[test]

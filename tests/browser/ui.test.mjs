@@ -184,6 +184,14 @@ test("reloading the address restores the view", async () => {
   await settled(page, 0);
   assert.equal(await page.inputValue("#pasted"), yaml);
   assert.deepEqual(await view(), pasted);
+
+  // Past 32 KB compressed, the link leaves the text out and says so.
+  let noise = "";
+  for (let i = 0; noise.length < 120_000; i++) noise += `# ${Math.random().toString(36).slice(2)}${(i * 7919).toString(36)}\n`;
+  await changed(page, () => page.fill("#pasted", `${yaml}${noise}`));
+  assert.ok(await page.isVisible("#link-note"));
+  assert.match(await page.textContent("#link-note"), /KB compressed, over the 32 KB a link carries: the link leaves it out/);
+  assert.doesNotMatch(page.url(), /#yaml=/);
   await page.close();
 });
 
