@@ -81,7 +81,8 @@ pub fn summary(workload: &Workload) -> Result<WorkloadSummary, Error> {
 }
 
 /// What a person choosing a scenario of `workload` needs to know: its params with their
-/// defaults (and whether `--set` may change them), and its fusion plans.
+/// defaults (and whether `--set` may change them), and its fusion plans. (The web page's.)
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WorkloadFacts {
     pub params: Vec<ParamFact>,
@@ -91,6 +92,7 @@ pub struct WorkloadFacts {
 }
 
 /// A param, its value when nothing is set, and whether it may be set (a derived one may not).
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ParamFact {
     pub name: String,
@@ -99,6 +101,7 @@ pub struct ParamFact {
 }
 
 /// The facts of `workload` at its defaults.
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
 pub fn facts(workload: &Workload) -> Result<WorkloadFacts, Error> {
     let mut ev = workload.new_evaluation();
     workload.evaluate(&[], &mut ev)?;
