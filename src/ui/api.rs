@@ -202,7 +202,7 @@ pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, 
     let state = Arc::clone(&guard.state);
     blocking(move || {
         let names = request.chips.names();
-        if names.len() > 1 {
+        if names.len() > 1 || names.iter().any(|n| n == "all") {
             let names = names.join(",");
             return Err(ApiError::bad(format!(
                 "`run` prices one chip, and --chip {names} names several; price them side by \
@@ -210,7 +210,9 @@ pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, 
             )));
         }
         let compared = priced(&state, &request)?;
-        let report = &compared.reports[0].1;
+        let Some((_, report)) = compared.reports.first() else {
+            return Err(ApiError::bad("give `chips`: one built-in chip name"));
+        };
         match request.format.unwrap_or(FormatName::Json) {
             FormatName::Csv => {
                 let csv = written(|b| exporter::write_run(b, report, false, Format::Csv))?;
