@@ -19,8 +19,12 @@ struct Server {
 }
 
 impl Server {
+    /// The server is this build's binary, or `STEPCOST_BIN` (the load test is timed on a
+    /// release binary, whichever profile the test itself was built in).
     fn start(flags: &[&str]) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        let binary = std::env::var_os("STEPCOST_BIN")
+            .map_or_else(|| assert_cmd::cargo::cargo_bin("stepcost"), Into::into);
+        let mut child = Command::new(binary)
             .args(["ui", "--port", "0"])
             .args(flags)
             .stdout(Stdio::piped())
