@@ -214,6 +214,8 @@ test("the downloads equal the command line's sweep and compare", async () => {
   assert.equal(table, cli(await page.textContent("#command"), ["--format", "csv"]));
   const parquet = await save("#download-parquet");
   assert.ok(parquet.startsWith("PAR1"));
+  const script = await save("#download-command");
+  assert.equal(script, `${await page.textContent("#command")}\n${sweepCommand} > sweep.csv\n`);
   await page.close();
 });
 
