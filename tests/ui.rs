@@ -384,12 +384,25 @@ fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
     let capped = json!({"workload": "llama-3.1-8b", "chips": "h200", "sweep": {"set": ["batch=1..=20"], "max_scenarios": 10}});
     assert_eq!(server.refused("/api/sweep", &capped).0, 400);
     assert_eq!(server.send("GET", "/api/nothing", b"").0, 404);
+    // A page of another site whose name resolves here is not answered (DNS rebinding).
+    let mut other = server.connect();
+    other
+        .write_all(
+            b"GET /api/chips HTTP/1.1\r\nHost: attacker.example:80\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+    let (status, body) = answer(other);
+    assert_eq!(status, 403);
+    assert!(error_of(&body)
+        .starts_with("Host `attacker.example:80`: this server listens on a loopback address"));
 
     // A client that sends half its body and waits: 408 at the time limit; meanwhile, and
     // after, others are served.
     let mut slow = server.connect();
-    slow.write_all(b"POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"workl")
-        .unwrap();
+    slow.write_all(
+        b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"workl",
+    )
+    .unwrap();
     let started = Instant::now();
     server.ok("/api/run", &good);
     let (status, body) = answer(slow);
@@ -412,7 +425,9 @@ fn excess_requests_wait_for_a_slot() {
         .map(|_| {
             let mut stream = server.connect();
             stream
-                .write_all(b"POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+                .write_all(
+                    b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{",
+                )
                 .unwrap();
             stream
         })

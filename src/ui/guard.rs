@@ -16,16 +16,63 @@ use tokio::time::{timeout_at, Instant};
 use super::error::ApiError;
 use super::state::State;
 
-/// Slots for requests in flight, and the limits.
+/// Slots for requests in flight, the limits, and the host names a loopback server answers.
 pub(crate) struct Guard {
     pub(crate) state: Arc<State>,
     slots: Arc<Semaphore>,
+    /// On a loopback address, the names a request may be addressed to: a page of another
+    /// site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
+    hosts: Option<Vec<String>>,
 }
 
 impl Guard {
-    pub(crate) fn new(state: Arc<State>) -> Guard {
+    pub(crate) fn new(state: Arc<State>, host: std::net::IpAddr) -> Guard {
         let slots = Arc::new(Semaphore::new(state.limits.max_requests));
-        Guard { state, slots }
+        let hosts = host.is_loopback().then(|| {
+            let own = match host {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            };
+            vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+                "[::1]".to_owned(),
+                own,
+            ]
+        });
+        Guard {
+            state,
+            slots,
+            hosts,
+        }
+    }
+
+    /// Why a request addressed to `host` (its `Host` header) is not answered, if it is not.
+    fn misaddressed(&self, host: Option<&str>) -> Option<ApiError> {
+        let hosts = self.hosts.as_ref()?;
+        let host = host.unwrap_or_default();
+        // `name:port`, `[v6]:port`, or the name alone.
+        let name = match host.rsplit_once(':') {
+            Some((name, port))
+                if !name.is_empty()
+                    && port.bytes().all(|b| b.is_ascii_digit())
+                    && !host.ends_with(']') =>
+            {
+                name
+            }
+            _ => host,
+        };
+        if hosts.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+            return None;
+        }
+        Some(ApiError::with_status(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Host `{}`: this server listens on a loopback address and answers only requests \
+                 addressed to localhost or 127.0.0.1 (a page of another site must not read it)",
+                host.escape_debug()
+            ),
+        ))
     }
 }
 
@@ -35,6 +82,10 @@ pub(crate) async fn limit(
     request: Request,
     next: Next,
 ) -> Response {
+    let host = request.headers().get(axum::http::header::HOST);
+    if let Some(refusal) = guard.misaddressed(host.and_then(|h| h.to_str().ok())) {
+        return refusal.into_response();
+    }
     let limits = &guard.state.limits;
     let deadline = Instant::now() + limits.time_limit;
     let Ok(Ok(_slot)) = timeout_at(deadline, Arc::clone(&guard.slots).acquire_owned()).await else {

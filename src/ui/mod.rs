@@ -58,9 +58,10 @@ impl Default for Limits {
     }
 }
 
-/// The routes: the page, its assets, and the API, every one under the guard's limits.
-fn router(limits: Limits) -> Router {
-    let guard = Arc::new(guard::Guard::new(Arc::new(state::State::new(limits))));
+/// The routes: the page, its assets, and the API, every one under the guard's limits (and,
+/// on a loopback address, answered only when addressed to it).
+fn router(limits: Limits, host: IpAddr) -> Router {
+    let guard = Arc::new(guard::Guard::new(Arc::new(state::State::new(limits)), host));
     Router::new()
         .route("/", get(assets::index))
         .route("/app.js", get(assets::script))
@@ -108,7 +109,7 @@ pub fn serve(options: &Options) -> Result<()> {
         if options.open {
             open_browser(&url);
         }
-        axum::serve(listener, router(options.limits))
+        axum::serve(listener, router(options.limits, options.host))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
