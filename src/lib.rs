@@ -45,6 +45,8 @@ pub mod cli;
 pub(crate) mod engine;
 pub(crate) mod export;
 pub(crate) mod study;
+#[cfg(feature = "ui")]
+pub(crate) mod ui;
 
 pub use base::chip_field::ChipField;
 pub use base::diagnostic::{Diagnostic, Diagnostics};

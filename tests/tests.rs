@@ -33,4 +33,6 @@ mod shards;
 mod snapshots;
 mod suggest;
 mod sweep;
+#[cfg(feature = "ui")]
+mod ui;
 mod whatif;

@@ -91,6 +91,8 @@ pub(crate) enum Command {
     /// Print a built-in chip, workload or template file as shipped, comments included, to
     /// copy and edit
     Show(super::show::ShowArgs),
+    #[cfg(feature = "ui")]
+    Ui(super::ui_command::UiArgs),
     /// Validate chip and workload files and report every problem with its line
     Check {
         /// Files to check

@@ -5,14 +5,16 @@
 
 mod args;
 mod columns;
-mod cost;
+pub(crate) mod cost;
 mod output;
 mod plan_command;
 mod scenario;
 mod show;
 mod slice;
 mod sweep;
-mod values;
+#[cfg(feature = "ui")]
+mod ui_command;
+pub(crate) mod values;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -109,6 +111,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { files, kind } => return check_command(&files, kind),
         Command::Plot { picture } => plot_command(picture, given)?,
         Command::Report(args) => report_command(args, given)?,
+        #[cfg(feature = "ui")]
+        Command::Ui(args) => ui_command::ui_command(args)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -79,3 +79,46 @@ pub fn summary(workload: &Workload) -> Result<WorkloadSummary, Error> {
         types: workload.default_dtypes,
     })
 }
+
+/// What a person choosing a scenario of `workload` needs to know: its params with their
+/// defaults (and whether `--set` may change them), and its fusion plans. (The web page's.)
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadFacts {
+    pub params: Vec<ParamFact>,
+    /// `none` first.
+    pub fusion_plans: Vec<String>,
+    pub default_fusion: String,
+}
+
+/// A param, its value when nothing is set, and whether it may be set (a derived one may not).
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParamFact {
+    pub name: String,
+    pub default: f64,
+    pub settable: bool,
+}
+
+/// The facts of `workload` at its defaults.
+#[cfg_attr(not(feature = "ui"), allow(dead_code))]
+pub fn facts(workload: &Workload) -> Result<WorkloadFacts, Error> {
+    let mut ev = workload.new_evaluation();
+    workload.evaluate(&[], &mut ev)?;
+    let params = (workload.param_names().enumerate())
+        .map(|(i, name)| ParamFact {
+            name: name.to_owned(),
+            default: ev.params[i],
+            settable: workload.settable_param_index(name).is_ok(),
+        })
+        .collect();
+    let plans: Vec<String> = workload.fusion_plan_names().map(str::to_owned).collect();
+    Ok(WorkloadFacts {
+        default_fusion: plans
+            .get(workload.default_fusion)
+            .cloned()
+            .unwrap_or_default(),
+        fusion_plans: plans,
+        params,
+    })
+}

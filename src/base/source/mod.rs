@@ -90,7 +90,21 @@ impl Source {
         if path.is_file() || (builtin.is_none() && path.symlink_metadata().is_ok()) {
             return Source::read(path);
         }
-        if let Some((_, text)) = builtin {
+        if builtin.is_none()
+            && (spec.contains(['/', '\\']) || spec.ends_with(".yaml") || spec.ends_with(".yml"))
+        {
+            return Err(Error::Io {
+                path: spec.to_owned(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        Source::builtin(spec, kind)
+    }
+
+    /// The built-in file of `kind` named `spec`, never a file on disk (the web page takes no
+    /// path from a request); an unknown name gets the closest known one.
+    pub fn builtin(spec: &str, kind: FileKind) -> Result<Source, Error> {
+        if let Some((_, text)) = kind.builtins().iter().find(|(id, _)| *id == spec) {
             return Ok(Source {
                 name: format!("{}/{spec}.yaml (built-in)", kind.folder()),
                 id: spec.to_owned(),
@@ -98,12 +112,6 @@ impl Source {
             });
         }
         let known: Vec<&str> = kind.builtins().iter().map(|(id, _)| *id).collect();
-        if spec.contains(['/', '\\']) || spec.ends_with(".yaml") || spec.ends_with(".yml") {
-            return Err(Error::Io {
-                path: spec.to_owned(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            });
-        }
         Err(Error::UnknownName(Box::new(
             crate::base::error::UnknownName {
                 kind: kind.name(),

@@ -1,0 +1,45 @@
+//! `ui`: the flags of the web page's server, and its start.
+
+use std::net::IpAddr;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::values::whole_in;
+use crate::base::ranges;
+use crate::ui::{Limits, Options};
+
+/// Serve the web page (and its JSON API) on this machine until Ctrl-C
+#[derive(Args)]
+pub(crate) struct UiArgs {
+    /// Port to listen on (0: a free one, printed)
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Address to listen on; anything but a loopback address lets other machines use the page
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Open the page in the default browser
+    #[arg(long)]
+    open: bool,
+    /// Seconds a request may take, waiting for a slot included
+    #[arg(long, value_name = "S", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    time_limit: u64,
+    /// Most scenarios of one sweep request
+    #[arg(long, default_value_t = 10_000,
+          value_parser = |t: &str| whole_in(t, &ranges::MAX_SCENARIOS))]
+    max_scenarios: u64,
+}
+
+pub(crate) fn ui_command(args: UiArgs) -> Result<()> {
+    let limits = Limits {
+        time_limit: std::time::Duration::from_secs(args.time_limit),
+        max_scenarios: args.max_scenarios,
+        ..Limits::default()
+    };
+    crate::ui::serve(&Options {
+        host: args.host,
+        port: args.port,
+        open: args.open,
+        limits,
+    })
+}

@@ -1,0 +1,141 @@
+//! `stepcost ui`: a local web page over the engine, and the JSON API under `/api/` that it
+//! uses (described in `docs/api.md`). The handlers turn a request into the library's own
+//! values, ask the study, and hand the result to an exporter, as the command line does; the
+//! pictures are the exporters' SVG. Nothing is read from the file system on a request's
+//! behalf: workloads and chips are built-in names or pasted text. The page's HTML, CSS and
+//! JavaScript are compiled into the binary.
+
+mod api;
+mod assets;
+mod command;
+mod error;
+mod guard;
+mod request;
+mod state;
+mod sweep;
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum::routing::{get, post};
+use axum::Router;
+
+/// Where the server listens and what it allows a request.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub host: IpAddr,
+    /// 0: a free port the system picks (printed).
+    pub port: u16,
+    /// Open the page in the default browser once the server listens.
+    pub open: bool,
+    pub limits: Limits,
+}
+
+/// What one request may take (documented in docs/api.md).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes of a request body: room for any built-in-sized workload file or config pasted.
+    pub body_bytes: usize,
+    /// Scenarios of one sweep.
+    pub max_scenarios: u64,
+    /// From a request's arrival to its answer, waiting for a slot included.
+    pub time_limit: Duration,
+    /// Requests in flight; more wait for a slot.
+    pub max_requests: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body_bytes: 1 << 20,
+            max_scenarios: 10_000,
+            time_limit: Duration::from_secs(10),
+            max_requests: 64,
+        }
+    }
+}
+
+/// The routes: the page, its assets, and the API, every one under the guard's limits (and,
+/// on a loopback address, answered only when addressed to it).
+fn router(limits: Limits, host: IpAddr) -> Router {
+    let guard = Arc::new(guard::Guard::new(Arc::new(state::State::new(limits)), host));
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/app.js", get(assets::script))
+        .route("/style.css", get(assets::style))
+        .route("/api/chips", get(api::chips))
+        .route("/api/workloads", get(api::workloads))
+        .route("/api/workload", post(api::workload))
+        .route("/api/run", post(api::run))
+        .route("/api/compare", post(api::compare_chips))
+        .route("/api/sweep", post(api::sweep))
+        .route("/api/plot/roofline", post(api::plot_roofline))
+        .route("/api/plot/sweep", post(api::plot_sweep))
+        .fallback(api::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&guard),
+            guard::limit,
+        ))
+        .with_state(guard)
+}
+
+/// Serves the page until Ctrl-C. Prints the address it listens on (the port the system
+/// picked, for `--port 0`), and a warning when that is not a loopback address.
+pub fn serve(options: &Options) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the server's threads")?;
+    runtime.block_on(async {
+        let address = SocketAddr::new(options.host, options.port);
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("cannot listen on {address}"))?;
+        let bound = listener.local_addr()?;
+        let url = format!("http://{bound}/");
+        if !options.host.is_loopback() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: listening on {bound}, which other machines can reach: anyone who can \
+                 reach it can use the page and its API (there is no login)"
+            );
+        }
+        let mut stdout = std::io::stdout();
+        writeln!(stdout, "stepcost ui: {url} (Ctrl-C stops it)")?;
+        stdout.flush()?;
+        if options.open {
+            open_browser(&url);
+        }
+        axum::serve(listener, router(options.limits, options.host))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("the server stopped")
+    })
+}
+
+/// Opens `url` in the default browser; a system without one gets a note, not an error.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: cannot open a browser ({opener}: {e}); open {url} yourself"
+        );
+    }
+}

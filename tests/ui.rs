@@ -1,0 +1,527 @@
+//! `stepcost ui`'s API against the command line: the same scenario gives the same bytes, a bad
+//! input the same message; and the server's limits: paths refused, oversized bodies, huge
+//! sweeps, slow clients and malformed JSON each answered with a 4xx while it keeps serving.
+//! The load test (50 clients for 10 s) is ignored here; `scripts/browser-tests` runs it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::stepcost;
+
+/// A `stepcost ui` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// The server is this build's binary, or `STEPCOST_BIN` (the load test is timed on a
+    /// release binary, whichever profile the test itself was built in).
+    fn start(flags: &[&str]) -> Server {
+        let binary = std::env::var_os("STEPCOST_BIN")
+            .map_or_else(|| assert_cmd::cargo::cargo_bin("stepcost"), Into::into);
+        let mut child = Command::new(binary)
+            .args(["ui", "--port", "0"])
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("stepcost ui starts");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("its stdout");
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let port = line
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        Server { child, port }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        stream
+    }
+
+    /// Sends one request and reads the whole answer: its status and body.
+    fn send(&self, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut stream = self.connect();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        // A server that answers before the whole body is sent may close: that is its answer.
+        let _ = stream.write_all(body);
+        answer(stream)
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Vec<u8>) {
+        self.send("POST", path, body.to_string().as_bytes())
+    }
+
+    /// A 200's body as text.
+    fn ok(&self, path: &str, body: &Value) -> String {
+        let (status, bytes) = self.post(path, body);
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(status, 200, "{text}");
+        text
+    }
+
+    /// A refusal's status and message.
+    fn refused(&self, path: &str, body: &Value) -> (u16, String) {
+        let (status, bytes) = self.post(path, body);
+        (status, error_of(&bytes))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn error_of(bytes: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(bytes)));
+    value["error"]
+        .as_str()
+        .expect("an `error` field")
+        .to_owned()
+}
+
+/// Reads an HTTP/1.1 answer to its end: status, and body (de-chunked where chunked).
+fn answer(mut stream: TcpStream) -> (u16, Vec<u8>) {
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let status = head[9..12].parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        let (mut out, mut rest) = (Vec::new(), &body[..]);
+        loop {
+            let end = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[..end]).unwrap(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[end + 2..end + 2 + size]);
+            rest = &rest[end + 4 + size..];
+        }
+        body = out;
+    }
+    (status, body)
+}
+
+/// The command line's stdout for `args`.
+fn cli(args: &[&str]) -> String {
+    let out = stepcost().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The command line's error message for `args` run in `dir` (without `error: `).
+fn cli_error(args: &[&str], dir: Option<&std::path::Path>) -> String {
+    let mut command = stepcost();
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let out = command.args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stderr).unwrap();
+    text.trim_end().strip_prefix("error: ").unwrap().to_owned()
+}
+
+/// The words of a command line the API gave (no quoted words in these tests), less `stepcost`.
+fn words(command: &str) -> Vec<&str> {
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words[0], "stepcost");
+    words[1..].to_vec()
+}
+
+#[test]
+fn run_and_compare_give_the_command_lines_rows() {
+    let server = Server::start(&[]);
+    let request = json!({"workload": "llama-3.1-70b", "chips": "b200",
+        "set": ["batch=2"], "dtype": ["weight=fp8"], "cost": "tco"});
+    let answer: Value = serde_json::from_str(&server.ok("/api/run", &request)).unwrap();
+    let command = answer["command"].as_str().unwrap();
+    assert_eq!(
+        command,
+        "stepcost run llama-3.1-70b --chip b200 --set batch=2 --dtype weight=fp8 --cost tco"
+    );
+    let json_args = [&words(command)[..], &["--format", "json"]].concat();
+    let run: Value = serde_json::from_str(&cli(&json_args)).unwrap();
+    assert_eq!(answer["rows"][0], run);
+    // It fits, with a next step worth taking: the line under the CLI's table.
+    assert_eq!(answer["verdicts"][0]["fits"], json!(true));
+    let advice = answer["verdicts"][0]["advice"].as_str().unwrap();
+    let table = cli(&words(command));
+    assert!(advice.starts_with("next step: batch 2 -> "), "{advice}");
+    assert!(
+        table.ends_with(&format!("{advice}\n")),
+        "{advice} not under\n{table}"
+    );
+
+    let request = json!({"workload": "llama-3.1-70b", "chips": ["h200", "b200"],
+        "set": ["batch=32"], "format": "csv"});
+    let csv = server.ok("/api/compare", &request);
+    let expected = cli(&[
+        "compare",
+        "llama-3.1-70b",
+        "--chip",
+        "h200,b200",
+        "--set",
+        "batch=32",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(csv, expected);
+    // Neither fits at bf16: each verdict is the CLI's warning, with the fixes priced.
+    let request =
+        json!({"workload": "llama-3.1-70b", "chips": ["h200", "b200"], "set": ["batch=32"]});
+    let answer: Value = serde_json::from_str(&server.ok("/api/compare", &request)).unwrap();
+    let table = cli(&words(answer["command"].as_str().unwrap()));
+    for verdict in answer["verdicts"].as_array().unwrap() {
+        assert_eq!(verdict["fits"], json!(false));
+        let warning = verdict["advice"].as_str().unwrap();
+        assert!(
+            warning.starts_with("warning: on ") && table.contains(warning),
+            "{warning}"
+        );
+    }
+}
+
+#[test]
+fn sweeps_and_pictures_are_the_command_lines_bytes() {
+    let server = Server::start(&[]);
+    let request = json!({"workload": "llama-3.1-8b", "chips": ["h200", "l40s"],
+        "set": ["context=8192", "batch=4"], "dtype": ["kv=fp8"],
+        "sweep": {"set": ["batch=1..=64:x2"], "dtype": ["weight=bf16,fp8"]}});
+    let answer: Value = serde_json::from_str(&server.ok("/api/compare", &request)).unwrap();
+    let command = answer["sweep_command"].as_str().unwrap();
+    assert_eq!(
+        command,
+        "stepcost sweep llama-3.1-8b --chip h200,l40s --set context=8192 --set batch=1..=64:x2 \
+         --dtype kv=fp8 --dtype weight=bf16,fp8"
+    );
+    let csv = server.ok("/api/sweep", &request);
+    assert_eq!(csv, cli(&words(command)));
+    assert_eq!(csv.lines().count(), 1 + 2 * 7 * 2);
+
+    let svg = server.ok("/api/plot/roofline", &request);
+    let expected = cli(&[
+        "plot",
+        "roofline",
+        "llama-3.1-8b",
+        "--chip",
+        "h200,l40s",
+        "--set",
+        "context=8192",
+        "--set",
+        "batch=4",
+        "--dtype",
+        "kv=fp8",
+    ]);
+    assert_eq!(svg, expected);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sweep.csv");
+    std::fs::write(&path, &csv).unwrap();
+    let chart = json!({"workload": "llama-3.1-8b", "chips": ["h200", "l40s"],
+        "set": ["context=8192", "batch=4"], "dtype": ["kv=fp8"],
+        "sweep": {"set": ["batch=1..=64:x2"], "dtype": ["weight=bf16,fp8"]},
+        "chart": {"series": ["chip", "weight_dtype"], "log_x": true}});
+    let drawn = server.ok("/api/plot/sweep", &chart);
+    let expected = cli(&[
+        "plot",
+        "sweep",
+        path.to_str().unwrap(),
+        "--x",
+        "batch",
+        "--y",
+        "tokens_per_s",
+        "--series",
+        "chip,weight_dtype",
+        "--log-x",
+    ]);
+    // The CLI names the CSV by its path in the chart; the server calls it `sweep`.
+    assert_eq!(drawn.lines().count(), expected.lines().count());
+}
+
+#[test]
+fn errors_are_the_command_lines() {
+    let server = Server::start(&[]);
+    let (status, message) = server.refused(
+        "/api/run",
+        &json!({"workload": "llama-3.1-70b", "chips": "h2000"}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        cli_error(&["run", "llama-3.1-70b", "--chip", "h2000"], None)
+    );
+    let (_, message) = server.refused(
+        "/api/run",
+        &json!({"workload": "llama-3.1-70b", "chips": "h200", "set": ["batch=lots"]}),
+    );
+    assert_eq!(message, "invalid value 'batch=lots' for '--set <NAME=VALUE>': `lots` is not a number (in `batch=lots`)");
+    let (_, message) = server.refused(
+        "/api/run",
+        &json!({"workload": "llama-3.1-70b", "chips": "h200", "set": ["q_heads=8"]}),
+    );
+    assert_eq!(
+        message,
+        cli_error(
+            &[
+                "run",
+                "llama-3.1-70b",
+                "--chip",
+                "h200",
+                "--set",
+                "q_heads=8"
+            ],
+            None
+        )
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let broken = "name: x\nparams: {batch: 1}\nblocks:\n  - name: layer\n    ops: [{gemm: {name: g, of: nothing, n: 8}}]\n";
+    std::fs::write(dir.path().join("pasted.yaml"), broken).unwrap();
+    let (status, message) = server.refused(
+        "/api/run",
+        &json!({"workload_yaml": broken, "chips": "h200"}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        cli_error(&["run", "pasted.yaml", "--chip", "h200"], Some(dir.path()))
+    );
+
+    // A pasted config is imported as `stepcost import` does.
+    let config = std::fs::read_to_string("tests/configs/Mistral-7B-v0.1/config.json").unwrap();
+    let answer: Value = serde_json::from_str(
+        &server.ok("/api/run", &json!({"hf_config": config, "chips": "h200"})),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("config.json"), &config).unwrap();
+    let command = answer["command"].as_str().unwrap();
+    let (import, run) = command.split_once(" && ").unwrap();
+    assert_eq!(import, "stepcost import config.json --out config.yaml");
+    stepcost()
+        .current_dir(dir.path())
+        .args(words(import))
+        .assert()
+        .success();
+    let out = stepcost()
+        .current_dir(dir.path())
+        .args(words(run))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        answer["rows"][0],
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    );
+}
+
+#[test]
+fn no_path_is_taken_from_a_request() {
+    let server = Server::start(&[]);
+    for (request, needle) in [
+        (json!({"workload": "llama-3.1-70b", "chips": "hardware/h200.yaml"}), "unknown chip `hardware/h200.yaml`"),
+        (json!({"workload": "workloads/llama-3.1-70b.yaml", "chips": "h200"}), "unknown workload"),
+        (json!({"workload": "Cargo.toml", "chips": "h200"}), "unknown workload"),
+        (json!({"workload_yaml": "name: x\ntemplate: ../workloads/templates/dense.yaml\n", "chips": "h200"}),
+            "pasted.yaml: template `../workloads/templates/dense.yaml`: a pasted workload may name only a built-in template"),
+        (json!({"workload_yaml": "name: x\ntemplate: Cargo.toml\n", "chips": "h200"}), "only a built-in template"),
+    ] {
+        let (status, message) = server.refused("/api/run", &request);
+        assert_eq!(status, 400);
+        assert!(message.contains(needle), "{message}");
+    }
+}
+
+#[test]
+fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
+    let server = Server::start(&["--time-limit", "2"]);
+    let good = json!({"workload": "llama-3.1-8b", "chips": "h200"});
+    let big = vec![b' '; 2 << 20];
+    assert_eq!(server.send("POST", "/api/run", &big).0, 413);
+    let (status, body) = server.send("POST", "/api/run", b"{\"workload\": ");
+    assert_eq!(status, 400);
+    assert!(error_of(&body).starts_with("malformed request: EOF while parsing"));
+    let (status, message) = server.refused(
+        "/api/run",
+        &json!({"workload": "llama-3.1-8b", "chip": "h200"}),
+    );
+    assert_eq!(status, 400);
+    assert!(message.contains("unknown field `chip`"), "{message}");
+    let huge =
+        json!({"workload": "llama-3.1-8b", "chips": "all", "sweep": {"set": ["batch=1..=100000"]}});
+    let (status, message) = server.refused("/api/sweep", &huge);
+    assert_eq!(status, 400);
+    assert_eq!(message, "the sweep has 1700000 scenarios, more than the limit of 10000 per request; narrow an axis, or run `stepcost sweep` on the command line");
+    let capped = json!({"workload": "llama-3.1-8b", "chips": "h200", "sweep": {"set": ["batch=1..=20"], "max_scenarios": 10}});
+    assert_eq!(server.refused("/api/sweep", &capped).0, 400);
+    assert_eq!(server.send("GET", "/api/nothing", b"").0, 404);
+    // A page of another site whose name resolves here is not answered (DNS rebinding).
+    let mut other = server.connect();
+    other
+        .write_all(
+            b"GET /api/chips HTTP/1.1\r\nHost: attacker.example:80\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+    let (status, body) = answer(other);
+    assert_eq!(status, 403);
+    assert!(error_of(&body)
+        .starts_with("Host `attacker.example:80`: this server listens on a loopback address"));
+
+    // A client that sends half its body and waits: 408 at the time limit; meanwhile, and
+    // after, others are served.
+    let mut slow = server.connect();
+    slow.write_all(
+        b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"workl",
+    )
+    .unwrap();
+    let started = Instant::now();
+    server.ok("/api/run", &good);
+    let (status, body) = answer(slow);
+    assert_eq!(status, 408);
+    assert!(error_of(&body).contains("time limit of 2 s"));
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    server.ok("/api/run", &good);
+    let (status, page) = server.send("GET", "/", b"");
+    assert_eq!(status, 200);
+    assert!(String::from_utf8(page)
+        .unwrap()
+        .contains("<title>stepcost</title>"));
+}
+
+#[test]
+fn excess_requests_wait_for_a_slot() {
+    let server = Server::start(&["--time-limit", "2"]);
+    // 64 clients that send half a body hold every slot until their time limit.
+    let slow: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut stream = server.connect();
+            stream
+                .write_all(
+                    b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{",
+                )
+                .unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    server.ok(
+        "/api/run",
+        &json!({"workload": "llama-3.1-8b", "chips": "h200"}),
+    );
+    // It waited for a slot (about 1.7 s here), then was answered.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1000),
+        "{:?}",
+        started.elapsed()
+    );
+    for stream in slow {
+        assert_eq!(answer(stream).0, 408);
+    }
+}
+
+#[test]
+fn a_non_loopback_address_gets_a_warning() {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        .args(["ui", "--port", "0", "--host", "0.0.0.0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("stepcost ui: http://0.0.0.0:"), "{line}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut warning = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut warning)
+        .unwrap();
+    assert!(
+        warning.starts_with("warning: listening on 0.0.0.0:") && warning.contains("no login"),
+        "{warning}"
+    );
+}
+
+/// 50 clients, each sending `/api/run` requests one after another for 10 s: none fails, and
+/// the latencies' percentiles are printed (figures, not assertions).
+#[test]
+#[ignore = "10 s of load; scripts/browser-tests runs it"]
+fn ui_load() {
+    const CLIENTS: usize = 50;
+    let server = Server::start(&[]);
+    let duration = Duration::from_secs(10);
+    let latencies: Vec<Duration> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let server = &server;
+                scope.spawn(move || {
+                    let mut seen = Vec::new();
+                    let start = Instant::now();
+                    let mut i = 0;
+                    while start.elapsed() < duration {
+                        let batch = 1 + (client * 7 + i) % 256;
+                        let body = json!({"workload": "llama-3.1-70b", "chips": "h200",
+                            "set": [format!("batch={batch}")], "dtype": ["weight=fp8"]});
+                        let sent = Instant::now();
+                        let (status, bytes) = server.post("/api/run", &body);
+                        seen.push(sent.elapsed());
+                        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+                        i += 1;
+                    }
+                    seen
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut sorted = latencies;
+    sorted.sort();
+    let at =
+        |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    println!(
+        "load: {CLIENTS} clients for {} s, {} requests to /api/run, none failed; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        duration.as_secs(),
+        sorted.len(),
+        at(0.5).as_secs_f64() * 1e3,
+        at(0.99).as_secs_f64() * 1e3,
+        sorted[sorted.len() - 1].as_secs_f64() * 1e3,
+    );
+}
