@@ -22,7 +22,17 @@ pub fn push_number(out: &mut Vec<u8>, x: f64) {
     if whole as f64 == x && x.abs() < 9.007_199_254_740_992e15 {
         out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
     } else {
-        out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+        // zmij finds the same shortest digits as ryu in about half the time; it writes a
+        // positive exponent with its sign (`1e+17`), which rows leave out (`1e17`), as ryu does.
+        let mut buffer = zmij::Buffer::new();
+        let text = buffer.format_finite(x).as_bytes();
+        match text.iter().position(|&b| b == b'+') {
+            Some(plus) => {
+                out.extend_from_slice(&text[..plus]);
+                out.extend_from_slice(&text[plus + 1..]);
+            }
+            None => out.extend_from_slice(text),
+        }
     }
 }
 
@@ -222,6 +232,47 @@ mod tests {
         assert_eq!(value["int"], 8192);
         assert_eq!(value["float"], 0.25);
         assert!(value["nan"].is_null() && value["empty"].is_null());
+    }
+
+    #[test]
+    fn numbers_are_written_as_ryu_writes_them() {
+        // Shortest round-trip digits, integers below 2^53 without a fraction, and exponents
+        // without a `+`: the form every release of the rows has had.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut checked = 0;
+        let special = [
+            0.1,
+            0.3,
+            1e15 + 0.5,
+            1e16,
+            1e17,
+            1e21,
+            1e22,
+            1e-5,
+            1e-6,
+            5e-324,
+            f64::MAX,
+        ];
+        let random = std::iter::repeat_with(|| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            f64::from_bits(state)
+        });
+        for x in special.into_iter().chain(random.take(200_000)) {
+            if !x.is_finite() || (x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15) {
+                continue;
+            }
+            let mut cell = Vec::new();
+            push_number(&mut cell, x);
+            assert_eq!(
+                std::str::from_utf8(&cell).unwrap(),
+                ryu::Buffer::new().format_finite(x),
+                "{x:e}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 150_000, "{checked}");
     }
 
     /// One column of numbers.
