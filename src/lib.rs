@@ -84,6 +84,7 @@ pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::base::{builtin, limits, ranges, units};
+    pub use crate::engine::chip::Achievable;
     pub use crate::engine::{expr, price, workload};
     pub use crate::export::svg;
     /// The exporters' entry points.
