@@ -70,8 +70,30 @@ pub(crate) enum Command {
         /// Pricing mode
         #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
         mode: ModeArg,
+        /// Hold out each source (a row's id prefix: `MAMF` of `MAMF-7`) in turn, fit its
+        /// chips' expected-mode constants to the other sources' rows, predict its rows, and
+        /// report those errors beside the in-sample ones (a table)
+        #[arg(long)]
+        cross_validate: bool,
         #[command(flatten)]
         output: OutputArgs,
+    },
+    /// Fit a chip's expected-mode constants (fractions of peak and bandwidth, DRAM latency) to
+    /// measured cases, by least squares on log(predicted / measured); write them as an
+    /// `expected:` section
+    Fit {
+        /// Case file (CSV), as `validate` reads it
+        cases: PathBuf,
+        /// The chip to fit: a built-in name or a chip file; its cases are those naming it
+        #[arg(long)]
+        chip: String,
+        /// Fit to the cases of every chip of this family (`nvidia-hopper`) too
+        #[arg(long)]
+        family: Option<String>,
+        /// Where the `expected:` section goes (`-` is stdout; the report then goes to stderr);
+        /// never one of the command's inputs
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
     },
     /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
     /// sweep CSV

@@ -6,6 +6,7 @@
 mod args;
 mod columns;
 mod cost;
+mod fit_command;
 mod output;
 mod plan_command;
 mod scenario;
@@ -102,8 +103,21 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Validate {
             cases,
             mode,
+            cross_validate: true,
             output,
+        } => fit_command::cross_validate_command(&cases, mode, output)?,
+        Command::Validate {
+            cases,
+            mode,
+            output,
+            ..
         } => validate_command(&cases, mode, output)?,
+        Command::Fit {
+            cases,
+            chip,
+            family,
+            out,
+        } => fit_command::fit_command(&cases, &chip, family.as_deref(), &out)?,
         Command::Workloads { output } => show::workloads_command(output)?,
         Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),
@@ -419,7 +433,7 @@ fn report_command(mut args: ReportArgs, given: &scenario::Given) -> Result<()> {
 
 /// The files `validate` reads: the case file, and each case's chip and workload where they
 /// are files (beside the case file, or at their own path), with a workload's template.
-fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
+pub(crate) fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
     let mut inputs = Inputs::default();
     inputs.path(cases);
     let dir = cases.parent().unwrap_or(Path::new(""));

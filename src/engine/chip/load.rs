@@ -12,7 +12,9 @@ use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
 
-use super::file::{CacheFile, ChipFile, ExpectedFile, ExpectedFragment, InterconnectFile, MemoryFile, NetworkFile};
+use super::file::{
+    CacheFile, ChipFile, ExpectedFile, ExpectedFragment, InterconnectFile, MemoryFile, NetworkFile,
+};
 use super::DEFAULT_RUNTIME_RESERVE_BYTES;
 use super::{Achievable, Cache, CapacityBasis, Chip, Interconnect, Network, PeakTable, Support};
 
