@@ -91,7 +91,8 @@ pub mod internals {
     pub mod export {
         pub use crate::export::document;
         pub use crate::export::filter;
+        pub use crate::export::fit;
         pub use crate::export::{write_compare, write_run, Format};
     }
-    pub use crate::study::{import, lever, sweep, validate};
+    pub use crate::study::{fit, import, lever, sweep, validate};
 }
