@@ -40,22 +40,24 @@ pub struct CrossValidation {
 /// Holds out each source of `cases` in turn. A case that cannot be priced is an outcome with
 /// the reason, in both predictions.
 pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValidation, Error> {
-    let rows: Vec<Result<Row, Outcome>> = cases
+    let rows: Vec<Result<Row, Box<Outcome>>> = cases
         .into_iter()
         .map(|case| {
-            Row::new(case.clone(), cases_file, None).map_err(|e| validate::outcome(case, Err(e)))
+            Row::new(case.clone(), cases_file, None)
+                .map_err(|e| Box::new(validate::outcome(case, Err(e))))
         })
         .collect();
     let in_sample: Vec<Outcome> = rows
         .iter()
-        .map(|r| r.as_ref().map_or_else(Clone::clone, |r| r.outcome(None)))
+        .map(|r| {
+            r.as_ref()
+                .map_or_else(|o| (**o).clone(), |r| r.outcome(None))
+        })
         .collect();
-    let priced = |i: usize| {
-        rows[i]
-            .as_ref()
-            .ok()
-            .filter(|_| in_sample[i].predicted.is_ok())
-    };
+    // The rows that price with their chip file's constants: those a fold fits and predicts.
+    let priced: Vec<Option<&Row>> = (rows.iter().zip(&in_sample))
+        .map(|(r, o)| r.as_ref().ok().filter(|_| o.predicted.is_ok()))
+        .collect();
     let mut held_out = in_sample.clone();
     let mut sources: Vec<&str> = Vec::new();
     for o in &in_sample {
@@ -63,45 +65,9 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
             sources.push(source_of(&o.case.id));
         }
     }
-    let mut folds = Vec::new();
-    for source in sources {
-        let held: Vec<usize> = (0..rows.len())
-            .filter(|&i| priced(i).is_some() && source_of(&in_sample[i].case.id) == source)
-            .collect();
-        let mut fold = Fold {
-            source: source.to_owned(),
-            rows: held.len(),
-            refit: Vec::new(),
-            kept: Vec::new(),
-        };
-        let mut chips: Vec<&str> = Vec::new();
-        for &i in &held {
-            let id = priced(i).map_or("", |r| r.chip.id());
-            if !chips.contains(&id) {
-                chips.push(id);
-            }
-        }
-        for chip in chips {
-            let on_chip = |i: &usize| priced(*i).is_some_and(|r| r.chip.id() == chip);
-            let train: Vec<&Row> = (0..rows.len())
-                .filter(|i| on_chip(i) && source_of(&in_sample[*i].case.id) != source)
-                .filter_map(priced)
-                .collect();
-            let start = train.first().and_then(|r| r.chip.expected().cloned());
-            let Some(start) = start else {
-                fold.kept.push(chip.to_owned());
-                continue; // in-sample outcomes stand: the file's constants
-            };
-            let fitted = fit_rows(&start, &train)?;
-            for &i in held.iter().filter(|i| on_chip(i)) {
-                if let Some(row) = priced(i) {
-                    held_out[i] = row.outcome(Some(&fitted.constants));
-                }
-            }
-            fold.refit.push(chip.to_owned());
-        }
-        folds.push(fold);
-    }
+    let folds = (sources.into_iter())
+        .map(|source| hold_out(source, &priced, &mut held_out))
+        .collect::<Result<Vec<Fold>, Error>>()?;
     let families = rows
         .iter()
         .zip(&in_sample)
@@ -116,6 +82,49 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
         families,
         folds,
     })
+}
+
+/// Holds out `source`: the chips of its rows fitted to the other sources' rows, and its rows
+/// predicted with them in `held_out`.
+fn hold_out(
+    source: &str,
+    priced: &[Option<&Row>],
+    held_out: &mut [Outcome],
+) -> Result<Fold, Error> {
+    let of_source = |r: &&Row| source_of(&r.case.id) == source;
+    let held: Vec<usize> = (0..priced.len())
+        .filter(|&i| priced[i].is_some_and(|r| of_source(&r)))
+        .collect();
+    let mut fold = Fold {
+        source: source.to_owned(),
+        rows: held.len(),
+        refit: Vec::new(),
+        kept: Vec::new(),
+    };
+    let mut chips: Vec<&str> = Vec::new();
+    for r in held.iter().filter_map(|&i| priced[i]) {
+        if !chips.contains(&r.chip.id()) {
+            chips.push(r.chip.id());
+        }
+    }
+    for chip in chips {
+        let train: Vec<&Row> = (priced.iter().flatten())
+            .filter(|r| r.chip.id() == chip && !of_source(r))
+            .copied()
+            .collect();
+        let Some(start) = train.first().and_then(|r| r.chip.expected().cloned()) else {
+            fold.kept.push(chip.to_owned());
+            continue; // the in-sample outcomes stand: the file's constants
+        };
+        let fitted = fit_rows(&start, &train)?;
+        for &i in &held {
+            if let Some(row) = priced[i].filter(|r| r.chip.id() == chip) {
+                held_out[i] = row.outcome(Some(&fitted.constants));
+            }
+        }
+        fold.refit.push(chip.to_owned());
+    }
+    Ok(fold)
 }
 
 /// A group's errors in sample and held out.

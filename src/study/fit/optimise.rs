@@ -164,10 +164,11 @@ fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, pivot);
-        for row in col + 1..m {
-            let factor = a[row][col] / a[col][col];
-            for k in col..=m {
-                a[row][k] -= factor * a[col][k];
+        let pivot_row = a[col].clone();
+        for row in a.iter_mut().skip(col + 1) {
+            let factor = row[col] / pivot_row[col];
+            for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                *x -= factor * p;
             }
         }
     }
