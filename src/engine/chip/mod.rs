@@ -137,7 +137,7 @@ pub struct Achievable {
     /// Fraction of HBM bandwidth a large stream reaches.
     pub memory: f64,
     /// Fraction of that stream bandwidth library GEMMs reach when M is small (decode: M below
-    /// [`SMALL_M`]), whose tiles and split-K leave the memory system partly idle.
+    /// `SMALL_M`, 256), whose tiles and split-K leave the memory system partly idle.
     pub small_m_memory: f64,
     /// Rows a GEMM's M is padded to (the matrix instruction's M).
     pub row_tile: u64,
