@@ -174,6 +174,8 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
 
 /// A constant as the fragment writes it: a fraction as it is, a time in seconds.
 fn value(c: Constant, v: f64) -> String {
+    // To 7 significant digits, as the fit keeps them (a file's `0.4 us` is 4.0000000000000003e-7 s).
+    let v: f64 = format!("{v:.6e}").parse().unwrap_or(v);
     match c {
         Constant::DramLatency => format!("{v:e} s"),
         _ => format!("{v}"),

@@ -182,6 +182,8 @@ pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
             c.set(&mut fitted_constants, value);
             fitted.push(*c);
         } else {
+            // To the same digits as the fitted ones (a file's `0.4 us` is 4.0000000000000003e-7 s).
+            c.set(&mut fitted_constants, round(c.get(start)));
             kept.push(*c);
         }
     }

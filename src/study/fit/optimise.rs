@@ -8,6 +8,9 @@ const MAX_ITERATIONS: usize = 200;
 const DIFF_STEP: f64 = 1e-7;
 /// An accepted step whose largest move is below this has converged.
 const STEP_TOLERANCE: f64 = 1e-11;
+/// An accepted step that lowers the cost by less than this share of it has converged (the
+/// search is then crawling along a valley no row constrains further).
+const COST_TOLERANCE: f64 = 1e-10;
 
 /// Where the search ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,8 +91,9 @@ pub fn least_squares<E>(
         let moved = (0..n)
             .map(|j| (trial[j] - x[j]).abs() / (1.0 + x[j].abs()))
             .fold(0.0, f64::max);
+        let gained = cost - trial_cost;
         (x, r, cost) = (trial, trial_r, trial_cost);
-        if moved < STEP_TOLERANCE {
+        if moved < STEP_TOLERANCE || gained <= COST_TOLERANCE * cost {
             break;
         }
     }

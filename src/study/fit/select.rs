@@ -56,7 +56,12 @@ pub fn fit_chip(
         })?;
         rows.push(row);
     }
-    if rows.is_empty() {
+    let family_known = family.is_none_or(|f| {
+        chips
+            .iter()
+            .any(|(_, c)| matches!(c, Ok(c) if c.family() == Some(f)))
+    });
+    if rows.is_empty() || !family_known {
         return Err(no_rows(&chip, family, &chips, cases_file));
     }
     let before: Vec<Outcome> = rows.iter().map(|r| r.outcome(None)).collect();
@@ -97,7 +102,7 @@ fn no_rows(
     families.sort_unstable();
     families.dedup();
     let what = match family {
-        Some(f) => format!("chip `{}` or a chip of family `{f}`", chip.id()),
+        Some(f) => format!("a chip of family `{f}`"),
         None => format!("chip `{}`", chip.id()),
     };
     Error::value(format!(
