@@ -323,3 +323,55 @@ fn cross_validation_holds_each_source_out_once() {
             "C (1 row): kept the file's constants of h100-sxm",
         ));
 }
+
+#[test]
+fn cross_validation_refuses_what_it_cannot_do() {
+    for args in [
+        ["--mode", "roofline"],
+        ["--format", "csv"],
+        ["--columns", "id"],
+    ] {
+        stepcost()
+            .args(["validate", "validation/measured.csv", "--cross-validate"])
+            .args(args)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains("--cross-validate"));
+    }
+}
+
+#[test]
+fn a_family_name_must_read_as_one() {
+    let text = chip_file(TRUTH).replace("family: test-one", "family: NVIDIA Hopper");
+    let err = Chip::load(&Source::from_text("synth.yaml", &text)).unwrap_err();
+    assert_eq!(err.field(), Some("family"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`NVIDIA Hopper` is not a family name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_fragment_goes_to_stdout_and_the_report_to_stderr_with_out_dash() {
+    let assert = stepcost()
+        .args([
+            "fit",
+            "validation/measured.csv",
+            "--chip",
+            "mi300x",
+            "--out",
+            "-",
+        ])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(out.contains("expected:\n  matrix:"), "{out}");
+    assert!(Achievable::load(&Source::from_text("-", &out)).is_ok());
+    assert!(
+        err.contains("`mi300x` (AMD Instinct MI300X): expected-mode constants fitted to 6 cases"),
+        "{err}"
+    );
+}

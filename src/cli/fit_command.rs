@@ -56,8 +56,8 @@ pub(super) fn cross_validate_command(
     if Mode::from(mode) != Mode::Expected {
         anyhow::bail!("--cross-validate fits expected mode's constants; drop --mode roofline");
     }
-    if !matches!(output.format.format, FormatArg::Table) {
-        anyhow::bail!("--cross-validate writes a table; drop --format");
+    if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
+        anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
     }
     let source = Source::read(cases)?;
     let read = validate::read_cases(&source)?;
