@@ -235,3 +235,20 @@ pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::
         "|error| medians and 90th percentiles, signed medians of predicted / measured - 1; families with {MIN_FAMILY_ROWS} rows or more"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_wrap_into_lines() {
+        assert_eq!(wrapped(&["A-1", "B-22", "C-3"], 9), ["A-1, B-22", "C-3"]);
+        assert!(wrapped(&[], 9).is_empty());
+    }
+
+    #[test]
+    fn a_constant_shows_seven_digits() {
+        assert_eq!(value(Constant::DramLatency, 0.4e-6), "4e-7 s");
+        assert_eq!(value(Constant::Memory, 0.123456789), "0.1234568");
+    }
+}

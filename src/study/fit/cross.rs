@@ -175,3 +175,16 @@ pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_is_the_id_up_to_its_first_dash() {
+        assert_eq!(source_of("MAMF-7"), "MAMF");
+        assert_eq!(source_of("AZ-M10"), "AZ");
+        assert_eq!(source_of("LMD-P1"), "LMD");
+        assert_eq!(source_of("own"), "own");
+    }
+}
