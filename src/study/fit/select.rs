@@ -40,11 +40,15 @@ pub fn fit_chip(
     let mut chips: Vec<(String, Result<Chip, String>)> = Vec::new();
     let mut rows = Vec::new();
     for case in cases {
-        if !chips.iter().any(|(name, _)| *name == case.chip) {
-            let loaded = validate::case_chip(&case, cases_file).map_err(|e| e.to_string());
-            chips.push((case.chip.clone(), loaded));
-        }
-        let (_, case_chip) = chips.iter().find(|(name, _)| *name == case.chip).unwrap();
+        let index = match chips.iter().position(|(name, _)| *name == case.chip) {
+            Some(i) => i,
+            None => {
+                let loaded = validate::case_chip(&case, cases_file).map_err(|e| e.to_string());
+                chips.push((case.chip.clone(), loaded));
+                chips.len() - 1
+            }
+        };
+        let case_chip = &chips[index].1;
         let own = case.chip == chip.id() || matches!(case_chip, Ok(c) if c.id() == chip.id());
         let in_family = family.is_some() && matches!(case_chip, Ok(c) if c.family() == family);
         if !own && !in_family {
