@@ -248,7 +248,10 @@ fn bad_input_is_refused_with_what_was_wrong() {
     let unknown = fit(&["--chip", "h100-sxn"]);
     assert!(unknown.contains("h100-sxm"), "{unknown}");
     let family = fit(&["--chip", "l40s", "--family", "nvidia-hoper"]);
-    assert!(family.contains("family `nvidia-hoper`"), "{family}");
+    assert!(
+        family.contains("family `nvidia-hoper` (did you mean `nvidia-hopper`?)"),
+        "{family}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.csv");
     std::fs::write(

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::base::error::Error;
+use crate::base::suggest::did_you_mean;
 use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Outcome};
 
@@ -109,8 +110,9 @@ fn no_rows(
         Some(f) => format!("a chip of family `{f}`"),
         None => format!("chip `{}`", chip.id()),
     };
+    let hint = family.map_or(String::new(), |f| did_you_mean(f, families.iter().copied()));
     Error::value(format!(
-        "no case in {} is measured on {what}; its cases name the chips {} (families {})",
+        "no case in {} is measured on {what}{hint}; its cases name the chips {} (families {})",
         cases_file.display(),
         list(&names),
         list(&families)
