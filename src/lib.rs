@@ -90,13 +90,15 @@ pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::base::{builtin, limits, ranges, units};
+    pub use crate::engine::chip::Achievable;
     pub use crate::engine::{expr, price, workload};
     pub use crate::export::svg;
     /// The exporters' entry points.
     pub mod export {
         pub use crate::export::document;
         pub use crate::export::filter;
+        pub use crate::export::fit;
         pub use crate::export::{write_compare, write_run, Format};
     }
-    pub use crate::study::{import, lever, sweep, validate};
+    pub use crate::study::{fit, import, lever, sweep, validate};
 }

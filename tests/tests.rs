@@ -10,6 +10,7 @@ mod cost;
 mod errors;
 mod expected;
 mod filter;
+mod fit;
 mod formats;
 mod fusion;
 mod hostile_escaping;

@@ -70,9 +70,18 @@ pub(crate) enum Command {
         /// Pricing mode
         #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
         mode: ModeArg,
+        /// Hold out each source (a row's id prefix: `MAMF` of `MAMF-7`) in turn, fit its
+        /// chips' expected-mode constants to the other sources' rows, predict its rows, and
+        /// report those errors beside the in-sample ones (a table)
+        #[arg(long)]
+        cross_validate: bool,
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Fit a chip's expected-mode constants (fractions of peak and bandwidth, DRAM latency) to
+    /// measured cases, by least squares on log(predicted / measured); write them as an
+    /// `expected:` section
+    Fit(super::fit_command::FitArgs),
     /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
     /// sweep CSV
     Plot {

@@ -6,6 +6,7 @@
 mod args;
 mod columns;
 pub(crate) mod cost;
+mod fit_command;
 mod output;
 mod plan_command;
 mod scenario;
@@ -104,8 +105,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Validate {
             cases,
             mode,
+            cross_validate: true,
             output,
+        } => fit_command::cross_validate_command(&cases, mode, output)?,
+        Command::Validate {
+            cases,
+            mode,
+            output,
+            ..
         } => validate_command(&cases, mode, output)?,
+        Command::Fit(args) => fit_command::fit_command(&args)?,
         Command::Workloads { output } => show::workloads_command(output)?,
         Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),
@@ -423,7 +432,7 @@ fn report_command(mut args: ReportArgs, given: &scenario::Given) -> Result<()> {
 
 /// The files `validate` reads: the case file, and each case's chip and workload where they
 /// are files (beside the case file, or at their own path), with a workload's template.
-fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
+pub(crate) fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
     let mut inputs = Inputs::default();
     inputs.path(cases);
     let dir = cases.parent().unwrap_or(Path::new(""));

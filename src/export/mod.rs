@@ -10,6 +10,7 @@ mod costs;
 pub mod document;
 mod escape;
 pub mod filter;
+pub mod fit;
 mod models;
 #[cfg(feature = "parquet")]
 pub mod parquet;

@@ -12,7 +12,7 @@ use crate::engine::chip::Chip;
 use crate::engine::price::{Price, StepReport};
 use crate::study::validate::{ErrorStats, Outcome};
 
-pub(super) fn new_table(header: &[&str]) -> Table {
+pub(crate) fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
     if !header.is_empty() {
@@ -21,7 +21,7 @@ pub(super) fn new_table(header: &[&str]) -> Table {
     table
 }
 
-pub(super) fn align_right(table: &mut Table, from: usize) {
+pub(crate) fn align_right(table: &mut Table, from: usize) {
     let columns = table.column_count();
     for i in from..columns {
         if let Some(column) = table.column_mut(i) {

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod fit;
 pub mod fix;
 pub mod import;
 pub mod lever;

@@ -11,6 +11,7 @@ use serde_saphyr::Spanned;
 pub(super) struct ChipFile {
     pub(super) name: Spanned<String>,
     pub(super) sku: Option<Spanned<String>>,
+    pub(super) family: Option<Spanned<String>>,
     pub(super) memory: MemoryFile,
     pub(super) matrix: IndexMap<String, Spanned<String>>,
     #[serde(default)]
@@ -36,6 +37,13 @@ pub(super) struct PriceFile {
     /// Purchase price of the system `purchase_gpus` GPUs come in.
     pub(super) purchase: Option<Spanned<String>>,
     pub(super) purchase_gpus: Option<Spanned<u64>>,
+}
+
+/// A standalone `expected:` section, as `stepcost fit` writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExpectedFragment {
+    pub(super) expected: ExpectedFile,
 }
 
 #[derive(Debug, Deserialize)]

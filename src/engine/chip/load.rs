@@ -12,7 +12,9 @@ use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
 
-use super::file::{CacheFile, ChipFile, ExpectedFile, InterconnectFile, MemoryFile, NetworkFile};
+use super::file::{
+    CacheFile, ChipFile, ExpectedFile, ExpectedFragment, InterconnectFile, MemoryFile, NetworkFile,
+};
 use super::DEFAULT_RUNTIME_RESERVE_BYTES;
 use super::{Achievable, Cache, CapacityBasis, Chip, Interconnect, Network, PeakTable, Support};
 
@@ -54,6 +56,7 @@ impl Chip {
                 .sku
                 .map_or_else(|| name.clone(), |s| s.value.trim().to_owned()),
             name,
+            family: file.family.map(|f| f.value),
             capacity_bytes,
             marketed_capacity_bytes,
             capacity_basis: (file.memory.capacity_basis)
@@ -72,6 +75,22 @@ impl Chip {
             cost: Default::default(),
             expected,
         })
+    }
+}
+
+impl Achievable {
+    /// Parses and validates a standalone `expected:` section (what `stepcost fit` writes),
+    /// to paste into a chip file or give a chip with [`Chip::with_expected`].
+    pub fn load(source: &Source) -> Result<Achievable, Error> {
+        let file: ExpectedFragment = source.parse().map_err(Error::Invalid)?;
+        let mut check = Checker {
+            source,
+            problems: Vec::new(),
+        };
+        match check.achievable(&file.expected) {
+            Some(a) if check.problems.is_empty() => Ok(a),
+            _ => Err(Error::Invalid(Diagnostics(check.problems))),
+        }
     }
 }
 
@@ -256,6 +275,15 @@ impl Checker<'_> {
         if file.name.value.trim().is_empty() {
             self.problem(&Origin::of("name", &file.name), "must not be empty");
         }
+        if let Some(family) = file.family.as_ref().filter(|f| !is_family(&f.value)) {
+            self.problem(
+                &Origin::of("family", family),
+                format!(
+                    "`{}` is not a family name: expected lowercase letters, digits and dashes, vendor then generation (`nvidia-hopper`)",
+                    family.value
+                ),
+            );
+        }
         if let Some(sku) = file.sku.as_ref().filter(|s| s.value.trim().is_empty()) {
             self.problem(
                 &Origin::of("sku", sku),
@@ -379,6 +407,14 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// A family name: lowercase letters, digits and dashes, starting with a letter.
+fn is_family(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 #[cfg(test)]

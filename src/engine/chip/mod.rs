@@ -137,7 +137,7 @@ pub struct Achievable {
     /// Fraction of HBM bandwidth a large stream reaches.
     pub memory: f64,
     /// Fraction of that stream bandwidth library GEMMs reach when M is small (decode: M below
-    /// [`SMALL_M`]), whose tiles and split-K leave the memory system partly idle.
+    /// `SMALL_M`, 256), whose tiles and split-K leave the memory system partly idle.
     pub small_m_memory: f64,
     /// Rows a GEMM's M is padded to (the matrix instruction's M).
     pub row_tile: u64,
@@ -171,6 +171,9 @@ pub struct Chip {
     pub(crate) name: String,
     /// The exact SKU modelled (the product name where the file gives none).
     pub(crate) sku: String,
+    /// Vendor and generation (`nvidia-hopper`): chips whose expected-mode constants may be
+    /// fitted together; `None` where the file names none.
+    pub(crate) family: Option<String>,
     /// Usable HBM.
     pub(crate) capacity_bytes: f64,
     pub(crate) marketed_capacity_bytes: Option<f64>,
@@ -206,6 +209,22 @@ impl Chip {
     /// Product name (`NVIDIA H100 SXM`).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Vendor and generation (`nvidia-hopper`), where the chip file names one.
+    pub fn family(&self) -> Option<&str> {
+        self.family.as_deref()
+    }
+
+    /// The constants of expected mode, where the chip file has an `expected` section.
+    pub fn expected(&self) -> Option<&Achievable> {
+        self.expected.as_ref()
+    }
+
+    /// The chip with `expected` as its constants of expected mode.
+    pub fn with_expected(mut self, expected: Achievable) -> Chip {
+        self.expected = Some(expected);
+        self
     }
 
     /// Usable memory: what the device reports to software, where that is known

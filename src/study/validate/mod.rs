@@ -46,6 +46,8 @@ pub struct ErrorStats {
     pub cases: usize,
     pub median_abs: f64,
     pub p90_abs: f64,
+    /// The median of the signed errors (`predicted / measured - 1`).
+    pub signed_median: f64,
 }
 
 /// Resolves a chip or workload named by a case: a built-in, or a path relative to the case file.
@@ -62,29 +64,35 @@ pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome>
     cases
         .into_iter()
         .map(|case| {
-            let weight = case
-                .dtypes
-                .iter()
-                .find(|(k, _)| *k == TypeKey::Role(Role::Weight))
-                .map_or(DType::Bf16, |(_, f)| f.element());
-            let (predicted, dtype) = match predict(&case, cases_file, mode) {
-                Ok((value, dtype)) => (Ok(value), dtype.unwrap_or(weight)),
-                Err(e) => {
-                    let text = e.to_string();
-                    (Err(text.lines().next().unwrap_or(&text).to_owned()), weight)
-                }
-            };
-            let mut case = case;
-            if case.kind.is_empty() {
-                case.kind = derived_kind(&case);
-            }
-            Outcome {
-                case,
-                dtype,
-                predicted,
-            }
+            let predicted = prepare(&case, cases_file, mode).and_then(|p| p.predict(&p.chip));
+            outcome(case, predicted)
         })
         .collect()
+}
+
+/// The outcome of `case` priced as `predicted` (an error kept as its first line); its kind
+/// derived where the case file leaves it empty.
+pub fn outcome(mut case: Case, predicted: Result<(f64, Option<DType>), Error>) -> Outcome {
+    let weight = case
+        .dtypes
+        .iter()
+        .find(|(k, _)| *k == TypeKey::Role(Role::Weight))
+        .map_or(DType::Bf16, |(_, f)| f.element());
+    let (predicted, dtype) = match predicted {
+        Ok((value, dtype)) => (Ok(value), dtype.unwrap_or(weight)),
+        Err(e) => {
+            let text = e.to_string();
+            (Err(text.lines().next().unwrap_or(&text).to_owned()), weight)
+        }
+    };
+    if case.kind.is_empty() {
+        case.kind = derived_kind(&case);
+    }
+    Outcome {
+        case,
+        dtype,
+        predicted,
+    }
 }
 
 fn derived_kind(case: &Case) -> String {
@@ -104,9 +112,25 @@ fn derived_kind(case: &Case) -> String {
     .into()
 }
 
-/// The predicted value, and the type most of a priced step's time computes in.
-fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DType>), Error> {
-    let chip = Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)?;
+/// Loads the chip a case names: a built-in, or a path relative to the case file.
+pub fn case_chip(case: &Case, cases_file: &Path) -> Result<Chip, Error> {
+    Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)
+}
+
+/// A case ready to price: its chip, workload and scenario loaded and resolved once, so that a
+/// fit can price it again with other constants.
+pub struct Prepared {
+    /// The chip the case names.
+    pub chip: Chip,
+    workload: Workload,
+    scenario: Scenario,
+    request: Option<(u64, u64)>,
+    metric: Metric,
+}
+
+/// Loads what `case` names and resolves its scenario in `mode`.
+pub fn prepare(case: &Case, cases_file: &Path, mode: Mode) -> Result<Prepared, Error> {
+    let chip = case_chip(case, cases_file)?;
     let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
     let mut sets = case.sets.clone();
     if case.tp > 1 {
@@ -127,39 +151,55 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
         memory_utilization: None,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
-    let wrong_metric = |what: &str| Error::value(format!("metric `{}` {what}", case.metric.name()));
-    if let Some((input, output)) = case.request {
-        let r = price_request(&workload, &chip, &scenario, input, output)?;
-        let value = match case.metric {
-            Metric::TtftMs => r.ttft_s * 1e3,
-            Metric::TpotMs => r.tpot_s * 1e3,
-            Metric::E2eMs => r.e2e_s * 1e3,
-            Metric::TokensPerS => r.output_tokens_per_s,
-            _ => {
-                return Err(wrong_metric(
-                    "is a step's, not a request's; leave the request empty",
-                ))
-            }
+    Ok(Prepared {
+        chip,
+        workload,
+        scenario,
+        request: case.request,
+        metric: case.metric,
+    })
+}
+
+impl Prepared {
+    /// The predicted value on `chip` (the case's own, or it with other constants), and the
+    /// type most of a priced step's time computes in.
+    pub fn predict(&self, chip: &Chip) -> Result<(f64, Option<DType>), Error> {
+        let (workload, scenario) = (&self.workload, &self.scenario);
+        let wrong_metric =
+            |what: &str| Error::value(format!("metric `{}` {what}", self.metric.name()));
+        if let Some((input, output)) = self.request {
+            let r = price_request(workload, chip, scenario, input, output)?;
+            let value = match self.metric {
+                Metric::TtftMs => r.ttft_s * 1e3,
+                Metric::TpotMs => r.tpot_s * 1e3,
+                Metric::E2eMs => r.e2e_s * 1e3,
+                Metric::TokensPerS => r.output_tokens_per_s,
+                _ => {
+                    return Err(wrong_metric(
+                        "is a step's, not a request's; leave the request empty",
+                    ))
+                }
+            };
+            return Ok((value, None));
+        }
+        let report = price(workload, chip, scenario)?;
+        let main = report
+            .prices
+            .iter()
+            .max_by(|a, b| a.share.total_cmp(&b.share))
+            .map(|p| p.cost.compute_dtype);
+        let s = report.summary;
+        let value = match self.metric {
+            Metric::AttainedTflops => s.attained_flop_per_s / 1e12,
+            Metric::BandwidthTbS => s.bytes / s.step_time_s / 1e12,
+            Metric::StepTimeUs => s.step_time_s * 1e6,
+            Metric::TokensPerS => s.tokens_per_s.ok_or_else(|| {
+                Error::value(format!("workload `{}` has no tokens_per_step", workload.id))
+            })?,
+            _ => return Err(wrong_metric("needs a request")),
         };
-        return Ok((value, None));
+        Ok((value, main))
     }
-    let report = price(&workload, &chip, &scenario)?;
-    let main = report
-        .prices
-        .iter()
-        .max_by(|a, b| a.share.total_cmp(&b.share))
-        .map(|p| p.cost.compute_dtype);
-    let s = report.summary;
-    let value = match case.metric {
-        Metric::AttainedTflops => s.attained_flop_per_s / 1e12,
-        Metric::BandwidthTbS => s.bytes / s.step_time_s / 1e12,
-        Metric::StepTimeUs => s.step_time_s * 1e6,
-        Metric::TokensPerS => s.tokens_per_s.ok_or_else(|| {
-            Error::value(format!("workload `{}` has no tokens_per_step", workload.id))
-        })?,
-        _ => return Err(wrong_metric("needs a request")),
-    };
-    Ok((value, main))
 }
 
 /// Median and 90th-percentile absolute error overall, then per chip, kind, type and layout
@@ -167,8 +207,8 @@ fn predict(case: &Case, cases_file: &Path, mode: Mode) -> Result<(f64, Option<DT
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
     let mut add = |group: String, error: f64| match groups.iter_mut().find(|(g, _)| *g == group) {
-        Some((_, errors)) => errors.push(error.abs()),
-        None => groups.push((group, vec![error.abs()])),
+        Some((_, errors)) => errors.push(error),
+        None => groups.push((group, vec![error])),
     };
     for o in outcomes {
         if let Some(e) = o.error() {
@@ -195,24 +235,33 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     }
     groups
         .into_iter()
-        .map(|(group, mut errors)| {
-            errors.sort_by(f64::total_cmp);
-            let n = errors.len();
-            let median = if n % 2 == 1 {
-                errors[n / 2]
-            } else {
-                (errors[n / 2 - 1] + errors[n / 2]) / 2.0
-            };
-            // nearest rank
-            let p90 = errors[((0.9 * n as f64).ceil() as usize).clamp(1, n) - 1];
-            ErrorStats {
-                group,
-                cases: n,
-                median_abs: median,
-                p90_abs: p90,
-            }
-        })
+        .map(|(group, errors)| stats_of(group, errors))
         .collect()
+}
+
+/// The statistics of one group's signed errors (at least one).
+pub fn stats_of(group: String, errors: Vec<f64>) -> ErrorStats {
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        }
+    };
+    let mut abs: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let n = abs.len();
+    // nearest rank
+    let p90 = abs[((0.9 * n as f64).ceil() as usize).clamp(1, n) - 1];
+    ErrorStats {
+        group,
+        cases: n,
+        median_abs: median(abs),
+        p90_abs: p90,
+        signed_median: median(errors),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,254 @@
+//! What `stepcost fit` and `validate --cross-validate` write: the standalone `expected:`
+//! fragment of a fit (a chip file's section, loadable on its own), and the tables of errors
+//! per kind before and after a fit, in sample and held out.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::table::{align_right, new_table};
+use crate::base::dtype::DType;
+use crate::base::units::three_significant;
+use crate::study::fit::cross::{group_stats, CrossValidation, MIN_FAMILY_ROWS};
+use crate::study::fit::{ChipFit, Constant};
+use crate::study::validate::{stats_of, ErrorStats, Outcome};
+
+/// The fitted `expected:` section as YAML, with the cases it was fitted to as comments. Every
+/// number is written in full (shortest form that reads back to the same value), so the
+/// fragment loads to exactly the constants the fit reports.
+pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
+    let a = &fit.fitted.constants;
+    let mut text = String::new();
+    let used = match &fit.family {
+        Some(f) => format!("cases of chip family `{f}`"),
+        None => "cases".into(),
+    };
+    let _ = writeln!(
+        text,
+        "# Expected-mode constants of `{}` ({}), fitted by `stepcost fit` to {} {used} of {cases_name}:\n\
+         # least squares on ln(predicted / measured), from the chip file's values, each inside its range.",
+        fit.chip.id(),
+        fit.chip.name(),
+        fit.before.len(),
+    );
+    let ids: Vec<&str> = fit.before.iter().map(|o| o.case.id.as_str()).collect();
+    for line in wrapped(&ids, 88) {
+        let _ = writeln!(text, "# cases: {line}");
+    }
+    let names = |cs: &[Constant]| {
+        let n: Vec<String> = cs.iter().map(|c| c.name()).collect();
+        if n.is_empty() {
+            "none".into()
+        } else {
+            n.join(", ")
+        }
+    };
+    let _ = writeln!(text, "# fitted: {}", names(&fit.fitted.fitted));
+    let _ = writeln!(
+        text,
+        "# kept (no case depends on them): {}",
+        names(&fit.fitted.kept)
+    );
+    let matrix: Vec<String> = DType::ALL
+        .iter()
+        .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))
+        .collect();
+    let tiles: Vec<String> = a
+        .cta_tiles
+        .iter()
+        .map(|[m, n]| format!("[{m}, {n}]"))
+        .collect();
+    let _ = writeln!(text, "expected:");
+    let _ = writeln!(text, "  matrix: {{{}}}", matrix.join(", "));
+    let _ = writeln!(text, "  vector: {}", a.vector);
+    let _ = writeln!(text, "  memory: {}", a.memory);
+    let _ = writeln!(text, "  small_m_memory: {}", a.small_m_memory);
+    let _ = writeln!(text, "  row_tile: {}", a.row_tile);
+    let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
+    let _ = writeln!(text, "  stream_k: {}", a.stream_k);
+    if a.dram_latency_s > 0.0 {
+        let _ = writeln!(text, "  dram_latency: {:e} s", a.dram_latency_s);
+    }
+    text
+}
+
+/// `items` joined by `, ` into lines of at most about `width` characters.
+fn wrapped(items: &[&str], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for item in items {
+        match lines.last_mut() {
+            Some(line) if line.len() + item.len() + 2 <= width => {
+                line.push_str(", ");
+                line.push_str(item);
+            }
+            _ => lines.push((*item).to_owned()),
+        }
+    }
+    lines
+}
+
+fn percent(x: f64) -> String {
+    format!("{}%", three_significant(x * 100.0))
+}
+
+fn signed(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+/// The errors of `outcomes` overall and per kind, in that order.
+fn per_kind(outcomes: &[Outcome]) -> Vec<ErrorStats> {
+    let mut groups = vec![("all".to_owned(), Vec::new())];
+    for o in outcomes {
+        let Some(e) = o.error() else { continue };
+        groups[0].1.push(e);
+        let kind = format!("kind {}", o.case.kind);
+        match groups.iter_mut().find(|(g, _)| *g == kind) {
+            Some((_, errors)) => errors.push(e),
+            None => groups.push((kind, vec![e])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(g, e)| stats_of(g, e))
+        .collect()
+}
+
+/// The fit's report: what was fitted to what, the error per kind before and after, and each
+/// constant's start and fitted value.
+pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Result<()> {
+    let family = fit
+        .family
+        .as_ref()
+        .map_or(String::new(), |f| format!(" and of chip family `{f}`"));
+    writeln!(
+        out,
+        "`{}` ({}): expected-mode constants fitted to {} cases of {cases_name} measured on it{family} ({} evaluations)",
+        fit.chip.id(),
+        fit.chip.name(),
+        fit.before.len(),
+        fit.fitted.evaluations
+    )?;
+    let mut table = new_table(&[
+        "group",
+        "cases",
+        "before median",
+        "p90",
+        "signed",
+        "after median",
+        "p90",
+        "signed",
+    ]);
+    for (b, a) in per_kind(&fit.before).iter().zip(per_kind(&fit.after)) {
+        table.add_row(vec![
+            b.group.clone(),
+            b.cases.to_string(),
+            percent(b.median_abs),
+            percent(b.p90_abs),
+            signed(b.signed_median),
+            percent(a.median_abs),
+            percent(a.p90_abs),
+            signed(a.signed_median),
+        ]);
+    }
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")?;
+    let mut constants = new_table(&["constant", "chip file", "fitted"]);
+    for c in &fit.fitted.fitted {
+        constants.add_row(vec![
+            c.name(),
+            value(*c, c.get(&fit.start)),
+            value(*c, c.get(&fit.fitted.constants)),
+        ]);
+    }
+    for c in &fit.fitted.kept {
+        let v = value(*c, c.get(&fit.start));
+        constants.add_row(vec![
+            c.name(),
+            v.clone(),
+            format!("{v} (no case depends on it)"),
+        ]);
+    }
+    align_right(&mut constants, 1);
+    writeln!(out, "{constants}")
+}
+
+/// A constant as the fragment writes it: a fraction as it is, a time in seconds.
+fn value(c: Constant, v: f64) -> String {
+    // To 7 significant digits, as the fit keeps them (a file's `0.4 us` is 4.0000000000000003e-7 s).
+    let v: f64 = format!("{v:.6e}").parse().unwrap_or(v);
+    match c {
+        Constant::DramLatency => format!("{v:e} s"),
+        _ => format!("{v}"),
+    }
+}
+
+/// Cross-validation's report: each source held out, then the errors per group in sample and
+/// held out.
+pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::Result<()> {
+    writeln!(
+        out,
+        "leave-one-source-out: each source's rows predicted with the constants of their chips fitted to the other sources' rows"
+    )?;
+    for f in &cv.folds {
+        let rows = if f.rows == 1 { "row" } else { "rows" };
+        let mut line = format!("  {} ({} {rows}):", f.source, f.rows);
+        if !f.refit.is_empty() {
+            let _ = write!(line, " refit {}", f.refit.join(", "));
+        }
+        if !f.kept.is_empty() {
+            let sep = if f.refit.is_empty() { "" } else { ";" };
+            let _ = write!(
+                line,
+                "{sep} kept the file's constants of {} (all their rows are this source's)",
+                f.kept.join(", ")
+            );
+        }
+        writeln!(out, "{line}")?;
+    }
+    let mut table = new_table(&[
+        "group",
+        "cases",
+        "in-sample median",
+        "p90",
+        "signed",
+        "cross-validated median",
+        "p90",
+        "signed",
+    ]);
+    for g in group_stats(cv) {
+        let (i, h) = (&g.in_sample, &g.held_out);
+        table.add_row(vec![
+            i.group.clone(),
+            i.cases.to_string(),
+            percent(i.median_abs),
+            percent(i.p90_abs),
+            signed(i.signed_median),
+            percent(h.median_abs),
+            percent(h.p90_abs),
+            signed(h.signed_median),
+        ]);
+    }
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")?;
+    writeln!(
+        out,
+        "|error| medians and 90th percentiles, signed medians of predicted / measured - 1; families with {MIN_FAMILY_ROWS} rows or more"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_wrap_into_lines() {
+        assert_eq!(wrapped(&["A-1", "B-22", "C-3"], 9), ["A-1, B-22", "C-3"]);
+        assert!(wrapped(&[], 9).is_empty());
+    }
+
+    #[test]
+    fn a_constant_shows_seven_digits() {
+        assert_eq!(value(Constant::DramLatency, 0.4e-6), "4e-7 s");
+        assert_eq!(value(Constant::Memory, 0.123456789), "0.1234568");
+    }
+}

@@ -1,0 +1,190 @@
+//! Leave-one-source-out cross-validation: for each source of measurements (a publication or a
+//! repository), the constants of the chips its rows were measured on are fitted again on the
+//! other sources' rows alone, and its rows predicted with them. A row's source is its id's
+//! prefix up to the first `-` (`MAMF-7` is `MAMF`'s, `AZ-M10` Azure's benchmarking guide's):
+//! ids name their source in `validation/measured.csv` and docs/sources.md.
+
+use std::path::Path;
+
+use crate::base::error::Error;
+use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
+
+use super::{fit_rows, Row};
+
+/// The source a case's id names: its prefix up to the first `-` (the whole id without one).
+pub fn source_of(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}
+
+/// One source held out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fold {
+    pub source: String,
+    /// Its rows that priced.
+    pub rows: usize,
+    /// Chips whose constants were fitted on the other sources' rows.
+    pub refit: Vec<String>,
+    /// Chips whose rows all come from this source: they keep their file's constants.
+    pub kept: Vec<String>,
+}
+
+/// Every case predicted in sample (the chip files' constants) and held out.
+pub struct CrossValidation {
+    pub in_sample: Vec<Outcome>,
+    pub held_out: Vec<Outcome>,
+    /// The family of each case's chip (its id where the file names no family).
+    pub families: Vec<String>,
+    pub folds: Vec<Fold>,
+}
+
+/// Holds out each source of `cases` in turn. A case that cannot be priced is an outcome with
+/// the reason, in both predictions.
+pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValidation, Error> {
+    let rows: Vec<Result<Row, Box<Outcome>>> = cases
+        .into_iter()
+        .map(|case| {
+            Row::new(case.clone(), cases_file, None)
+                .map_err(|e| Box::new(validate::outcome(case, Err(e))))
+        })
+        .collect();
+    let in_sample: Vec<Outcome> = rows
+        .iter()
+        .map(|r| {
+            r.as_ref()
+                .map_or_else(|o| (**o).clone(), |r| r.outcome(None))
+        })
+        .collect();
+    // The rows that price with their chip file's constants: those a fold fits and predicts.
+    let priced: Vec<Option<&Row>> = (rows.iter().zip(&in_sample))
+        .map(|(r, o)| r.as_ref().ok().filter(|_| o.predicted.is_ok()))
+        .collect();
+    let mut held_out = in_sample.clone();
+    let mut sources: Vec<&str> = Vec::new();
+    for o in &in_sample {
+        if !sources.contains(&source_of(&o.case.id)) {
+            sources.push(source_of(&o.case.id));
+        }
+    }
+    let folds = (sources.into_iter())
+        .map(|source| hold_out(source, &priced, &mut held_out))
+        .collect::<Result<Vec<Fold>, Error>>()?;
+    let families = rows
+        .iter()
+        .zip(&in_sample)
+        .map(|(r, o)| match r {
+            Ok(r) => r.chip.family().unwrap_or(r.chip.id()).to_owned(),
+            Err(_) => o.case.chip.clone(),
+        })
+        .collect();
+    Ok(CrossValidation {
+        in_sample,
+        held_out,
+        families,
+        folds,
+    })
+}
+
+/// Holds out `source`: the chips of its rows fitted to the other sources' rows, and its rows
+/// predicted with them in `held_out`.
+fn hold_out(
+    source: &str,
+    priced: &[Option<&Row>],
+    held_out: &mut [Outcome],
+) -> Result<Fold, Error> {
+    let of_source = |r: &&Row| source_of(&r.case.id) == source;
+    let held: Vec<usize> = (0..priced.len())
+        .filter(|&i| priced[i].is_some_and(|r| of_source(&r)))
+        .collect();
+    let mut fold = Fold {
+        source: source.to_owned(),
+        rows: held.len(),
+        refit: Vec::new(),
+        kept: Vec::new(),
+    };
+    let mut chips: Vec<&str> = Vec::new();
+    for r in held.iter().filter_map(|&i| priced[i]) {
+        if !chips.contains(&r.chip.id()) {
+            chips.push(r.chip.id());
+        }
+    }
+    for chip in chips {
+        let train: Vec<&Row> = (priced.iter().flatten())
+            .filter(|r| r.chip.id() == chip && !of_source(r))
+            .copied()
+            .collect();
+        let Some(start) = train.first().and_then(|r| r.chip.expected().cloned()) else {
+            fold.kept.push(chip.to_owned());
+            continue; // the in-sample outcomes stand: the file's constants
+        };
+        let fitted = fit_rows(&start, &train)?;
+        for &i in &held {
+            if let Some(row) = priced[i].filter(|r| r.chip.id() == chip) {
+                held_out[i] = row.outcome(Some(&fitted.constants));
+            }
+        }
+        fold.refit.push(chip.to_owned());
+    }
+    Ok(fold)
+}
+
+/// A group's errors in sample and held out.
+pub struct GroupStats {
+    pub in_sample: ErrorStats,
+    pub held_out: ErrorStats,
+}
+
+/// Families with fewer rows than this are not reported on their own: a median of fewer says
+/// little.
+pub const MIN_FAMILY_ROWS: usize = 5;
+
+/// The errors overall, per kind (kernel, decode, prefill, request) and per chip family with at
+/// least [`MIN_FAMILY_ROWS`] priced rows.
+pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
+    let mut groups: Vec<String> = vec!["all".into()];
+    for kind in ["kernel", "decode", "prefill", "request"] {
+        groups.push(format!("kind {kind}"));
+    }
+    let mut families: Vec<&String> = cv.families.iter().collect();
+    families.sort();
+    families.dedup();
+    groups.extend(families.into_iter().map(|f| format!("family {f}")));
+    let member = |group: &str, i: usize| match group.split_once(' ') {
+        None => true,
+        Some(("kind", k)) => cv.in_sample[i].case.kind == k,
+        Some((_, f)) => cv.families[i] == f,
+    };
+    groups
+        .into_iter()
+        .filter_map(|group| {
+            let errors = |outcomes: &[Outcome]| -> Vec<f64> {
+                (0..outcomes.len())
+                    .filter(|&i| member(&group, i) && cv.in_sample[i].predicted.is_ok())
+                    .filter_map(|i| outcomes[i].error())
+                    .collect()
+            };
+            let (inside, held) = (errors(&cv.in_sample), errors(&cv.held_out));
+            let enough = if group.starts_with("family") {
+                MIN_FAMILY_ROWS
+            } else {
+                1
+            };
+            (inside.len() >= enough && held.len() == inside.len()).then(|| GroupStats {
+                in_sample: stats_of(group.clone(), inside),
+                held_out: stats_of(group, held),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_is_the_id_up_to_its_first_dash() {
+        assert_eq!(source_of("MAMF-7"), "MAMF");
+        assert_eq!(source_of("AZ-M10"), "AZ");
+        assert_eq!(source_of("LMD-P1"), "LMD");
+        assert_eq!(source_of("own"), "own");
+    }
+}

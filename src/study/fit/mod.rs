@@ -1,0 +1,214 @@
+//! Fitting a chip's expected-mode constants to measured cases: the continuous numbers of its
+//! `expected` section (fractions of peak per type, of the vector unit and of bandwidth, the
+//! small-M memory fraction, the DRAM latency) move, from the chip file's values, to minimise
+//! the sum of squared log errors `ln(predicted / measured)` over the cases, each inside its
+//! physical range (`base::ranges`); tile shapes and switches stay as the file has them.
+//! `optimise` is the search, `cross` the leave-one-source-out loop of `validate
+//! --cross-validate`.
+
+pub mod cross;
+mod optimise;
+mod select;
+
+use std::path::Path;
+
+use optimise::least_squares;
+pub use select::{fit_chip, ChipFit};
+
+use crate::base::dtype::DType;
+use crate::base::error::Error;
+use crate::base::ranges::{self, Range};
+use crate::engine::chip::{Achievable, Chip};
+use crate::engine::scenario::Mode;
+use crate::study::validate::{self, Case, Outcome, Prepared};
+
+/// Significant digits a fitted constant keeps: the measurements behind it agree to a few
+/// percent, so more digits would only be noise, and fewer would not read back to the same
+/// predictions in a test of 1e-6.
+const DIGITS: i32 = 7;
+
+/// A continuous constant of expected mode that a fit may move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constant {
+    Matrix(DType),
+    Vector,
+    Memory,
+    SmallMMemory,
+    DramLatency,
+}
+
+impl Constant {
+    /// As the chip file names it (`matrix.bf16`, `small_m_memory`).
+    pub fn name(self) -> String {
+        match self {
+            Constant::Matrix(d) => format!("matrix.{d}"),
+            Constant::Vector => "vector".into(),
+            Constant::Memory => "memory".into(),
+            Constant::SmallMMemory => "small_m_memory".into(),
+            Constant::DramLatency => "dram_latency".into(),
+        }
+    }
+
+    fn range(self) -> &'static Range {
+        match self {
+            Constant::Matrix(_) => &ranges::EXPECTED_MATRIX,
+            Constant::Vector => &ranges::EXPECTED_VECTOR,
+            Constant::Memory => &ranges::EXPECTED_MEMORY,
+            Constant::SmallMMemory => &ranges::EXPECTED_SMALL_M_MEMORY,
+            Constant::DramLatency => &ranges::EXPECTED_DRAM_LATENCY,
+        }
+    }
+
+    pub fn get(self, a: &Achievable) -> f64 {
+        match self {
+            Constant::Matrix(d) => a.matrix[d as usize].unwrap_or(1.0),
+            Constant::Vector => a.vector,
+            Constant::Memory => a.memory,
+            Constant::SmallMMemory => a.small_m_memory,
+            Constant::DramLatency => a.dram_latency_s,
+        }
+    }
+
+    fn set(self, a: &mut Achievable, value: f64) {
+        match self {
+            Constant::Matrix(d) => a.matrix[d as usize] = Some(value),
+            Constant::Vector => a.vector = value,
+            Constant::Memory => a.memory = value,
+            Constant::SmallMMemory => a.small_m_memory = value,
+            Constant::DramLatency => a.dram_latency_s = value,
+        }
+    }
+
+    /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
+    /// DRAM latency only where the file gives one: absent, it is no term at all).
+    pub fn of(a: &Achievable) -> Vec<Constant> {
+        let mut constants: Vec<Constant> = DType::ALL
+            .into_iter()
+            .filter(|d| a.matrix[*d as usize].is_some())
+            .map(Constant::Matrix)
+            .collect();
+        constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
+        if a.dram_latency_s > 0.0 {
+            constants.push(Constant::DramLatency);
+        }
+        constants
+    }
+}
+
+/// A measured case ready to price, and the chip it is priced on.
+pub struct Row {
+    pub case: Case,
+    pub prepared: Prepared,
+    pub chip: Chip,
+}
+
+impl Row {
+    /// Prepares `case` in expected mode, priced on `chip` (the case's own where `None`).
+    pub fn new(case: Case, cases_file: &Path, chip: Option<&Chip>) -> Result<Row, Error> {
+        let prepared = validate::prepare(&case, cases_file, Mode::Expected)?;
+        let chip = chip.unwrap_or(&prepared.chip).clone();
+        Ok(Row {
+            case,
+            prepared,
+            chip,
+        })
+    }
+
+    /// The case's outcome with the chip's own constants, or with `constants`' numbers.
+    pub fn outcome(&self, constants: Option<&Achievable>) -> Outcome {
+        let predicted = match constants {
+            None => self.prepared.predict(&self.chip),
+            Some(c) => self.prepared.predict(&with_numbers(&self.chip, c)),
+        };
+        validate::outcome(self.case.clone(), predicted)
+    }
+}
+
+/// `chip` with the continuous constants of `from` (its own tiles and switches kept).
+fn with_numbers(chip: &Chip, from: &Achievable) -> Chip {
+    let mut a = chip.expected().cloned().unwrap_or_else(|| from.clone());
+    for c in Constant::of(from) {
+        c.set(&mut a, c.get(from));
+    }
+    chip.clone().with_expected(a)
+}
+
+/// Constants fitted to rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// The fitted section: the start's, with every constant a case depends on moved.
+    pub constants: Achievable,
+    /// The constants the cases depend on (fitted), and those they do not (kept).
+    pub fitted: Vec<Constant>,
+    pub kept: Vec<Constant>,
+    /// Cost evaluations of the search (each prices every row once).
+    pub evaluations: usize,
+}
+
+/// Fits the continuous constants of `start` to `rows` (each priced on its own chip with these
+/// constants), by least squares on the log of predicted over measured.
+pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
+    let constants = Constant::of(start);
+    // In logs: every constant is positive, and a step is then a relative change.
+    let log = |c: &Constant, v: f64| v.clamp(c.range().min, c.range().max).ln();
+    let x0: Vec<f64> = constants.iter().map(|c| log(c, c.get(start))).collect();
+    let lower: Vec<f64> = constants.iter().map(|c| c.range().min.ln()).collect();
+    let upper: Vec<f64> = constants.iter().map(|c| c.range().max.ln()).collect();
+    let mut chips: Vec<Chip> = rows.iter().map(|r| r.chip.clone()).collect();
+    let at = |x: &[f64]| {
+        let mut a = start.clone();
+        for (c, v) in constants.iter().zip(x) {
+            c.set(&mut a, v.exp());
+        }
+        a
+    };
+    let residuals = |x: &[f64]| -> Result<Vec<f64>, Error> {
+        let a = at(x);
+        rows.iter()
+            .zip(chips.iter_mut())
+            .map(|(row, chip)| {
+                *chip = with_numbers(chip, &a);
+                let (predicted, _) = row.prepared.predict(chip)?;
+                Ok((predicted / row.case.measured).ln())
+            })
+            .collect()
+    };
+    let solution = least_squares(&x0, &lower, &upper, residuals)?;
+    let mut fitted_constants = start.clone();
+    let (mut fitted, mut kept) = (Vec::new(), Vec::new());
+    for (i, c) in constants.iter().enumerate() {
+        if solution.reached[i] {
+            let value = round(solution.x[i].exp()).clamp(c.range().min, c.range().max);
+            c.set(&mut fitted_constants, value);
+            fitted.push(*c);
+        } else {
+            // To the same digits as the fitted ones (a file's `0.4 us` is 4.0000000000000003e-7 s).
+            c.set(&mut fitted_constants, round(c.get(start)));
+            kept.push(*c);
+        }
+    }
+    Ok(Fitted {
+        constants: fitted_constants,
+        fitted,
+        kept,
+        evaluations: solution.evaluations,
+    })
+}
+
+/// `x` to [`DIGITS`] significant digits.
+fn round(x: f64) -> f64 {
+    let scale = 10f64.powi(DIGITS - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_to_seven_digits() {
+        assert_eq!(round(0.801234567), 0.8012346);
+        assert_eq!(round(4.1234567e-7), 4.123457e-7);
+        assert_eq!(round(1.0), 1.0);
+    }
+}

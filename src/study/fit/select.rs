@@ -1,0 +1,128 @@
+//! `stepcost fit`: which cases a fit uses (the chip's, or its family's), and the fit itself
+//! with the errors before and after.
+
+use std::path::Path;
+
+use crate::base::error::Error;
+use crate::base::suggest::did_you_mean;
+use crate::engine::chip::{Achievable, Chip};
+use crate::study::validate::{self, Case, Outcome};
+
+use super::{fit_rows, Fitted, Row};
+
+/// A fit of one chip's constants, with every case it used priced before and after.
+pub struct ChipFit {
+    /// The chip, its `expected` section the fitted one.
+    pub chip: Chip,
+    /// The family whose chips' cases were used, where one was asked for.
+    pub family: Option<String>,
+    /// The chip file's section the fit started from.
+    pub start: Achievable,
+    pub fitted: Fitted,
+    /// The cases used, priced with each chip's file constants, then with the fitted ones.
+    pub before: Vec<Outcome>,
+    pub after: Vec<Outcome>,
+}
+
+/// Fits `chip`'s constants to its cases in `cases` (or, with `family`, to the cases of every
+/// chip of that family, which then share them). Every case used must price.
+pub fn fit_chip(
+    cases: Vec<Case>,
+    cases_file: &Path,
+    chip: Chip,
+    family: Option<&str>,
+) -> Result<ChipFit, Error> {
+    let start = chip.expected().cloned().ok_or_else(|| {
+        Error::value(format!(
+            "chip `{}` has no `expected` section to start a fit from; copy one from a chip of its kind (`stepcost show chip h100-sxm`)",
+            chip.id()
+        ))
+    })?;
+    let mut chips: Vec<(String, Result<Chip, String>)> = Vec::new();
+    let mut rows = Vec::new();
+    for case in cases {
+        let index = match chips.iter().position(|(name, _)| *name == case.chip) {
+            Some(i) => i,
+            None => {
+                let loaded = validate::case_chip(&case, cases_file).map_err(|e| e.to_string());
+                chips.push((case.chip.clone(), loaded));
+                chips.len() - 1
+            }
+        };
+        let case_chip = &chips[index].1;
+        let own = case.chip == chip.id() || matches!(case_chip, Ok(c) if c.id() == chip.id());
+        let in_family = family.is_some() && matches!(case_chip, Ok(c) if c.family() == family);
+        if !own && !in_family {
+            continue;
+        }
+        let (id, line) = (case.id.clone(), case.line);
+        let row = Row::new(case, cases_file, own.then_some(&chip)).map_err(|e| {
+            Error::value(format!("case `{id}` (line {line}) cannot be priced: {e}"))
+        })?;
+        rows.push(row);
+    }
+    let family_known = family.is_none_or(|f| {
+        chips
+            .iter()
+            .any(|(_, c)| matches!(c, Ok(c) if c.family() == Some(f)))
+    });
+    if rows.is_empty() || !family_known {
+        return Err(no_rows(&chip, family, &chips, cases_file));
+    }
+    let before: Vec<Outcome> = rows.iter().map(|r| r.outcome(None)).collect();
+    if let Some(o) = before.iter().find(|o| o.predicted.is_err()) {
+        let reason = o.predicted.as_ref().err().cloned().unwrap_or_default();
+        return Err(Error::value(format!(
+            "case `{}` (line {}) cannot be priced: {reason}",
+            o.case.id, o.case.line
+        )));
+    }
+    let fitted = fit_rows(&start, &rows.iter().collect::<Vec<_>>())?;
+    let after = rows
+        .iter()
+        .map(|r| r.outcome(Some(&fitted.constants)))
+        .collect();
+    Ok(ChipFit {
+        chip: chip.with_expected(fitted.constants.clone()),
+        family: family.map(str::to_owned),
+        start,
+        fitted,
+        before,
+        after,
+    })
+}
+
+/// Why no case was found: the chips and families the cases do name.
+fn no_rows(
+    chip: &Chip,
+    family: Option<&str>,
+    chips: &[(String, Result<Chip, String>)],
+    cases_file: &Path,
+) -> Error {
+    let names: Vec<&str> = chips.iter().map(|(n, _)| n.as_str()).collect();
+    let mut families: Vec<&str> = chips
+        .iter()
+        .filter_map(|(_, c)| c.as_ref().ok().and_then(Chip::family))
+        .collect();
+    families.sort_unstable();
+    families.dedup();
+    let what = match family {
+        Some(f) => format!("a chip of family `{f}`"),
+        None => format!("chip `{}`", chip.id()),
+    };
+    let hint = family.map_or(String::new(), |f| did_you_mean(f, families.iter().copied()));
+    Error::value(format!(
+        "no case in {} is measured on {what}{hint}; its cases name the chips {} (families {})",
+        cases_file.display(),
+        list(&names),
+        list(&families)
+    ))
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}

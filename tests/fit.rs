@@ -1,0 +1,380 @@
+//! `stepcost fit` and `validate --cross-validate`: constants recovered from cases made with
+//! known ones, the fragment read back, inputs never written, each source held out once, and
+//! bad input refused with a clear error.
+
+use std::path::Path;
+
+use predicates::prelude::*;
+use stepcost::internals::export::fit::fragment;
+use stepcost::internals::fit::cross::{cross_validate, source_of};
+use stepcost::internals::fit::fit_chip;
+use stepcost::internals::validate::{read_cases, validate};
+use stepcost::internals::Achievable;
+use stepcost::{Chip, Mode, Source};
+
+use crate::common::stepcost;
+
+/// A chip whose `expected` section is `expected`: a slow vector unit so that a triad's
+/// compute shows in its time, and a launch cost for small kernels.
+fn chip_file(expected: &str) -> String {
+    format!(
+        "name: Synthetic
+family: test-one
+memory: {{capacity: 80 GB, bandwidth: 4 TB/s}}
+matrix: {{bf16: 1000 TFLOPS, fp16: 1000 TFLOPS, fp8: 2000 TFLOPS}}
+vector: {{fp32: 2 TFLOPS, bf16: 4 TFLOPS}}
+compute_units: 132
+launch: 2 us
+expected:
+{expected}"
+    )
+}
+
+const TRUTH: &str = "  matrix: {bf16: 0.7, fp16: 0.75, fp8: 0.6}
+  vector: 0.6
+  memory: 0.85
+  small_m_memory: 0.75
+  row_tile: 64
+  stream_k: true
+  dram_latency: 300 ns
+";
+
+const START: &str = "  matrix: {bf16: 0.8, fp16: 0.75, fp8: 0.7}
+  vector: 0.9
+  memory: 0.9
+  small_m_memory: 0.8
+  row_tile: 64
+  stream_k: true
+  dram_latency: 500 ns
+";
+
+const HEADER: &str =
+    "id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes\n";
+
+/// Cases on `synth` that together reach every constant but `matrix.fp16`, from two sources.
+const SHAPES: [&str; 7] = [
+    "A-1,synth.yaml,gemm,m=8192;n=8192;k=8192,,,,1,attained_tflops",
+    "A-2,synth.yaml,gemm,m=8192;n=8192;k=8192,weight=fp8;activation=fp8,,,1,attained_tflops",
+    "A-3,synth.yaml,gemm,m=16;n=8192;k=8192,,,,1,step_time_us",
+    "B-1,synth.yaml,copy,n=67108864,,,,1,bandwidth_tb_s",
+    "B-2,synth.yaml,triad,n=67108864,,,,1,step_time_us",
+    "B-3,synth.yaml,copy,n=1024,,,,1,step_time_us",
+    "B-4,synth.yaml,gemm,m=4096;n=4096;k=4096,,,,1,step_time_us",
+];
+
+/// Writes `synth.yaml` with `expected` and a case file of [`SHAPES`] with `measured` values.
+fn write_set(dir: &Path, expected: &str, measured: &[f64]) -> std::path::PathBuf {
+    std::fs::write(dir.join("synth.yaml"), chip_file(expected)).unwrap();
+    let mut text = HEADER.to_owned();
+    for (shape, m) in SHAPES.iter().zip(measured) {
+        text.push_str(&format!("{shape},{m},kernel,synthetic,\n"));
+    }
+    let cases = dir.join("cases.csv");
+    std::fs::write(&cases, text).unwrap();
+    cases
+}
+
+/// Cases measured on the truth chip: its own predictions, written in full.
+fn synthetic(dir: &Path) -> std::path::PathBuf {
+    let truth_dir = dir.join("truth");
+    std::fs::create_dir_all(&truth_dir).unwrap();
+    let placeholder = write_set(&truth_dir, TRUTH, &[1.0; 7]);
+    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
+    let measured: Vec<f64> = validate(cases, &placeholder, Mode::Expected)
+        .iter()
+        .map(|o| *o.predicted.as_ref().unwrap())
+        .collect();
+    write_set(dir, START, &measured)
+}
+
+fn relative(a: f64, b: f64) -> f64 {
+    (a / b - 1.0).abs()
+}
+
+#[test]
+fn a_fit_recovers_the_constants_the_cases_were_made_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = synthetic(dir.path());
+    let out = dir.path().join("fitted.yaml");
+    let chip = dir.path().join("synth.yaml");
+    stepcost()
+        .arg("fit")
+        .arg(&cases)
+        .arg("--chip")
+        .arg(&chip)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("matrix.fp16"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let fitted = Achievable::load(&Source::from_text("fitted.yaml", &text)).unwrap();
+    let truth = Chip::load(&Source::from_text("synth.yaml", &chip_file(TRUTH))).unwrap();
+    let truth = truth.expected().unwrap();
+    let pairs = [
+        (
+            fitted.matrix[stepcost::DType::Bf16 as usize],
+            truth.matrix[stepcost::DType::Bf16 as usize],
+        ),
+        (
+            fitted.matrix[stepcost::DType::Fp8 as usize],
+            truth.matrix[stepcost::DType::Fp8 as usize],
+        ),
+        (Some(fitted.vector), Some(truth.vector)),
+        (Some(fitted.memory), Some(truth.memory)),
+        (Some(fitted.small_m_memory), Some(truth.small_m_memory)),
+        (Some(fitted.dram_latency_s), Some(truth.dram_latency_s)),
+    ];
+    for (i, (f, t)) in pairs.into_iter().enumerate() {
+        let (f, t) = (f.unwrap(), t.unwrap());
+        assert!(
+            relative(f, t) < 1e-6,
+            "constant {i}: fitted {f}, truth {t}\n{text}"
+        );
+    }
+    // No case computes in fp16: it keeps the start's value (0.75), and the fragment says so.
+    assert_eq!(fitted.matrix[stepcost::DType::Fp16 as usize], Some(0.75));
+    assert!(
+        text.contains("# kept (no case depends on them): matrix.fp16"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# cases: A-1, A-2, A-3, B-1, B-2, B-3, B-4"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_fragment_loads_back_to_the_fitted_numbers_and_into_a_chip() {
+    let path = Path::new("validation/measured.csv");
+    let cases = read_cases(&Source::read(path).unwrap()).unwrap();
+    let fit = fit_chip(cases, path, Chip::named("h100-sxm").unwrap(), None).unwrap();
+    let text = fragment(&fit, "validation/measured.csv");
+    let loaded = Achievable::load(&Source::from_text("fragment.yaml", &text)).unwrap();
+    assert_eq!(&loaded, &fit.fitted.constants);
+    assert_ne!(
+        &loaded,
+        Chip::named("h100-sxm").unwrap().expected().unwrap()
+    );
+    // In place of a chip file's own section, it loads with the chip.
+    let file = std::fs::read_to_string("hardware/h100-sxm.yaml").unwrap();
+    let head = &file[..file.find("\nexpected:").unwrap() + 1];
+    let chip = Chip::load(&Source::from_text(
+        "h100-sxm.yaml",
+        &format!("{head}{text}"),
+    ))
+    .unwrap();
+    assert_eq!(chip.expected(), Some(&loaded));
+    // The fit lowered the squared log error it minimises.
+    let squares = |outcomes: &[stepcost::internals::validate::Outcome]| -> f64 {
+        outcomes
+            .iter()
+            .map(|o| (1.0 + o.error().unwrap()).ln().powi(2))
+            .sum()
+    };
+    assert!(squares(&fit.after) < squares(&fit.before));
+}
+
+#[test]
+fn the_same_inputs_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for name in ["a.yaml", "b.yaml"] {
+        let out = dir.path().join(name);
+        let assert = stepcost()
+            .args([
+                "fit",
+                "validation/measured.csv",
+                "--chip",
+                "a100-80gb",
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        outputs.push((
+            std::fs::read(&out).unwrap(),
+            assert.get_output().stdout.clone(),
+        ));
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}
+
+#[test]
+fn fit_never_writes_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = synthetic(dir.path());
+    let chip = dir.path().join("synth.yaml");
+    for target in [&cases, &chip] {
+        let before = std::fs::read(target).unwrap();
+        stepcost()
+            .arg("fit")
+            .arg(&cases)
+            .arg("--chip")
+            .arg(&chip)
+            .arg("--out")
+            .arg(target)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("input"));
+        assert_eq!(std::fs::read(target).unwrap(), before);
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_what_was_wrong() {
+    let fit = |args: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        let assert = stepcost()
+            .args(["fit", "validation/measured.csv"])
+            .args(args)
+            .arg("--out")
+            .arg(out.path().join("x.yaml"))
+            .assert()
+            .failure()
+            .code(1);
+        assert!(!out.path().join("x.yaml").exists());
+        String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+    };
+    let no_rows = fit(&["--chip", "tpu-v6e"]);
+    assert!(
+        no_rows.contains("no case in validation/measured.csv is measured on chip `tpu-v6e`"),
+        "{no_rows}"
+    );
+    assert!(
+        no_rows.contains("a100-80gb") && no_rows.contains("nvidia-hopper"),
+        "{no_rows}"
+    );
+    let unknown = fit(&["--chip", "h100-sxn"]);
+    assert!(unknown.contains("h100-sxm"), "{unknown}");
+    let family = fit(&["--chip", "l40s", "--family", "nvidia-hoper"]);
+    assert!(
+        family.contains("family `nvidia-hoper` (did you mean `nvidia-hopper`?)"),
+        "{family}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        format!("{HEADER}X-1,h100-sxm,gemm,m=1,,,,1,attained_tflops,-3,kernel,s,\n"),
+    )
+    .unwrap();
+    stepcost()
+        .arg("fit")
+        .arg(&bad)
+        .args(["--chip", "h100-sxm", "--out"])
+        .arg(dir.path().join("x.yaml"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("measured"));
+}
+
+#[test]
+fn a_family_fit_uses_every_chip_of_the_family() {
+    let path = Path::new("validation/measured.csv");
+    let cases = read_cases(&Source::read(path).unwrap()).unwrap();
+    let hopper = cases
+        .iter()
+        .filter(|c| ["h100-sxm", "h200"].contains(&c.chip.as_str()))
+        .count();
+    let fit = fit_chip(
+        cases,
+        path,
+        Chip::named("h20").unwrap(),
+        Some("nvidia-hopper"),
+    )
+    .unwrap();
+    assert_eq!(fit.before.len(), hopper);
+    assert_eq!(fit.chip.id(), "h20");
+}
+
+#[test]
+fn cross_validation_holds_each_source_out_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases_path = synthetic(dir.path());
+    // A third source on a second chip that no other source measured.
+    let mut text = std::fs::read_to_string(&cases_path).unwrap();
+    text.push_str("C-1,h100-sxm,copy,n=67108864,,,,1,bandwidth_tb_s,2.9,kernel,other,\n");
+    std::fs::write(&cases_path, text).unwrap();
+    let cases = read_cases(&Source::read(&cases_path).unwrap()).unwrap();
+    let cv = cross_validate(cases, &cases_path).unwrap();
+    let sources: Vec<&str> = cv.folds.iter().map(|f| f.source.as_str()).collect();
+    assert_eq!(sources, ["A", "B", "C"]);
+    assert_eq!(cv.folds.iter().map(|f| f.rows).sum::<usize>(), 8);
+    assert_eq!(cv.folds[0].refit, ["synth"]);
+    assert_eq!(cv.folds[2].kept, ["h100-sxm"]);
+    // A chip with no other source's rows keeps its file's constants: the in-sample number.
+    assert_eq!(cv.held_out[7], cv.in_sample[7]);
+    // The synthetic rows were made with other constants than the file's: held out, each is
+    // predicted with a refit, not the file.
+    for i in 0..7 {
+        assert_eq!(
+            source_of(&cv.held_out[i].case.id),
+            &cv.in_sample[i].case.id[..1]
+        );
+        assert_ne!(
+            cv.held_out[i].predicted, cv.in_sample[i].predicted,
+            "row {i}"
+        );
+    }
+    stepcost()
+        .args(["validate", "--cross-validate"])
+        .arg(&cases_path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "C (1 row): kept the file's constants of h100-sxm",
+        ));
+}
+
+#[test]
+fn cross_validation_refuses_what_it_cannot_do() {
+    for args in [
+        ["--mode", "roofline"],
+        ["--format", "csv"],
+        ["--columns", "id"],
+    ] {
+        stepcost()
+            .args(["validate", "validation/measured.csv", "--cross-validate"])
+            .args(args)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains("--cross-validate"));
+    }
+}
+
+#[test]
+fn a_family_name_must_read_as_one() {
+    let text = chip_file(TRUTH).replace("family: test-one", "family: NVIDIA Hopper");
+    let err = Chip::load(&Source::from_text("synth.yaml", &text)).unwrap_err();
+    assert_eq!(err.field(), Some("family"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`NVIDIA Hopper` is not a family name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_fragment_goes_to_stdout_and_the_report_to_stderr_with_out_dash() {
+    let assert = stepcost()
+        .args([
+            "fit",
+            "validation/measured.csv",
+            "--chip",
+            "mi300x",
+            "--out",
+            "-",
+        ])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(out.contains("expected:\n  matrix:"), "{out}");
+    assert!(Achievable::load(&Source::from_text("-", &out)).is_ok());
+    assert!(
+        err.contains("`mi300x` (AMD Instinct MI300X): expected-mode constants fitted to 6 cases"),
+        "{err}"
+    );
+}
