@@ -60,6 +60,23 @@ fn pricing(c: &mut Criterion) {
                 .unwrap()
             })
         });
+        // A sweep's inner axis: the next scenario changes one param (context), so only what
+        // it reaches is evaluated and priced again.
+        if let Ok(context) = workload.param_index("context") {
+            let mut scenarios = (1..=1000).cycle().map(|i| {
+                let mut s = scenario.clone();
+                s.overrides.push((context, f64::from(i) * 128.0));
+                s
+            });
+            let bench = format!("price {name} on h100-sxm (reused buffers, context changing)");
+            c.bench_function(&bench, |b| {
+                b.iter_batched_ref(
+                    || scenarios.next().unwrap(),
+                    |s| price_step(&workload, &chip, s, &mut ev, &mut costs).unwrap(),
+                    criterion::BatchSize::SmallInput,
+                )
+            });
+        }
     }
 }
 
