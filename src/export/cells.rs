@@ -54,3 +54,22 @@ pub(crate) fn found(tag: u8) -> &'static str {
         _ => "a cell of no known type",
     }
 }
+
+/// Feeds `bytes` (cells as [`push_cells`] writes them, cut anywhere) to `take`, which takes
+/// the whole rows at the start of what it is given and says how many bytes they were; what
+/// follows the last whole row waits in `pending` for the next bytes.
+pub(crate) fn feed(
+    pending: &mut Vec<u8>,
+    bytes: &[u8],
+    mut take: impl FnMut(&[u8]) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
+    if pending.is_empty() {
+        let taken = take(bytes)?;
+        pending.extend_from_slice(&bytes[taken..]);
+    } else {
+        pending.extend_from_slice(bytes);
+        let taken = take(pending)?;
+        pending.drain(..taken);
+    }
+    Ok(())
+}

@@ -125,17 +125,10 @@ impl<W: Write + Send> ParquetFile<W> {
 
 impl<W: Write + Send> Write for ParquetFile<W> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.pending.is_empty() {
-            let taken = self.take_rows(bytes)?;
-            self.pending.extend_from_slice(&bytes[taken..]);
-        } else {
-            let mut pending = std::mem::take(&mut self.pending);
-            pending.extend_from_slice(bytes);
-            let taken = self.take_rows(&pending)?;
-            pending.drain(..taken);
-            self.pending = pending;
-        }
-        Ok(bytes.len())
+        let mut pending = std::mem::take(&mut self.pending);
+        let fed = crate::export::cells::feed(&mut pending, bytes, |rows| self.take_rows(rows));
+        self.pending = pending;
+        fed.map(|()| bytes.len())
     }
 
     /// Nothing: a row group is written when it is full, the footer by `finish`.
