@@ -330,6 +330,8 @@ pub fn price_step(
         costs.resize(plan.kernels.len(), KernelCost::ABSENT);
         memo.mfu_s.clear();
         memo.mfu_s.resize(plan.kernels.len(), 0.0);
+        memo.priced.clear();
+        memo.priced.resize(plan.kernels.len(), false);
     }
     let cx = Context::new(workload, chip, ev, scenario);
     let mut totals = Totals::default();
@@ -337,14 +339,18 @@ pub fn price_step(
     for (k, kernel) in plan.kernels.iter().enumerate() {
         let count = ev.repeats[kernel.block];
         if count == 0 {
-            costs[k] = KernelCost::ABSENT;
+            (costs[k], memo.priced[k]) = (KernelCost::ABSENT, false);
             continue;
         }
         let unchanged =
-            reuse && costs[k].count > 0 && kernel.members.iter().all(|&i| !ev.op_changed(i));
+            reuse && memo.priced[k] && kernel.members.iter().all(|&i| !ev.op_changed(i));
         if unchanged {
-            costs[k].count = count;
+            // A collective over one chip stays absent (count 0) however often its block runs.
+            if costs[k].count > 0 {
+                costs[k].count = count;
+            }
         } else {
+            memo.priced[k] = true;
             let (mut cost, mfu_s) = price_any(&cx, kernel)?;
             if scenario.overlap_comm && cost.bound == Bound::Interconnect {
                 collective::hide_transfer(&mut cost, previous_s);

@@ -58,6 +58,8 @@ pub(crate) struct KernelMemo {
     chip: String,
     key: (Types, usize, bool),
     pub(crate) mfu_s: Vec<f64>,
+    /// Whether each kernel's cost is a price (else it was absent: its block ran 0 times).
+    pub(crate) priced: Vec<bool>,
 }
 
 impl KernelMemo {
