@@ -344,18 +344,16 @@ pub fn price_step(
         }
         let unchanged =
             reuse && memo.priced[k] && kernel.members.iter().all(|&i| !ev.op_changed(i));
-        if unchanged {
-            // A collective over one chip stays absent (count 0) however often its block runs.
-            if costs[k].count > 0 {
-                costs[k].count = count;
-            }
-        } else {
-            memo.priced[k] = true;
+        // An unchanged kernel keeps its price at this step's count; an unchanged collective
+        // over one chip stays absent (count 0) however often its block runs.
+        if unchanged && costs[k].count > 0 {
+            costs[k].count = count;
+        } else if !unchanged {
             let (mut cost, mfu_s) = price_any(&cx, kernel)?;
             if scenario.overlap_comm && cost.bound == Bound::Interconnect {
                 collective::hide_transfer(&mut cost, previous_s);
             }
-            (costs[k], memo.mfu_s[k]) = (cost, mfu_s);
+            (costs[k], memo.mfu_s[k], memo.priced[k]) = (cost, mfu_s, true);
         }
         previous_s = costs[k].time_s;
         totals.add(&costs[k], memo.mfu_s[k]);
