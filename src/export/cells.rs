@@ -73,3 +73,47 @@ pub(crate) fn feed(
     }
     Ok(())
 }
+
+/// A made-up sweep's rows for the typed outputs' tests: each column's type, a null every few
+/// rows, and a last column whose number (`.1`, not finite) is always null.
+#[cfg(test)]
+pub(crate) mod made {
+    use crate::export::rows::{ColumnType, Row, Value};
+
+    /// Row `i` of a made-up sweep: each column's type, and a null every few rows.
+    pub(crate) struct Made(pub(crate) u64, pub(crate) f64);
+
+    impl Row for Made {
+        fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+            let i = self.0;
+            let name = format!("chip-{}", i % 3);
+            f(
+                "chip",
+                Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
+            );
+            f("time_us", Value::Num(i as f64 / 7.0));
+            f("kernels", Value::Int(i * 3));
+            f(
+                "fits",
+                if i.is_multiple_of(4) {
+                    Value::Empty
+                } else {
+                    Value::Bool(i % 2 == 1)
+                },
+            );
+            f("bad", Value::Num(self.1));
+        }
+    }
+
+    pub(crate) fn columns() -> Vec<(String, ColumnType)> {
+        [
+            ("chip", ColumnType::Text),
+            ("time_us", ColumnType::Number),
+            ("kernels", ColumnType::Integer),
+            ("fits", ColumnType::Boolean),
+            ("bad", ColumnType::Number),
+        ]
+        .map(|(n, t)| (n.to_owned(), t))
+        .to_vec()
+    }
+}

@@ -5,45 +5,9 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
 use super::{ParquetFile, ROWS_PER_GROUP};
+use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
 use crate::export::rows::{ColumnType, Row, Value};
-
-/// Row `i` of a made-up sweep: each column's type, and a null every few rows.
-struct Made(u64);
-
-impl Row for Made {
-    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
-        let i = self.0;
-        let name = format!("chip-{}", i % 3);
-        f(
-            "chip",
-            Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
-        );
-        f("time_us", Value::Num(i as f64 / 7.0));
-        f("kernels", Value::Int(i * 3));
-        f(
-            "fits",
-            if i.is_multiple_of(4) {
-                Value::Empty
-            } else {
-                Value::Bool(i % 2 == 1)
-            },
-        );
-        f("bad", Value::Num(f64::NAN));
-    }
-}
-
-fn columns() -> Vec<(String, ColumnType)> {
-    [
-        ("chip", ColumnType::Text),
-        ("time_us", ColumnType::Number),
-        ("kernels", ColumnType::Integer),
-        ("fits", ColumnType::Boolean),
-        ("bad", ColumnType::Number),
-    ]
-    .map(|(n, t)| (n.to_owned(), t))
-    .to_vec()
-}
 
 /// What row `i` must read back as, worked out from its definition above.
 fn expected(i: u64) -> Vec<Field> {
@@ -67,7 +31,7 @@ fn rows_read_back_in_order_across_row_groups_and_split_writes() {
     let total = 2 * ROWS_PER_GROUP as u64 + 1_000;
     let mut cells = Vec::new();
     for i in 0..total {
-        push_cells(&mut cells, &Made(i));
+        push_cells(&mut cells, &Made(i, f64::NAN));
     }
     let mut bytes = Vec::new();
     let mut file = ParquetFile::new(&mut bytes, columns()).unwrap();
@@ -96,7 +60,7 @@ fn a_cell_of_another_type_than_its_column_is_an_error_naming_it() {
     let mut types = columns();
     types[2].1 = ColumnType::Number; // `kernels` holds integers
     let mut cells = Vec::new();
-    push_cells(&mut cells, &Made(1));
+    push_cells(&mut cells, &Made(1, f64::NAN));
     let mut file = ParquetFile::new(Vec::new(), types).unwrap();
     let e = file.write_all(&cells).unwrap_err();
     assert_eq!(
@@ -108,7 +72,7 @@ fn a_cell_of_another_type_than_its_column_is_an_error_naming_it() {
 #[test]
 fn a_file_ended_inside_a_row_is_an_error() {
     let mut cells = Vec::new();
-    push_cells(&mut cells, &Made(1));
+    push_cells(&mut cells, &Made(1, f64::NAN));
     let mut file = ParquetFile::new(Vec::new(), columns()).unwrap();
     file.write_all(&cells[..cells.len() - 1]).unwrap();
     assert!(file.finish().is_err());

@@ -1,47 +1,11 @@
 use std::io::Write;
 
 use super::{Cell, TypedRows, TypedTable, ROWS_PER_BATCH};
+use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
 use crate::export::rows::{ColumnType, Row, Value};
 use crate::export::{write_run, Format};
 use crate::{price, Chip, Scenario, ScenarioSpec, Workload};
-
-/// Row `i` of a made-up sweep: each column's type, and a null every few rows.
-struct Made(u64);
-
-impl Row for Made {
-    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
-        let i = self.0;
-        let name = format!("chip-{}", i % 3);
-        f(
-            "chip",
-            Value::Text(if i.is_multiple_of(5) { "" } else { &name }),
-        );
-        f("time_us", Value::Num(i as f64 / 7.0));
-        f("kernels", Value::Int(i * 3));
-        f(
-            "fits",
-            if i.is_multiple_of(4) {
-                Value::Empty
-            } else {
-                Value::Bool(i % 2 == 1)
-            },
-        );
-        f("bad", Value::Num(f64::INFINITY));
-    }
-}
-
-fn columns() -> Vec<(String, ColumnType)> {
-    [
-        ("chip", ColumnType::Text),
-        ("time_us", ColumnType::Number),
-        ("kernels", ColumnType::Integer),
-        ("fits", ColumnType::Boolean),
-        ("bad", ColumnType::Number),
-    ]
-    .map(|(n, t)| (n.to_owned(), t))
-    .to_vec()
-}
 
 /// The cells row `i` must read back as, worked out from its definition above.
 fn expected(i: u64, name: &str) -> Vec<Cell<'_>> {
@@ -66,7 +30,7 @@ fn expected(i: u64, name: &str) -> Vec<Cell<'_>> {
 fn cells_written_in_any_pieces_read_back_as_their_rows() {
     let mut cells = Vec::new();
     for i in 0..40 {
-        push_cells(&mut cells, &Made(i));
+        push_cells(&mut cells, &Made(i, f64::INFINITY));
     }
     for piece in [1, 2, 7, 9, 100, cells.len()] {
         let mut rows = TypedRows::new(columns());
@@ -92,7 +56,7 @@ fn batches_are_cut_at_their_size_and_a_cut_row_is_refused() {
     let mut cells = Vec::new();
     let n = ROWS_PER_BATCH as u64 + 3;
     for i in 0..n {
-        push_cells(&mut cells, &Made(i));
+        push_cells(&mut cells, &Made(i, f64::INFINITY));
     }
     let mut rows = TypedRows::new(columns());
     rows.write_all(&cells).unwrap();
