@@ -7,7 +7,7 @@ use parquet::record::Field;
 use super::{ParquetFile, ROWS_PER_GROUP};
 use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
-use crate::export::rows::{ColumnType, Row, Value};
+use crate::export::rows::ColumnType;
 
 /// What row `i` must read back as, worked out from its definition above.
 fn expected(i: u64) -> Vec<Field> {

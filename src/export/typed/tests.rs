@@ -3,7 +3,7 @@ use std::io::Write;
 use super::{Cell, TypedRows, TypedTable, ROWS_PER_BATCH};
 use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
-use crate::export::rows::{ColumnType, Row, Value};
+use crate::export::rows::ColumnType;
 use crate::export::{write_run, Format};
 use crate::{price, Chip, Scenario, ScenarioSpec, Workload};
 
