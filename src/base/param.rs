@@ -26,11 +26,19 @@ pub enum ScenarioParam {
     /// Tokens a serving engine batches into one step at most (vLLM's
     /// `max_num_batched_tokens`): the activation workspace it reserves is sized for them.
     MaxBatchedTokens,
+    /// Prompt tokens a step carries beside its decode tokens (chunked prefill), spread over
+    /// [`ScenarioParam::PrefillSeqs`] sequences.
+    PrefillTokens,
+    /// Sequences the step's prompt tokens belong to, each carrying an equal chunk.
+    PrefillSeqs,
+    /// Positions each prefilling sequence already holds in its cache (a later chunk of a
+    /// long prompt).
+    PrefillContext,
 }
 
 impl ScenarioParam {
     /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
-    pub const ALL: [ScenarioParam; 8] = [
+    pub const ALL: [ScenarioParam; 11] = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -39,6 +47,9 @@ impl ScenarioParam {
         ScenarioParam::Ep,
         ScenarioParam::Dp,
         ScenarioParam::MaxBatchedTokens,
+        ScenarioParam::PrefillTokens,
+        ScenarioParam::PrefillSeqs,
+        ScenarioParam::PrefillContext,
     ];
 
     /// The param's name in workload files.
@@ -52,6 +63,9 @@ impl ScenarioParam {
             ScenarioParam::Ep => "ep",
             ScenarioParam::Dp => "dp",
             ScenarioParam::MaxBatchedTokens => "max_batched_tokens",
+            ScenarioParam::PrefillTokens => "prefill_tokens",
+            ScenarioParam::PrefillSeqs => "prefill_seqs",
+            ScenarioParam::PrefillContext => "prefill_context",
         }
     }
 
