@@ -57,7 +57,10 @@ pub use base::param::ScenarioParam;
 pub use base::source::{FileKind, Source};
 pub use base::types::{Slot, TypeKey, Types, WeightGroup};
 pub use engine::chip::Chip;
-pub use engine::price::{price, Bound, KernelCost, Price, RequestSummary, StepReport, StepSummary};
+pub use engine::price::{
+    price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
+    StepSummary,
+};
 pub use engine::scenario::{Mode, Scenario, ScenarioSpec};
 pub use engine::workload::{KernelKind, Workload};
 #[cfg(feature = "parquet")]
@@ -70,6 +73,11 @@ pub use study::compare::{compare, Compared};
 pub use study::plan::{
     assumptions as plan_assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest,
     PlanSort,
+};
+pub use study::serving::{
+    frontier, frontier_rows, survey as serving_survey, Draft, LayoutChoice, RequestShape, Server,
+    ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Skipped, Speculation,
+    Survey,
 };
 pub use study::sweep::{
     run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,

@@ -11,5 +11,6 @@ pub mod lever;
 pub mod models;
 pub mod plan;
 pub mod scenario_file;
+pub mod serving;
 pub mod sweep;
 pub mod validate;

@@ -285,7 +285,7 @@ fn sort_entries(entries: &mut [PlanEntry], sort: PlanSort, target: bool) {
 }
 
 /// Every layout of `dims` parallel dimensions: powers of two whose product is at most `domain`.
-fn layouts(dims: usize, domain: u64) -> Vec<Vec<u64>> {
+pub(crate) fn layouts(dims: usize, domain: u64) -> Vec<Vec<u64>> {
     let mut all = vec![Vec::new()];
     for _ in 0..dims {
         all = all
@@ -307,7 +307,7 @@ fn layouts(dims: usize, domain: u64) -> Vec<Vec<u64>> {
 }
 
 /// `tp=4 pp=2`, naming only the dimensions above 1.
-fn layout_name(workload: &Workload, dims: &[usize], layout: &[u64]) -> String {
+pub(crate) fn layout_name(workload: &Workload, dims: &[usize], layout: &[u64]) -> String {
     dims.iter()
         .zip(layout)
         .filter(|(_, s)| **s > 1)

@@ -12,6 +12,7 @@
 
 mod collective;
 mod context;
+mod iteration;
 mod kernel;
 mod memory;
 mod request;
@@ -28,6 +29,7 @@ use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, KernelKind, Workload};
 
 use context::{price_any, Context};
+pub use iteration::{Iteration, IterationPricer};
 pub use memory::DEFAULT_MEMORY_UTILIZATION;
 pub use request::{price_request, RequestSummary};
 

@@ -1,0 +1,392 @@
+//! Serving in steady state: continuous batching with a fixed number of requests in flight,
+//! each replaced as it finishes (a closed loop, as a load generator's `--max-concurrency`
+//! keeps it), priced from the step pricer.
+//!
+//! The model. `C` requests are in flight, each of `I` prompt tokens and `O` output tokens.
+//! The engine runs iterations of at most `max_batched_tokens` tokens. A prompt is prefilled in
+//! `k` chunks, riding in iterations beside the decode tokens of the other sequences; an
+//! iteration that carries prompts carries `q` of them (one, unless prompts arrive faster than
+//! iterations run), and the rest of the iterations only decode. Over one generation (the time
+//! in which each of the `C` slots finishes one request) the decode tokens balance:
+//!
+//! - prefill iterations: `P = C k / q`, each with `C - q` decoding sequences;
+//! - decode-only iterations: `N = D - k (C - q) / q`, each with all `C` decoding, where `D`
+//!   is the decode iterations a request needs (`O - 1`, or fewer with speculation);
+//! - `q = max(1, k C / (D + k))`: the fewest prompts per iteration with `N >= 0`.
+//!
+//! A generation lasts `G = N T_decode + P T_prefill`, which is each request's end-to-end
+//! latency (Little's law: `C` in flight, `C / G` finishing per second). TTFT is the `k`
+//! iterations its prompt rides in; TPOT spreads the rest over the `O - 1` later tokens.
+//! Decoding sequences are priced at their mean context, `I + (O - 2) / 2` (the mean of the
+//! contexts a request's decode steps see), and a prompt's chunks at their mean prior context:
+//! attention is linear in the context, so means price sums exactly. At `C = 1` this is a
+//! request priced alone: a prefill, then `O - 1` decode steps.
+
+mod frontier;
+mod survey;
+
+use serde::Serialize;
+
+use crate::base::error::Error;
+use crate::engine::chip::Chip;
+use crate::engine::cost::{CostView, StepCost};
+use crate::engine::price::{Iteration, IterationPricer, StepSummary};
+
+pub use frontier::frontier;
+pub use survey::{
+    frontier_rows, survey, Draft, LayoutChoice, ServingQuery, ServingRow, Skipped, Survey,
+};
+
+/// A request's shape: prompt and output tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RequestShape {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl RequestShape {
+    /// A shape serving can price: at least one prompt token and two output tokens (one
+    /// from the prefill, at least one decoded).
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Result<RequestShape, Error> {
+        if input_tokens == 0 || output_tokens < 2 {
+            return Err(Error::value(format!(
+                "serving needs a request of at least 1 input and 2 output tokens, not in={input_tokens},out={output_tokens}"
+            )));
+        }
+        Ok(RequestShape {
+            input_tokens,
+            output_tokens,
+        })
+    }
+
+    /// The mean context of a request's decode steps (contexts `I` to `I + O - 2`).
+    pub fn mean_decode_context(&self) -> f64 {
+        self.input_tokens as f64 + (self.output_tokens as f64 - 2.0) / 2.0
+    }
+}
+
+/// Speculative decoding: `draft_tokens` drafted per verify step, each accepted with
+/// probability `acceptance` (independently, until the first rejection).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Speculation {
+    draft_tokens: u32,
+    acceptance: f64,
+}
+
+impl Speculation {
+    /// At least one draft token (at most 16) and an acceptance rate in [0, 1].
+    pub fn new(draft_tokens: u32, acceptance: f64) -> Result<Speculation, Error> {
+        if !(1..=16).contains(&draft_tokens) {
+            return Err(Error::value(format!(
+                "--spec-k {draft_tokens}: draft tokens per step must be 1 to 16"
+            )));
+        }
+        if !(0.0..=1.0).contains(&acceptance) {
+            return Err(Error::value(format!(
+                "--spec-accept {acceptance}: an acceptance rate is between 0 and 1"
+            )));
+        }
+        Ok(Speculation {
+            draft_tokens,
+            acceptance,
+        })
+    }
+
+    pub fn draft_tokens(&self) -> u32 {
+        self.draft_tokens
+    }
+
+    pub fn acceptance(&self) -> f64 {
+        self.acceptance
+    }
+
+    /// Tokens a verify step yields on average: the accepted drafts plus the target's own,
+    /// `(1 - A^(K+1)) / (1 - A)` (`K + 1` when every draft is accepted).
+    pub fn tokens_per_verify(&self) -> f64 {
+        let (a, k) = (self.acceptance, self.draft_tokens as i32);
+        if a >= 1.0 {
+            (k + 1) as f64
+        } else {
+            (1.0 - a.powi(k + 1)) / (1.0 - a)
+        }
+    }
+}
+
+/// What changes a request's work besides its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ServingOptions {
+    /// Share of each prompt found in the prefix cache, whose prefill is skipped; in [0, 1).
+    pub prefix_hit: f64,
+    pub speculation: Option<Speculation>,
+}
+
+/// Steady-state serving of one workload on one chip at one scenario (layout, types, plan,
+/// mode): the target's iterations, and the draft's where decoding speculates.
+pub struct Server<'a> {
+    chip: &'a Chip,
+    target: IterationPricer<'a>,
+    draft: Option<IterationPricer<'a>>,
+    max_batched_tokens: f64,
+    options: ServingOptions,
+}
+
+/// One concurrency's steady state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingPoint {
+    /// Requests in flight.
+    pub concurrency: u64,
+    /// Prompt chunks per request (`k`).
+    pub chunks_per_prompt: u64,
+    /// Prompts an iteration that carries prompts carries (`q`).
+    pub prompts_per_iteration: f64,
+    pub ttft_s: f64,
+    /// Time per output token after the first.
+    pub tpot_s: f64,
+    pub e2e_s: f64,
+    /// Output tokens per second of the whole replica.
+    pub output_tokens_per_s: f64,
+    pub output_tokens_per_s_per_chip: f64,
+    /// What one user sees: 1 / TPOT.
+    pub tokens_per_s_per_user: f64,
+    pub requests_per_s: f64,
+    /// Chips one replica runs on.
+    pub chips: u64,
+    /// A million output tokens in each cost view, where the chip has that cost.
+    pub cloud_usd_per_million_tokens: Option<f64>,
+    pub tco_usd_per_million_tokens: Option<f64>,
+    pub tokens_per_kwh: Option<f64>,
+    /// The decode iteration's memory: weights (the draft's too), KV at the mean context,
+    /// workspace and reserve.
+    pub footprint_bytes: f64,
+    pub usable_bytes: f64,
+    pub fits: bool,
+    /// The most requests in flight whose KV cache fits at the mean context.
+    pub max_concurrency: Option<u64>,
+    /// The decode-only iteration's summary (at `C` sequences, the mean context).
+    pub decode: StepSummary,
+}
+
+/// Why a concurrency cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServingError {
+    #[error("{0}")]
+    Price(#[from] Error),
+    /// The decode tokens alone exceed what one iteration may batch.
+    #[error("{concurrency} sequences decoding {tokens_per_seq} token(s) each exceed max_batched_tokens={max_batched_tokens}")]
+    OverBudget {
+        concurrency: u64,
+        tokens_per_seq: f64,
+        max_batched_tokens: f64,
+    },
+}
+
+impl<'a> Server<'a> {
+    /// A server of `target` iterations (and `draft` ones, with speculation) on `chip`,
+    /// batching at most `max_batched_tokens` tokens an iteration.
+    pub fn new(
+        chip: &'a Chip,
+        target: IterationPricer<'a>,
+        draft: Option<IterationPricer<'a>>,
+        max_batched_tokens: f64,
+        options: ServingOptions,
+    ) -> Result<Server<'a>, Error> {
+        if !(0.0..1.0).contains(&options.prefix_hit) {
+            return Err(Error::value(format!(
+                "--prefix-hit {}: a prefix-cache hit rate is at least 0 and below 1",
+                options.prefix_hit
+            )));
+        }
+        if options.speculation.is_some() != draft.is_some() {
+            return Err(Error::value(
+                "speculative decoding needs both a draft and its --spec-k and --spec-accept",
+            ));
+        }
+        if max_batched_tokens.is_nan() || max_batched_tokens < 1.0 {
+            return Err(Error::value(format!(
+                "max_batched_tokens {max_batched_tokens}: an iteration batches at least one token"
+            )));
+        }
+        Ok(Server {
+            chip,
+            target,
+            draft,
+            max_batched_tokens,
+            options,
+        })
+    }
+
+    /// The steady state at `concurrency` requests in flight.
+    pub fn steady_state(
+        &mut self,
+        shape: RequestShape,
+        concurrency: u64,
+    ) -> Result<ServingPoint, ServingError> {
+        let c = concurrency.max(1) as f64;
+        let (tokens_per_step, decode_iterations) = self.decode_work(shape);
+        let prompt = shape.input_tokens as f64 * (1.0 - self.options.prefix_hit);
+        let cached = shape.input_tokens as f64 - prompt;
+        let (k, q) = self.chunking(c, prompt, tokens_per_step, decode_iterations, concurrency)?;
+        let context = shape.mean_decode_context();
+        let chunk = prompt / k as f64;
+        // A chunk's prior context: the cached prefix, then the chunks before it.
+        let chunk_context = cached + (k as f64 - 1.0) / 2.0 * chunk;
+        let decode = self.cycle(c, context, tokens_per_step, None)?;
+        let prefill = self.cycle(
+            c - q,
+            context,
+            tokens_per_step,
+            Some((q * chunk, q, chunk_context)),
+        )?;
+        let prefill_iterations = c * k as f64 / q;
+        let decode_only = (decode_iterations - k as f64 * (c - q) / q).max(0.0);
+        let e2e = decode_only * decode.time_s + prefill_iterations * prefill.time_s;
+        let ttft = k as f64 * prefill.time_s;
+        let output = shape.output_tokens as f64;
+        let tpot = (e2e - ttft) / (output - 1.0);
+        let rate = c * output / e2e;
+        let chips = decode.summary.chips;
+        let footprint = decode.footprint_bytes.max(prefill.footprint_bytes);
+        let per_million = |view: CostView| {
+            let usd = self
+                .chip
+                .cost_model()
+                .with_view(view)
+                .usd_per_hour(self.chip);
+            usd.ok().map(|u| u * chips as f64 / 3600.0 / rate * 1e6)
+        };
+        Ok(ServingPoint {
+            concurrency,
+            chunks_per_prompt: k,
+            prompts_per_iteration: q,
+            ttft_s: ttft,
+            tpot_s: tpot,
+            e2e_s: e2e,
+            output_tokens_per_s: rate,
+            output_tokens_per_s_per_chip: rate / chips as f64,
+            tokens_per_s_per_user: 1.0 / tpot,
+            requests_per_s: c / e2e,
+            chips,
+            cloud_usd_per_million_tokens: per_million(CostView::Cloud),
+            tco_usd_per_million_tokens: per_million(CostView::Tco),
+            tokens_per_kwh: StepCost::of(self.chip, chips, Some(rate)).tokens_per_kwh,
+            usable_bytes: decode.summary.usable_bytes,
+            fits: footprint <= decode.summary.usable_bytes,
+            footprint_bytes: footprint,
+            max_concurrency: decode.max_concurrency,
+            decode: decode.summary,
+        })
+    }
+
+    /// Tokens a decoding sequence is given an iteration, and the iterations a request's
+    /// `O - 1` later tokens take: one token each, or with speculation `K + 1` verified for
+    /// `(1 - A^(K+1)) / (1 - A)` kept.
+    fn decode_work(&self, shape: RequestShape) -> (f64, f64) {
+        let later = shape.output_tokens as f64 - 1.0;
+        match self.options.speculation {
+            None => (1.0, later),
+            Some(s) => (s.draft_tokens as f64 + 1.0, later / s.tokens_per_verify()),
+        }
+    }
+
+    /// The fewest chunks per prompt (`k`) whose iterations fit `max_batched_tokens`, and the
+    /// prompts an iteration carries (`q`).
+    fn chunking(
+        &self,
+        c: f64,
+        prompt: f64,
+        tokens_per_step: f64,
+        decode_iterations: f64,
+        concurrency: u64,
+    ) -> Result<(u64, f64), ServingError> {
+        let budget = self.max_batched_tokens;
+        let over = ServingError::OverBudget {
+            concurrency,
+            tokens_per_seq: tokens_per_step,
+            max_batched_tokens: budget,
+        };
+        let q_of = |k: f64| (k * c / (decode_iterations + k)).clamp(1.0, c);
+        let tokens = |k: f64| {
+            let q = q_of(k);
+            (c - q) * tokens_per_step + q * prompt / k
+        };
+        // Tokens per iteration fall as k grows (smaller chunks, and more of the prompts'
+        // sequences out of the decode): the first k that fits, by doubling then bisection.
+        let most = prompt.ceil().max(1.0) as u64;
+        let mut lo = ((prompt / budget).ceil() as u64).max(1);
+        if tokens(lo as f64) > budget {
+            let mut hi = lo;
+            loop {
+                if hi >= most {
+                    if tokens(most as f64) > budget {
+                        return Err(over);
+                    }
+                    hi = most;
+                    break;
+                }
+                lo = hi;
+                hi = (hi * 2).min(most);
+                if tokens(hi as f64) <= budget {
+                    break;
+                }
+            }
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if tokens(mid as f64) <= budget {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            lo = hi;
+        }
+        Ok((lo, q_of(lo as f64)))
+    }
+
+    /// One decode cycle for `seqs` decoding sequences at `context` (and prompts beside them):
+    /// the target's step, after the draft's steps when decoding speculates.
+    fn cycle(
+        &mut self,
+        seqs: f64,
+        context: f64,
+        tokens_per_step: f64,
+        prompts: Option<(f64, f64, f64)>,
+    ) -> Result<Cycle, Error> {
+        let mut it = Iteration::decode(seqs, context);
+        it.decode_tokens = tokens_per_step;
+        if let Some((tokens, n, prior)) = prompts {
+            it = it.with_prefill(tokens, n, prior);
+        }
+        let summary = self.target.price(&it)?;
+        let mut time_s = summary.step_time_s;
+        let mut footprint_bytes = summary.footprint_bytes;
+        let mut max_concurrency = summary.max_batch;
+        if let (Some(draft), Some(spec)) = (&mut self.draft, self.options.speculation) {
+            let drafted = draft.price(&Iteration::decode(seqs.max(1.0), context))?;
+            if seqs > 0.0 {
+                time_s += spec.draft_tokens as f64 * drafted.step_time_s;
+            }
+            // The draft's weights and cache sit beside the target's.
+            footprint_bytes += drafted.weight_bytes + drafted.kv_bytes;
+            let per_seq_bytes = (summary.kv_bytes + drafted.kv_bytes) / seqs.max(1.0);
+            let room =
+                summary.usable_bytes - (footprint_bytes - summary.kv_bytes - drafted.kv_bytes);
+            max_concurrency = (per_seq_bytes > 0.0)
+                .then(|| (room / per_seq_bytes).floor().max(0.0) as u64)
+                .or(max_concurrency);
+        }
+        Ok(Cycle {
+            time_s,
+            footprint_bytes,
+            max_concurrency,
+            summary,
+        })
+    }
+}
+
+/// One iteration of the steady state, the draft's steps included.
+struct Cycle {
+    time_s: f64,
+    footprint_bytes: f64,
+    max_concurrency: Option<u64>,
+    summary: StepSummary,
+}

@@ -1,0 +1,273 @@
+//! Serving surveyed: every chip, choice of types and layout asked for, at every concurrency,
+//! and the frontier of what they offer.
+
+use serde::Serialize;
+
+use super::{frontier, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::base::types::Types;
+use crate::engine::chip::Chip;
+use crate::engine::price::IterationPricer;
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::Workload;
+use crate::study::plan::{layout_name, layouts};
+
+/// Which layouts a survey prices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutChoice {
+    /// The scenario's own (`--set tp=4`).
+    Given,
+    /// Per chip and types, the layout of fewest chips on which one request fits, as
+    /// practitioners start.
+    Smallest,
+    /// Every layout within the chip's scale-up domain (a frontier's search).
+    All,
+}
+
+/// The model that drafts tokens for speculative decoding.
+pub enum Draft<'a> {
+    /// A one-layer step of the served model itself, with its embedding and head (DeepSeek-V3's
+    /// multi-token-prediction module, or an EAGLE-style head).
+    OneLayer,
+    /// Another workload, priced at its own scenario on the same chips.
+    Workload(&'a Workload, &'a Scenario),
+}
+
+/// What a serving survey asks.
+pub struct ServingQuery<'a> {
+    pub shape: RequestShape,
+    /// Requests in flight, each priced.
+    pub concurrency: Vec<u64>,
+    /// The scenario priced; its types are replaced by each choice, its layout by each
+    /// layout the choice tries.
+    pub scenario: Scenario,
+    pub dtype_choices: Vec<Types>,
+    pub layouts: LayoutChoice,
+    pub options: ServingOptions,
+    /// The drafter, with `options.speculation`.
+    pub draft: Option<Draft<'a>>,
+}
+
+/// One priced point: chip, types, layout and concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingRow {
+    pub chip: String,
+    pub dtypes: Types,
+    /// `tp=4 ep=2`; empty for one chip.
+    pub layout: String,
+    /// The concurrency asked for, where memory capped it to the point's.
+    pub capped_from: Option<u64>,
+    pub point: ServingPoint,
+}
+
+/// Why a chip, types and layout gave no row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub chip: String,
+    pub dtypes: Types,
+    pub layout: String,
+    pub why: String,
+}
+
+/// A survey's rows in the order chips, types, layouts and concurrencies were given, and what
+/// was left out.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Survey {
+    pub rows: Vec<ServingRow>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Prices `query` on every chip.
+pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Result<Survey, Error> {
+    if query.concurrency.is_empty() || query.concurrency.contains(&0) {
+        return Err(Error::value(
+            "--concurrency: give one or more numbers of requests in flight, each at least 1",
+        ));
+    }
+    let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
+        .filter_map(|d| workload.param(*d))
+        .collect();
+    let mut survey = Survey::default();
+    for chip in chips {
+        let domain = (chip.interconnect.as_ref())
+            .and_then(|i| i.domain)
+            .unwrap_or(1);
+        let tried = match query.layouts {
+            LayoutChoice::Given => vec![given_layout(workload, &dims, &query.scenario)?],
+            LayoutChoice::Smallest | LayoutChoice::All => {
+                let mut all = layouts(dims.len(), domain);
+                all.sort_by_key(|l| l.iter().product::<u64>());
+                all
+            }
+        };
+        for dtypes in &query.dtype_choices {
+            let (mut found, mut reasons) = (false, Vec::new());
+            for layout in &tried {
+                let name = layout_name(workload, &dims, layout);
+                let mut scenario = query.scenario.clone();
+                scenario.dtypes = *dtypes;
+                let sizes = layout.iter().map(|&s| s as f64);
+                scenario.overrides.extend(dims.iter().copied().zip(sizes));
+                let why = match survey_layout(workload, chip, &scenario, query) {
+                    Ok(points) if !points.is_empty() => {
+                        found = true;
+                        survey
+                            .rows
+                            .extend(points.into_iter().map(|(capped_from, point)| ServingRow {
+                                chip: chip.id().to_owned(),
+                                dtypes: *dtypes,
+                                layout: name.clone(),
+                                capped_from,
+                                point,
+                            }));
+                        if query.layouts == LayoutChoice::Smallest {
+                            break;
+                        }
+                        continue;
+                    }
+                    Ok(_) => "one request does not fit".to_owned(),
+                    Err(e) => first_line(&e.to_string()),
+                };
+                reasons.push(Skipped {
+                    chip: chip.id().to_owned(),
+                    dtypes: *dtypes,
+                    layout: name,
+                    why,
+                });
+            }
+            // Layouts that did not serve are news only when none did; of a search, the
+            // largest one's reason says the most.
+            if !found {
+                match query.layouts {
+                    LayoutChoice::Given => survey.skipped.extend(reasons),
+                    _ => survey.skipped.extend(reasons.pop()),
+                }
+            }
+        }
+    }
+    Ok(survey)
+}
+
+/// The parallel degrees `scenario` gives the `dims` params.
+fn given_layout(
+    workload: &Workload,
+    dims: &[usize],
+    scenario: &Scenario,
+) -> Result<Vec<u64>, Error> {
+    let mut ev = workload.new_evaluation();
+    workload.evaluate(&scenario.overrides, &mut ev)?;
+    Ok(dims
+        .iter()
+        .map(|&d| ev.params[d].round().max(1.0) as u64)
+        .collect())
+}
+
+/// Every concurrency of `query` at one scenario; one above the most that fits is priced at
+/// that most instead (once). Empty when one request does not fit.
+fn survey_layout(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    query: &ServingQuery,
+) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
+    let target = IterationPricer::new(workload, chip, scenario)?;
+    let draft = match &query.draft {
+        None => None,
+        Some(Draft::OneLayer) => Some(IterationPricer::new(
+            workload,
+            chip,
+            &one_layer(workload, scenario),
+        )?),
+        Some(Draft::Workload(w, s)) => {
+            let mut s = (*s).clone();
+            copy_layout(workload, scenario, w, &mut s);
+            Some(IterationPricer::new(w, chip, &s)?)
+        }
+    };
+    let budget = max_batched_tokens(workload, scenario)?;
+    let mut server = Server::new(chip, target, draft, budget, query.options)?;
+    let mut points: Vec<(Option<u64>, ServingPoint)> = Vec::new();
+    for &c in &query.concurrency {
+        let point = server.steady_state(query.shape, c)?;
+        if point.fits {
+            points.push((None, point));
+            continue;
+        }
+        let most = point.max_concurrency.unwrap_or(0).min(c.saturating_sub(1));
+        if most == 0 || points.iter().any(|(_, p)| p.concurrency == most) {
+            continue;
+        }
+        let capped = server.steady_state(query.shape, most)?;
+        if capped.fits {
+            points.push((Some(c), capped));
+        }
+    }
+    Ok(points)
+}
+
+/// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers
+/// are (no dense-FFN or sliding-window layers).
+fn one_layer(workload: &Workload, scenario: &Scenario) -> Scenario {
+    let mut s = scenario.clone();
+    for (name, value) in [
+        ("layers", 1.0),
+        ("dense_layers", 0.0),
+        ("local_layers", 0.0),
+    ] {
+        if let Ok(i) = workload.param_index(name) {
+            s.overrides.push((i, value));
+        }
+    }
+    s
+}
+
+/// Gives `draft`'s scenario the parallel degrees `scenario` gives `workload`, where the draft
+/// has the same params: a draft runs on the target's chips.
+fn copy_layout(workload: &Workload, scenario: &Scenario, draft: &Workload, into: &mut Scenario) {
+    let mut ev = workload.new_evaluation();
+    if workload.evaluate(&scenario.overrides, &mut ev).is_err() {
+        return;
+    }
+    for p in [ScenarioParam::Tp, ScenarioParam::Pp] {
+        if let (Some(from), Some(to)) = (workload.param(p), draft.param(p)) {
+            into.overrides.push((to, ev.params[from]));
+        }
+    }
+}
+
+/// The workload's `max_batched_tokens` at `scenario`, or no limit where it has none.
+fn max_batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<f64, Error> {
+    let Some(i) = workload.param(ScenarioParam::MaxBatchedTokens) else {
+        return Ok(f64::INFINITY);
+    };
+    let mut ev = workload.new_evaluation();
+    workload.evaluate(&scenario.overrides, &mut ev)?;
+    Ok(ev.params[i])
+}
+
+/// The points of `rows` on each chip's frontier of tokens per second per user against output
+/// tokens per second per chip, chips in their first row's order, each by interactivity rising.
+pub fn frontier_rows(rows: &[ServingRow]) -> Vec<ServingRow> {
+    let mut chips: Vec<&str> = Vec::new();
+    for r in rows {
+        if !chips.contains(&r.chip.as_str()) {
+            chips.push(&r.chip);
+        }
+    }
+    let mut kept = Vec::new();
+    for chip in chips {
+        let mine: Vec<&ServingRow> = rows.iter().filter(|r| r.chip == chip).collect();
+        let best = frontier(
+            &mine,
+            |r| r.point.tokens_per_s_per_user,
+            |r| r.point.output_tokens_per_s_per_chip,
+        );
+        kept.extend(best.into_iter().map(|i| mine[i].clone()));
+    }
+    kept
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_owned()
+}
