@@ -16,6 +16,7 @@ mod models;
 pub mod parquet;
 mod plan_table;
 pub mod rows;
+pub mod serving;
 mod shaped;
 pub mod stream;
 pub mod svg;

@@ -120,6 +120,19 @@ pub struct ServingOptions {
     pub speculation: Option<Speculation>,
 }
 
+impl ServingOptions {
+    /// Whether the options can be served: a prefix-cache hit rate in [0, 1).
+    pub fn check(&self) -> Result<(), Error> {
+        if !(0.0..1.0).contains(&self.prefix_hit) {
+            return Err(Error::value(format!(
+                "--prefix-hit {}: a prefix-cache hit rate is at least 0 and below 1",
+                self.prefix_hit
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Steady-state serving of one workload on one chip at one scenario (layout, types, plan,
 /// mode): the target's iterations, and the draft's where decoding speculates.
 pub struct Server<'a> {
@@ -190,12 +203,7 @@ impl<'a> Server<'a> {
         max_batched_tokens: f64,
         options: ServingOptions,
     ) -> Result<Server<'a>, Error> {
-        if !(0.0..1.0).contains(&options.prefix_hit) {
-            return Err(Error::value(format!(
-                "--prefix-hit {}: a prefix-cache hit rate is at least 0 and below 1",
-                options.prefix_hit
-            )));
-        }
+        options.check()?;
         if options.speculation.is_some() != draft.is_some() {
             return Err(Error::value(
                 "speculative decoding needs both a draft and its --spec-k and --spec-accept",

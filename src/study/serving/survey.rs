@@ -85,6 +85,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
             "--concurrency: give one or more numbers of requests in flight, each at least 1",
         ));
     }
+    query.options.check()?;
     let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
         .filter_map(|d| workload.param(*d))
         .collect();
