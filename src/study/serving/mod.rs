@@ -23,6 +23,7 @@
 //! request priced alone: a prefill, then `O - 1` decode steps.
 
 mod frontier;
+mod slo;
 mod survey;
 
 use serde::Serialize;
@@ -33,6 +34,7 @@ use crate::engine::cost::{CostView, StepCost};
 use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 
 pub use frontier::frontier;
+pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
 pub use survey::{
     frontier_rows, survey, Draft, LayoutChoice, ServingQuery, ServingRow, Skipped, Survey,
 };
