@@ -124,9 +124,9 @@ fn deepseek_with_expert_parallel_on_eight_h200s() {
     }
 }
 
-#[test]
-fn a_tpu_gets_vllm_only() {
-    let layout = LaunchLayout {
+/// Llama-3.1-8B on TPU v6e chips, its checkpoint's id not given.
+fn tpu() -> LaunchLayout {
+    LaunchLayout {
         model_name: "Llama-3.1-8B".into(),
         model_id: None,
         checkpoint: Format::Bf16,
@@ -139,8 +139,12 @@ fn a_tpu_gets_vllm_only() {
         memory_utilization: 0.95,
         vendor: Vendor::of_family(Some("google-tpu-v6")),
         ..llama_fp8()
-    };
-    let launch = launch(&layout).unwrap();
+    }
+}
+
+#[test]
+fn a_tpu_gets_vllm_only() {
+    let launch = launch(&tpu()).unwrap();
     let vllm = engine(&launch, Engine::Vllm);
     assert_eq!(
         vllm.argv,
@@ -313,4 +317,47 @@ fn json_carries_every_engine() {
     assert_eq!(names, ["vllm", "sglang", "trtllm"]);
     assert_eq!(engines[0]["version"], "vLLM v0.11");
     assert_eq!(engines[2]["argv"][3], "pytorch");
+}
+
+#[test]
+fn text_puts_a_flag_a_line_and_the_notes_under_each_engine() {
+    let layout = tpu();
+    let mut out = Vec::new();
+    write_launch(&mut out, &layout, &launch(&layout).unwrap()).unwrap();
+    let expected = r"Launch settings for Llama-3.1-8B (a starting point, not a tested configuration: check every flag against the engine version you run)
+  layout: tp 4 x ep 1 x pp 2 chips a replica, dp 1; 64 sequences and 2048 tokens a step at most; weights bf16 (checkpoint bf16), KV bf16; memory 0.95; Google TPU chips
+
+vLLM v0.11
+  vllm serve MODEL \
+    --tensor-parallel-size 4 \
+    --pipeline-parallel-size 2 \
+    --max-num-seqs 64 \
+    --max-num-batched-tokens 2048 \
+    --gpu-memory-utilization 0.95 \
+    --enable-chunked-prefill
+  note: stepcost knows no Hugging Face id for Llama-3.1-8B: replace MODEL with the checkpoint's id or path
+  note: vLLM runs on Google TPU chips through a platform backend; these flags were checked against vLLM's GPU documentation: check the backend supports each, the data types above all
+
+SGLang v0.5
+  (no command)
+  note: does not map: SGLang v0.5's server runs on NVIDIA and AMD GPUs; stepcost knows no SGLang launch for Google TPU chips
+
+TensorRT-LLM 1.0 (trtllm-serve)
+  (no command)
+  note: does not map: TensorRT-LLM runs on NVIDIA GPUs only, not on Google TPU chips
+";
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+}
+
+#[test]
+fn a_model_name_cannot_drive_the_terminal() {
+    let layout = LaunchLayout {
+        model_name: "evil\u{1b}[2J".into(),
+        ..tpu()
+    };
+    let mut out = Vec::new();
+    write_launch(&mut out, &layout, &launch(&layout).unwrap()).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains('\u{1b}'));
+    assert!(text.starts_with("Launch settings for evil\\u{1b}[2J ("));
 }
