@@ -117,12 +117,12 @@ fn kv_note(engine: &str, kv: Format) -> String {
     format!("{engine} has no KV cache type {kv}: the cache stays in the model's type (auto)")
 }
 
-/// The note for a layout with both expert groups and replicas: the engine's data-parallel
-/// size is taken by the expert groups, so replicas are separate servers.
+/// The note for replicas of a model with expert layers where the engine's data-parallel
+/// ranks would share those layers: replicas are separate servers.
 fn replicas_note(dp: u64) -> String {
     format!(
-        "run {dp} copies of this command, one per replica, behind a load balancer: a larger \
-         data-parallel size would widen the expert-parallel group instead"
+        "run {dp} copies of this command, one per replica, behind a load balancer: the \
+         engine's data-parallel ranks would share the expert layers instead"
     )
 }
 
@@ -155,11 +155,15 @@ fn vllm(layout: &LaunchLayout) -> EngineLaunch {
         if dp > 1 {
             c.note(replicas_note(dp));
         }
+    } else if dp > 1 && layout.moe {
+        // vLLM's data-parallel ranks of a MoE model share their expert layers (a DP x TP
+        // tensor-parallel group): they are not whole replicas.
+        c.note(replicas_note(dp));
     } else if dp > 1 {
         c.flag("--data-parallel-size", dp);
         c.note(format!(
-            "--data-parallel-size {dp}: {dp} replicas of {} chips behind one server; \
-             --max-num-seqs and --max-num-batched-tokens hold per replica",
+            "--data-parallel-size {dp}: {dp} replicas of {} chips behind one server, each \
+             its own engine: --max-num-seqs and --max-num-batched-tokens hold per replica",
             tp * layout.pp
         ));
     }

@@ -79,6 +79,8 @@ pub struct LaunchLayout {
     pub ep: u64,
     /// Whole replicas.
     pub dp: u64,
+    /// The model has expert (mixture-of-experts) layers: its workload has an `ep` param.
+    pub moe: bool,
     /// Sequences one replica keeps in flight (the scenario's `batch`).
     pub max_seqs: u64,
     /// Tokens one step batches at most (the workload's `max_batched_tokens`).

@@ -15,6 +15,7 @@ fn llama_fp8() -> LaunchLayout {
         pp: 1,
         ep: 1,
         dp: 1,
+        moe: false,
         max_seqs: 128,
         max_batched_tokens: 8192,
         memory_utilization: 0.9,
@@ -32,6 +33,7 @@ fn deepseek_ep8() -> LaunchLayout {
         kv: Format::Bf16,
         tp: 1,
         ep: 8,
+        moe: true,
         max_seqs: 256,
         ..llama_fp8()
     }
@@ -205,6 +207,22 @@ fn replicas_are_data_parallel_for_dense_models_and_copies_beside_experts() {
         engine(&dense, Engine::Trtllm),
         "run 3 copies"
     ));
+
+    // A MoE model without expert groups: vLLM's data-parallel ranks would share the experts.
+    let moe_tp = launch(&LaunchLayout {
+        dp: 3,
+        moe: true,
+        ..llama_fp8()
+    })
+    .unwrap();
+    let vllm = engine(&moe_tp, Engine::Vllm);
+    assert!(!vllm
+        .argv
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|w| w == "--data-parallel-size"));
+    assert!(notes_mention(vllm, "run 3 copies"));
 
     let moe = launch(&LaunchLayout {
         dp: 2,
