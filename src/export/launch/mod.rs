@@ -9,7 +9,8 @@
 //! the `ep` groups of `tp` chips runs the attention of `1/ep` of the sequences and holds
 //! `1/ep` of the experts, split `tp` ways): the `ep` groups are the engines' attention
 //! data-parallel ranks, and the experts spread over all `tp * ep` chips of a stage. `dp`
-//! counts whole replicas.
+//! counts whole replicas: an engine's data-parallel size where its ranks are independent,
+//! separate servers where they would share expert layers.
 
 mod engines;
 #[cfg(test)]
@@ -160,6 +161,30 @@ pub const CAVEAT: &str = "a starting point, not a tested configuration: check ev
 const MAX_COUNT: u64 = 1 << 24;
 
 /// The launch settings of `layout` for every engine.
+///
+/// ```
+/// use stepcost::internals::export::launch::{launch, write_launch, Engine, LaunchLayout, Vendor};
+/// use stepcost::Format;
+///
+/// let layout = LaunchLayout {
+///     model_name: "Llama-3.1-70B".into(),
+///     model_id: Some("meta-llama/Llama-3.1-70B-Instruct".into()),
+///     checkpoint: Format::Bf16,
+///     weight: Format::Fp8,
+///     kv: Format::Fp8,
+///     tp: 4, pp: 1, ep: 1, dp: 1, moe: false,
+///     max_seqs: 128,
+///     max_batched_tokens: 8192,
+///     memory_utilization: 0.9,
+///     vendor: Vendor::of_family(Some("nvidia-hopper")),
+/// };
+/// let settings = launch(&layout)?;
+/// let vllm = &settings.engines[0];
+/// assert_eq!(vllm.engine, Engine::Vllm);
+/// assert!(vllm.argv.as_ref().unwrap().join(" ").contains("--quantization fp8"));
+/// write_launch(&mut std::io::stdout(), &layout, &settings)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn launch(layout: &LaunchLayout) -> Result<Launch, LaunchError> {
     validate(layout)?;
     Ok(Launch {
