@@ -103,7 +103,7 @@ fn weights(layout: &LaunchLayout) -> Weights {
 fn weights_note(engine: &str, layout: &LaunchLayout) -> String {
     format!(
         "{engine} loads the weights as the checkpoint stores them ({}) and has no flag that \
-         converts them to {} at load: point MODEL at a checkpoint stored in {}",
+         converts them to {} at load: serve a checkpoint stored in {}",
         layout.checkpoint, layout.weight, layout.weight
     )
 }
@@ -140,9 +140,10 @@ fn vllm(layout: &LaunchLayout) -> EngineLaunch {
         c.flag("--data-parallel-size", ep);
         c.word("--enable-expert-parallel");
         c.note(format!(
-            "stepcost's {ep} expert groups of {tp} chips are vLLM's data-parallel ranks; \
+            "stepcost's {ep} expert groups of {} are vLLM's data-parallel ranks; \
              vLLM's expert-parallel size is tensor x data parallel, {}, the chips stepcost \
              spreads the experts over",
+            chips(tp),
             tp * ep
         ));
         // Each data-parallel rank schedules its own sequences.
@@ -162,9 +163,9 @@ fn vllm(layout: &LaunchLayout) -> EngineLaunch {
     } else if dp > 1 {
         c.flag("--data-parallel-size", dp);
         c.note(format!(
-            "--data-parallel-size {dp}: {dp} replicas of {} chips behind one server, each \
+            "--data-parallel-size {dp}: {dp} replicas of {} behind one server, each \
              its own engine: --max-num-seqs and --max-num-batched-tokens hold per replica",
-            tp * layout.pp
+            chips(tp * layout.pp)
         ));
     }
     c.flag("--max-num-seqs", seqs);
@@ -192,6 +193,14 @@ fn vllm(layout: &LaunchLayout) -> EngineLaunch {
         Vendor::Unknown => c.note(unknown_vendor("vLLM")),
     }
     c.done(Engine::Vllm)
+}
+
+/// `1 chip`, `4 chips`.
+fn chips(n: u64) -> String {
+    match n {
+        1 => "1 chip".into(),
+        n => format!("{n} chips"),
+    }
 }
 
 fn unknown_vendor(engine: &str) -> String {
@@ -224,8 +233,9 @@ fn sglang(layout: &LaunchLayout) -> EngineLaunch {
         c.word("--enable-dp-attention");
         c.note(format!(
             "--enable-dp-attention with --dp-size {ep} splits attention into {ep} \
-             data-parallel groups of {tp} chips, as stepcost's expert groups, and --ep-size \
+             data-parallel groups of {}, as stepcost's expert groups, and --ep-size \
              spreads the experts over all {} chips of a stage",
+            chips(tp),
             tp * ep
         ));
         if dp > 1 {
@@ -234,9 +244,9 @@ fn sglang(layout: &LaunchLayout) -> EngineLaunch {
     } else if dp > 1 {
         c.flag("--dp-size", dp);
         c.note(format!(
-            "--dp-size {dp} without --enable-dp-attention: {dp} replicas of {} chips; \
+            "--dp-size {dp} without --enable-dp-attention: {dp} replicas of {}; \
              --max-running-requests holds per replica",
-            tp * layout.pp
+            chips(tp * layout.pp)
         ));
     }
     c.flag("--max-running-requests", layout.max_seqs);
