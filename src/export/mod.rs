@@ -11,6 +11,7 @@ pub mod document;
 mod escape;
 pub mod filter;
 pub mod fit;
+pub mod launch;
 mod models;
 #[cfg(feature = "parquet")]
 pub mod parquet;
