@@ -16,10 +16,15 @@ use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::rows::Shape;
-use crate::export::serving::{write_serving, ServingHeader};
+use crate::base::dtype::Role;
+use crate::engine::cost::CostView;
+use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
 use crate::export::{svg, Format};
 use crate::study::plan;
-use crate::study::serving::{self, Draft, LayoutChoice, RequestShape, ServingOptions, Speculation};
+use crate::study::serving::{
+    self, Draft, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
+};
 
 #[derive(Args)]
 pub(crate) struct ServingArgs {
@@ -199,4 +204,87 @@ fn dtype_choices(
     } else {
         plan::dtype_choices(base, axes)
     }
+}
+
+/// `plan --rate`: per chip and types, the cheapest fleet that serves the rate within the
+/// latency bounds, and the first one's launch settings.
+pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: &str) -> Result<()> {
+    let source = Source::resolve(workload_name, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(workload_name, &source);
+    inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
+    let plan_out = output::plan(args.output.out.as_deref(), &inputs)?;
+    let workload = Workload::load(&source)?;
+    let mut sets = args.sets.clone();
+    if let Some(context) = args.context {
+        sets.push((ScenarioParam::Context.name().into(), context));
+    }
+    let spec = ScenarioSpec {
+        sets,
+        dtypes: Vec::new(),
+        fusion: args.fusion.clone(),
+        mode: args.mode.into(),
+        overlap_comm: false,
+        memory_utilization: args.memory_utilization,
+    };
+    let scenario = Scenario::resolve(&workload, &spec)?;
+    let (input, output_tokens) = args.request.unwrap_or((1024, 1024));
+    let shape = RequestShape::new(input, output_tokens)?;
+    let slo = Slo::new(
+        args.rate.unwrap_or(0.0),
+        args.max_ttft_ms.map(|t| t / 1e3),
+        args.max_ms_per_token.map(|t| t / 1e3),
+    )?;
+    let checkpoint = scenario.dtypes;
+    let query = serving::ServingQuery {
+        shape,
+        concurrency: vec![1],
+        dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
+        layouts: LayoutChoice::All,
+        options: ServingOptions::default(),
+        draft: None,
+        scenario,
+    };
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let view = chips.first().map_or(CostView::Cloud, |c| c.cost_model().view());
+    let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
+    let assumed = plan::assumptions(&workload, &query.scenario)?
+        .into_iter()
+        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
+        .collect::<Vec<_>>();
+    let first = entries.iter().find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
+    let layout = first.map(|(_, fleet)| {
+        let chip = chips.iter().find(|c| c.id() == fleet.chip);
+        let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
+        LaunchLayout {
+            model_name: workload.name.clone(),
+            model_id: None,
+            checkpoint: checkpoint.role(Role::Weight),
+            weight: fleet.dtypes.role(Role::Weight),
+            kv: fleet.dtypes.role(Role::Kv),
+            tp: fleet.tp,
+            pp: fleet.pp,
+            ep: fleet.ep,
+            dp: fleet.instances,
+            moe: workload.param(ScenarioParam::Ep).is_some(),
+            max_seqs: fleet.max_concurrency,
+            max_batched_tokens: budget as u64,
+            memory_utilization: query.scenario.memory_utilization,
+            vendor: Vendor::of_family(chip.and_then(|c| c.family())),
+        }
+    });
+    let settings = layout.as_ref().map(launch).transpose()?;
+    let header = FleetHeader {
+        workload: &workload.name,
+        shape,
+        slo: &slo,
+        assumed: &assumed,
+        view: view.name(),
+        launch: layout.as_ref().zip(settings.as_ref()),
+    };
+    let mut buffer = Vec::new();
+    let format = &args.output.format;
+    write_fleet(&mut buffer, &header, &entries, format.into(), &format.shape()?)?;
+    Ok(plan_out.commit(&[&buffer])?)
 }

@@ -3,11 +3,12 @@
 
 use std::io::{self, Write};
 
-use super::rows::{ServingCsvRow, Shape};
+use super::launch::{write_launch, Launch, LaunchLayout};
+use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
 use super::table::{align_right, new_table, number};
 use super::{write_list, Format};
 use crate::base::units::{human, three_significant};
-use crate::study::serving::{RequestShape, ServingOptions, Survey};
+use crate::study::serving::{FleetEntry, RequestShape, ServingOptions, Slo, Survey};
 
 /// What a survey's reader needs beside its rows.
 pub struct ServingHeader<'a> {
@@ -151,4 +152,120 @@ fn layout(name: &str) -> String {
     } else {
         name.into()
     }
+}
+
+/// What a fleet plan's reader needs beside its entries.
+pub struct FleetHeader<'a> {
+    pub workload: &'a str,
+    pub shape: RequestShape,
+    pub slo: &'a Slo,
+    pub assumed: &'a [(String, f64)],
+    /// The view that ranks the entries (`cloud` or `tco`).
+    pub view: &'a str,
+    /// The first entry's layout as serving engines' launch settings.
+    pub launch: Option<(&'a LaunchLayout, &'a Launch)>,
+}
+
+/// Writes a fleet plan in `format`: the table ends with the first entry's launch settings.
+pub fn write_fleet(
+    out: &mut dyn Write,
+    header: &FleetHeader,
+    entries: &[FleetEntry],
+    format: Format,
+    shape: &Shape,
+) -> io::Result<()> {
+    let rows: Vec<FleetCsvRow> = (entries.iter())
+        .map(|entry| FleetCsvRow {
+            workload: header.workload,
+            shape: header.shape,
+            slo: header.slo,
+            entry,
+        })
+        .collect();
+    write_list(out, &rows, format, shape, |t| write_fleet_table(t, header, entries))
+}
+
+fn write_fleet_table(out: &mut dyn Write, h: &FleetHeader, entries: &[FleetEntry]) -> io::Result<()> {
+    let slo = h.slo;
+    write!(
+        out,
+        "{}: {} requests/s of {} input and {} output tokens",
+        h.workload,
+        three_significant(slo.rate_per_s),
+        h.shape.input_tokens,
+        h.shape.output_tokens
+    )?;
+    if let Some(t) = slo.max_ttft_s {
+        write!(out, ", TTFT at most {}", human(t, "s"))?;
+    }
+    if let Some(t) = slo.max_tpot_s {
+        write!(out, ", TPOT at most {}", human(t, "s"))?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "per chip and types the cheapest layout within one node ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
+        h.view
+    )?;
+    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    if !assumed.is_empty() {
+        writeln!(out, "assumes: {}", assumed.join(" "))?;
+    }
+    let mut table = new_table(&[
+        "chip",
+        "weight/act/kv",
+        "layout",
+        "instances",
+        "chips",
+        "conc",
+        "TTFT",
+        "TPOT",
+        "tok/s/chip",
+        "$/hour cloud",
+        "$/hour tco",
+        "$/M cloud",
+        "$/M tco",
+    ]);
+    let usd = |u: Option<f64>, digits: usize| u.map_or("-".into(), |u| format!("{u:.digits$}"));
+    let mut infeasible = Vec::new();
+    for e in entries {
+        let Ok(f) = &e.outcome else {
+            infeasible.push(e);
+            continue;
+        };
+        let p = &f.point;
+        table.add_row(vec![
+            e.chip.clone(),
+            e.dtypes.brief(),
+            layout(&f.layout),
+            f.instances.to_string(),
+            f.chips.to_string(),
+            format!("{} of {}", p.concurrency, f.max_concurrency),
+            human(p.ttft_s, "s"),
+            human(p.tpot_s, "s"),
+            number(p.output_tokens_per_s_per_chip),
+            usd(f.cloud_usd_per_hour, 2),
+            usd(f.tco_usd_per_hour, 2),
+            usd(p.cloud_usd_per_million_tokens, 3),
+            usd(p.tco_usd_per_million_tokens, 3),
+        ]);
+    }
+    align_right(&mut table, 3);
+    writeln!(out, "{table}")?;
+    writeln!(
+        out,
+        "conc: requests in flight per instance, of the most within the bounds"
+    )?;
+    if !infeasible.is_empty() {
+        writeln!(out, "cannot meet the targets:")?;
+        for e in infeasible {
+            let why = e.outcome.as_ref().err().map_or("", String::as_str);
+            writeln!(out, "  {} {}: {why}", e.chip, e.dtypes.brief())?;
+        }
+    }
+    if let Some((layout, launch)) = h.launch {
+        writeln!(out)?;
+        write_launch(out, layout, launch)?;
+    }
+    Ok(())
 }

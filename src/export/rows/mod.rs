@@ -26,7 +26,7 @@ pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLab
 #[cfg(feature = "cli")]
 pub use select::Columns;
 pub use select::{Selected, Selection, Shape, UnknownColumn};
-pub use serving::ServingCsvRow;
+pub use serving::{FleetCsvRow, ServingCsvRow};
 pub use types::{scenario_column_type, ColumnType};
 pub use validate::{CaseRow, StatsRow};
 pub use what_if::{ChipColumn, WhatIfCells};

@@ -2,7 +2,7 @@
 //! state.
 
 use super::{Row, Value};
-use crate::study::serving::{RequestShape, ServingOptions, ServingRow};
+use crate::study::serving::{Fleet, FleetEntry, RequestShape, ServingOptions, ServingRow, Slo};
 
 /// One steady-state point of `serving`.
 pub struct ServingCsvRow<'a> {
@@ -66,5 +66,48 @@ impl Row for ServingCsvRow<'_> {
             p.max_concurrency.map_or(Value::Empty, Value::Int),
         );
         f("fits", Value::Bool(p.fits));
+    }
+}
+
+/// One chip and choice of types of a fleet plan: its cheapest fleet, or why none.
+pub struct FleetCsvRow<'a> {
+    pub workload: &'a str,
+    pub shape: RequestShape,
+    pub slo: &'a Slo,
+    pub entry: &'a FleetEntry,
+}
+
+impl Row for FleetCsvRow<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let e = self.entry;
+        let fleet = e.outcome.as_ref().ok();
+        let int = |g: fn(&Fleet) -> u64| fleet.map_or(Value::Empty, |x| Value::Int(g(x)));
+        let num = |g: fn(&Fleet) -> f64| fleet.map_or(Value::Empty, |x| Value::Num(g(x)));
+        let opt = |g: fn(&Fleet) -> Option<f64>| fleet.and_then(g).into();
+        f("workload", Value::Text(self.workload));
+        f("chip", Value::Text(&e.chip));
+        super::visit_types(&e.dtypes, f);
+        f("input_tokens", Value::Int(self.shape.input_tokens));
+        f("output_tokens", Value::Int(self.shape.output_tokens));
+        f("rate_per_s", Value::Num(self.slo.rate_per_s));
+        f("max_ttft_ms", self.slo.max_ttft_s.map(|t| t * 1e3).into());
+        f("max_tpot_ms", self.slo.max_tpot_s.map(|t| t * 1e3).into());
+        f("layout", fleet.map_or(Value::Empty, |x| Value::Text(&x.layout)));
+        f("chips_per_instance", int(|x| x.point.chips));
+        f("instances", int(|x| x.instances));
+        f("chips", int(|x| x.chips));
+        f("concurrency", int(|x| x.point.concurrency));
+        f("max_concurrency", int(|x| x.max_concurrency));
+        f("ttft_ms", num(|x| x.point.ttft_s * 1e3));
+        f("tpot_ms", num(|x| x.point.tpot_s * 1e3));
+        f("e2e_s", num(|x| x.point.e2e_s));
+        f("requests_per_s_per_instance", num(|x| x.point.requests_per_s));
+        f("output_tokens_per_s_per_chip", num(|x| x.point.output_tokens_per_s_per_chip));
+        f("cloud_usd_per_hour", opt(|x| x.cloud_usd_per_hour));
+        f("tco_usd_per_hour", opt(|x| x.tco_usd_per_hour));
+        f("cloud_usd_per_million_tokens", opt(|x| x.point.cloud_usd_per_million_tokens));
+        f("tco_usd_per_million_tokens", opt(|x| x.point.tco_usd_per_million_tokens));
+        f("footprint_bytes", num(|x| x.point.footprint_bytes));
+        f("note", Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)));
     }
 }

@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
-use super::survey::{serve_layouts, LayoutServer};
+use super::survey::serve_layouts;
+use super::Server;
+use crate::base::param::ScenarioParam;
 use super::{ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
 use crate::base::types::Types;
@@ -61,6 +63,10 @@ pub struct Fleet {
     pub chip: String,
     pub dtypes: Types,
     pub layout: String,
+    /// The layout's tensor, pipeline and expert degrees.
+    pub tp: u64,
+    pub pp: u64,
+    pub ep: u64,
     /// Instances (replicas of the layout) serving the rate.
     pub instances: u64,
     /// Chips in all: instances x chips per instance.
@@ -100,7 +106,10 @@ pub fn plan_fleet(
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
                 match fleet_at(server, query, slo) {
                     Ok(Some((point, most))) => {
-                        let fleet = make_fleet(chip, *dtypes, layout, point, most, slo);
+                        let mut fleet = make_fleet(chip, *dtypes, &layout.name, point, most, slo);
+                        fleet.tp = layout.size(ScenarioParam::Tp);
+                        fleet.pp = layout.size(ScenarioParam::Pp);
+                        fleet.ep = layout.size(ScenarioParam::Ep);
                         if best.as_ref().is_none_or(|b| cheaper(&fleet, b, view)) {
                             best = Some(fleet);
                         }
@@ -133,7 +142,7 @@ pub fn plan_fleet(
 /// them), and the fewest that serve an instance's share of the rate once the instances are
 /// counted from that most; `None` when even one request misses a bound.
 fn fleet_at(
-    server: &mut LayoutServer,
+    server: &mut Server,
     query: &ServingQuery,
     slo: &Slo,
 ) -> Result<Option<(ServingPoint, u64)>, ServingError> {
@@ -193,6 +202,9 @@ fn make_fleet(
         chip: chip.id().to_owned(),
         dtypes,
         layout: layout.to_owned(),
+        tp: 1,
+        pp: 1,
+        ep: 1,
         instances,
         chips,
         cloud_usd_per_hour: per_hour(CostView::Cloud),

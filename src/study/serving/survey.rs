@@ -154,8 +154,20 @@ fn given_layout(
         .collect())
 }
 
-/// A server of one chip, choice of types and layout, as [`serve_layouts`] lends it.
-pub type LayoutServer<'a> = Server<'a>;
+/// A layout as [`serve_layouts`] names it: `tp=4 ep=2`, and each parallel degree.
+pub(crate) struct Layout {
+    pub name: String,
+    pub sizes: Vec<(ScenarioParam, u64)>,
+}
+
+impl Layout {
+    /// The degree of `p` (1 where the layout does not set it).
+    pub fn size(&self, p: ScenarioParam) -> u64 {
+        (self.sizes.iter())
+            .find(|(q, _)| *q == p)
+            .map_or(1, |(_, s)| *s)
+    }
+}
 
 /// Calls `f` with the name and the server of each layout `query` tries on `chip` with
 /// `dtypes` (every one within the chip's scale-up domain, fewest chips first, or the
@@ -165,18 +177,23 @@ pub(crate) fn serve_layouts(
     chip: &Chip,
     dtypes: Types,
     query: &ServingQuery,
-    f: &mut dyn FnMut(&str, &mut Server),
+    f: &mut dyn FnMut(&Layout, &mut Server),
 ) -> Result<(), Error> {
-    let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
-        .filter_map(|d| workload.param(*d))
+    let named: Vec<(ScenarioParam, usize)> = (ScenarioParam::LAYOUT.iter())
+        .filter_map(|d| Some((*d, workload.param(*d)?)))
         .collect();
+    let dims: Vec<usize> = named.iter().map(|(_, i)| *i).collect();
     for layout in layouts_of(workload, chip, &dims, query)? {
         let mut scenario = query.scenario.clone();
         scenario.dtypes = dtypes;
         let sizes = layout.iter().map(|&s| s as f64);
         scenario.overrides.extend(dims.iter().copied().zip(sizes));
         if let Ok(mut server) = server_for(workload, chip, &scenario, query) {
-            f(&layout_name(workload, &dims, &layout), &mut server);
+            let named = Layout {
+                name: layout_name(workload, &dims, &layout),
+                sizes: named.iter().map(|(p, _)| *p).zip(layout).collect(),
+            };
+            f(&named, &mut server);
         }
     }
     Ok(())
