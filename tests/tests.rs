@@ -30,6 +30,7 @@ mod prices;
 mod properties;
 mod scenario_files;
 mod seeds;
+mod serving_cases;
 mod shards;
 mod snapshots;
 mod suggest;
