@@ -175,8 +175,9 @@ fn validate_refuses_a_serving_row_that_does_not_load() {
 /// id's prefix up to its first `-`), each naming its source.
 #[test]
 fn the_shipped_serving_rows_load() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/measured.csv");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/serving.csv");
     let file = read_case_file(&Source::read(&path).unwrap()).unwrap();
+    assert!(file.cases.is_empty());
     assert_eq!(file.serving.len(), 45);
     check_serving(&file.serving, &path).unwrap();
     let mut sources: Vec<&str> = file
@@ -190,33 +191,40 @@ fn the_shipped_serving_rows_load() {
     assert!(file.serving.iter().all(|c| !c.source.is_empty()));
 }
 
-/// `validate` prints the same report for the case file with and without its serving rows,
-/// and counts them on stderr.
+/// `validate` and `validate --cross-validate` print the same report for the shipped
+/// measurements with the shipped serving rows among them as without, and count the serving
+/// rows on stderr.
 #[test]
 fn serving_rows_leave_the_other_rows_results_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("validation/measured.csv")).unwrap();
-    let without: String = text
-        .lines()
-        .filter(|l| !l.contains(",serving,"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let path = dir.path().join("measured.csv");
-    std::fs::write(&path, &without).unwrap();
-    for args in [&[][..], &["--format", "json"][..]] {
+    let measured = std::fs::read_to_string(root.join("validation/measured.csv")).unwrap();
+    let serving = std::fs::read_to_string(root.join("validation/serving.csv")).unwrap();
+    // The serving rows (no header, no comments) between the measured file's rows.
+    let rows = serving.lines().filter(|l| l.contains(",serving,"));
+    let mut mixed: Vec<String> = measured.lines().map(str::to_owned).collect();
+    let at = mixed.len() - 5;
+    mixed.splice(at..at, rows.map(str::to_owned));
+    let path = dir.path().join("mixed.csv");
+    std::fs::write(&path, mixed.join("\n") + "\n").unwrap();
+    for args in [
+        &[][..],
+        &["--format", "json"][..],
+        &["--cross-validate"][..],
+    ] {
         let with = stepcost()
-            .current_dir(root)
-            .args(["validate", "validation/measured.csv"])
+            .arg("validate")
+            .arg(&path)
             .args(args)
             .assert()
             .success()
+            .stderr(predicate::str::contains("note: 45 serving rows in "))
             .stderr(predicate::str::contains(
-                "note: 45 serving rows in validation/measured.csv: not priced by this build",
+                "mixed.csv: not priced by this build",
             ));
         let alone = stepcost()
-            .arg("validate")
-            .arg(&path)
+            .current_dir(root)
+            .args(["validate", "validation/measured.csv"])
             .args(args)
             .assert()
             .success()
