@@ -144,29 +144,40 @@ fn bad_serving_rows_name_the_line_and_field() {
 #[test]
 fn validate_refuses_a_serving_row_that_does_not_load() {
     let dir = tempfile::tempdir().unwrap();
-    for (row, says) in [
+    for (row, field, says) in [
         (
             "S9,h100-sxn,llama-3.1-8b,concurrency=8,,,in=100;out=10,1,tpot_ms,10,serving,src,\n",
+            "field `chip`",
             "h100-sxm",
         ),
         (
             "S9,h200,llama-9b,concurrency=8,,,in=100;out=10,1,tpot_ms,10,serving,src,\n",
+            "field `workload`",
             "llama-9b",
         ),
         (
             "S9,h200,llama-3.1-8b,concurrency=8;heads_per_chip=2,,,in=100;out=10,1,tpot_ms,10,serving,src,\n",
+            "serving case",
             "heads_per_chip",
+        ),
+        (
+            "S9,h200,gemm,concurrency=8,,,in=100;out=10,2,tpot_ms,10,serving,src,\n",
+            "serving case",
+            "no `tp` param",
         ),
     ] {
         let path = dir.path().join("cases.csv");
-        std::fs::write(&path, format!("{HEADER}{row}")).unwrap();
+        // The bad row on line 3, after a comment.
+        std::fs::write(&path, format!("{HEADER}# a comment\n{row}")).unwrap();
         stepcost()
             .arg("validate")
             .arg(&path)
             .assert()
             .code(1)
             .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains("serving case `S9` (line 2)"))
+            .stderr(predicate::str::contains("cases.csv:3:"))
+            .stderr(predicate::str::contains(field))
+            .stderr(predicate::str::contains("serving case `S9`"))
             .stderr(predicate::str::contains(says));
     }
 }
@@ -176,10 +187,11 @@ fn validate_refuses_a_serving_row_that_does_not_load() {
 #[test]
 fn the_shipped_serving_rows_load() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/serving.csv");
-    let file = read_case_file(&Source::read(&path).unwrap()).unwrap();
+    let source = Source::read(&path).unwrap();
+    let file = read_case_file(&source).unwrap();
     assert!(file.cases.is_empty());
     assert_eq!(file.serving.len(), 45);
-    check_serving(&file.serving, &path).unwrap();
+    check_serving(&file.serving, &source, &path).unwrap();
     let mut sources: Vec<&str> = file
         .serving
         .iter()

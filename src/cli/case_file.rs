@@ -17,7 +17,7 @@ use crate::study::validate::{self, CaseFile};
 pub(super) fn read(cases: &Path) -> Result<(Source, CaseFile)> {
     let source = Source::read(cases)?;
     let file = validate::read_case_file(&source)?;
-    validate::check_serving(&file.serving, cases)?;
+    validate::check_serving(&file.serving, &source, cases)?;
     let n = file.serving.len();
     if n > 0 {
         let rows = if n == 1 { "row" } else { "rows" };

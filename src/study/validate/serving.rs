@@ -11,10 +11,11 @@
 
 use std::path::Path;
 
+use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::ranges;
-use crate::base::source::FileKind;
+use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::{parse_set, Mode, Scenario};
@@ -231,17 +232,26 @@ pub fn prepare_serving(
     cases_file: &Path,
     mode: Mode,
 ) -> Result<PreparedServing, Error> {
-    let chip = Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)?;
-    let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
-    let spec = spec_of(
-        &workload,
-        &case.sets,
-        case.tp,
-        &case.dtypes,
-        &case.fusion,
-        mode,
-    )?;
-    let scenario = Scenario::resolve(&workload, &spec)?;
+    load(case, cases_file, mode).map_err(|(_, e)| e)
+}
+
+/// [`prepare_serving`], a failure tagged with the column it comes from (none for the
+/// scenario, which params, types, fusion and `tp` make together).
+fn load(
+    case: &ServingCase,
+    cases_file: &Path,
+    mode: Mode,
+) -> Result<PreparedServing, (&'static str, Error)> {
+    let chip = resolve(&case.chip, FileKind::Chip, cases_file)
+        .and_then(|source| Chip::load(&source))
+        .map_err(|e| ("chip", e))?;
+    let workload = resolve(&case.workload, FileKind::Workload, cases_file)
+        .and_then(|source| Workload::load(&source))
+        .map_err(|e| ("workload", e))?;
+    let (sets, dtypes) = (&case.sets, &case.dtypes);
+    let scenario = spec_of(&workload, sets, case.tp, dtypes, &case.fusion, mode)
+        .and_then(|spec| Scenario::resolve(&workload, &spec))
+        .map_err(|e| ("", e))?;
     Ok(PreparedServing {
         chip,
         workload,
@@ -249,22 +259,28 @@ pub fn prepare_serving(
     })
 }
 
-/// Checks that every serving case loads ([`prepare_serving`]); the first that does not is an
-/// error naming its id and line.
-pub fn check_serving(cases: &[ServingCase], cases_file: &Path) -> Result<(), Error> {
-    for case in cases {
-        prepare_serving(case, cases_file, Mode::Expected).map_err(|e| {
+/// Checks that every serving case of the case file `source` (read from `cases_file`) loads
+/// ([`prepare_serving`]); each that does not is a problem on its line, naming its id.
+pub fn check_serving(
+    cases: &[ServingCase],
+    source: &Source,
+    cases_file: &Path,
+) -> Result<(), Error> {
+    let problems: Vec<Diagnostic> = cases
+        .iter()
+        .filter_map(|case| {
+            let (field, e) = load(case, cases_file, Mode::Expected).err()?;
             let text = e.to_string();
-            Error::value(format!(
-                "{}: serving case `{}` (line {}): {}",
-                cases_file.display(),
-                case.id,
-                case.line,
-                text.lines().next().unwrap_or(&text)
-            ))
-        })?;
+            let first = text.lines().next().unwrap_or(&text);
+            let message = format!("serving case `{}`: {first}", case.id);
+            Some(source.problem(&Origin::new(field, case.line, 0), message))
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid(Diagnostics(problems)))
     }
-    Ok(())
 }
 
 #[cfg(test)]
