@@ -144,6 +144,14 @@ const CATALOGUE: &[(&str, &[&str])] = &[
         &[":2:", "field `request`", "out of range", "10^9"],
     ),
     (
+        "cases/serving-nan-rate.csv",
+        &[":2:", "field `params`", "`rate=NaN`", "requests/s"],
+    ),
+    (
+        "cases/serving-no-load.csv",
+        &[":2:", "field `params`", "concurrency=N", "rate=R"],
+    ),
+    (
         "cases/tp-too-large.csv",
         &[":2:", "field `tp`", "from 1 to 10^6"],
     ),

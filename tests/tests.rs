@@ -31,6 +31,7 @@ mod properties;
 mod scenario_files;
 mod seeds;
 mod serving;
+mod serving_cases;
 mod shards;
 mod snapshots;
 mod suggest;

@@ -11,7 +11,9 @@
 use crate::base::units;
 
 mod cost;
+mod serving;
 pub use cost::*;
+pub use serving::*;
 
 /// The range of one field: `min..=max` in `unit`, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -394,14 +396,16 @@ pub const PLAN_CHIPS: Range = range(
 /// Counts stepcost computes: a workload's chips per replica, and the chips a plan needs.
 pub const COUNTS: &[Range] = &[WORKLOAD_CHIPS, PLAN_CHIPS];
 
-/// Numbers from the command line (a `--set` value is any finite number; the workload's
-/// checks of the dimension, repeat or count it becomes apply).
+/// Numbers from the command line or a case file (a `--set` value is any finite number; the
+/// workload's checks of the dimension, repeat or count it becomes apply).
 pub const FLAGS: &[Range] = &[
     MEMORY_UTILIZATION,
     TARGET_TOKENS_PER_S,
     MAX_MS_PER_TOKEN,
     CONTEXT,
     REQUEST_TOKENS,
+    SERVING_CONCURRENCY,
+    REQUEST_RATE,
     MAX_SCENARIOS,
     COST_YEARS,
     COST_PUE,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::args::{FormatArg, ModeArg, OutputArgs};
-use super::case_inputs;
+use super::case_file;
 use super::output::{self, emit};
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
@@ -14,7 +14,6 @@ use crate::engine::scenario::Mode;
 use crate::export::atomic::Target;
 use crate::export::fit;
 use crate::study::fit::{cross, fit_chip};
-use crate::study::validate;
 
 /// `stepcost fit`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -42,14 +41,13 @@ pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
         args.family.as_deref(),
         args.out.as_path(),
     );
-    let source = Source::read(cases)?;
-    let read = validate::read_cases(&source)?;
-    let mut inputs = case_inputs(cases, &read);
+    let (_, file) = case_file::read(cases)?;
+    let mut inputs = case_file::inputs(cases, &file);
     inputs.named(&[chip_name]);
     let target = Target::from_out(Some(out));
     let plan = output::plan_all(vec![target.clone()], &inputs)?;
     let chip = Chip::load(&Source::resolve(chip_name, FileKind::Chip)?)?;
-    let fitted = fit_chip(read, cases, chip, family)?;
+    let fitted = fit_chip(file.cases, cases, chip, family)?;
     let name = cases.display().to_string();
     let mut report = Vec::new();
     fit::write_fit(&mut report, &fitted, &name)?;
@@ -77,10 +75,9 @@ pub(super) fn cross_validate_command(
     if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
         anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
     }
-    let source = Source::read(cases)?;
-    let read = validate::read_cases(&source)?;
-    let plan = output::plan(output.out.as_deref(), &case_inputs(cases, &read))?;
-    let cv = cross::cross_validate(read, cases)?;
+    let (source, file) = case_file::read(cases)?;
+    let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
+    let cv = cross::cross_validate(file.cases, cases)?;
     let mut buffer = Vec::new();
     fit::write_cross_validation(&mut buffer, &cv)?;
     emit(plan, &buffer)?;

@@ -4,6 +4,7 @@
 //! prices or formats by itself.
 
 mod args;
+mod case_file;
 mod columns;
 pub(crate) mod cost;
 mod fit_command;
@@ -271,10 +272,9 @@ fn note_fields(file: &str, what: &str, keys: &[String]) {
 }
 
 fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
-    let source = Source::read(cases)?;
-    let read = validate::read_cases(&source)?;
-    let plan = output::plan(output.out.as_deref(), &case_inputs(cases, &read))?;
-    let outcomes = validate::validate(read, cases, mode.into());
+    let (source, file) = case_file::read(cases)?;
+    let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
+    let outcomes = validate::validate(file.cases, cases, mode.into());
     let stats = validate::error_stats(&outcomes);
     let mut buffer = Vec::new();
     let format = &output.format;
@@ -430,35 +430,4 @@ fn report_command(mut args: ReportArgs, given: &scenario::Given) -> Result<()> {
         Kind::Html => emit(plan, document::html(&sections, &svg).as_bytes())?,
     }
     saver.commit()
-}
-
-/// The files `validate` reads: the case file, and each case's chip and workload where they
-/// are files (beside the case file, or at their own path), with a workload's template.
-pub(crate) fn case_inputs(cases: &Path, read: &[validate::Case]) -> Inputs {
-    let mut inputs = Inputs::default();
-    inputs.path(cases);
-    let dir = cases.parent().unwrap_or(Path::new(""));
-    let mut seen = std::collections::HashSet::new();
-    for case in read {
-        for (name, kind) in [
-            (&case.chip, FileKind::Chip),
-            (&case.workload, FileKind::Workload),
-        ] {
-            if !seen.insert(name) {
-                continue;
-            }
-            for path in [dir.join(name), PathBuf::from(name)] {
-                if !path.is_file() {
-                    continue;
-                }
-                inputs.path(&path);
-                if kind == FileKind::Workload {
-                    if let Ok(source) = Source::read(&path) {
-                        inputs.template(&source);
-                    }
-                }
-            }
-        }
-    }
-    inputs
 }

@@ -1,5 +1,6 @@
 //! Case files: what a case measures ([`Metric`]), one row of a case file ([`Case`]), and the
 //! reading of the CSV into cases, every bad field reported with its line and column name.
+//! Serving rows (kind `serving`) are read into [`ServingCase`]s beside them.
 
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
@@ -8,6 +9,8 @@ use crate::base::ranges;
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
 use crate::engine::scenario::parse_set;
+
+use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};
 
 /// What a case measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,17 +72,36 @@ pub struct Case {
     pub source: String,
 }
 
+/// The rows of a case file: the cases a step or a request prices, and the serving rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseFile {
+    pub cases: Vec<Case>,
+    pub serving: Vec<ServingCase>,
+}
+
+/// One row, as its kind makes it.
+enum Row {
+    Step(Case),
+    Serving(ServingCase),
+}
+
 const COLUMNS: [&str; 13] = [
     "id", "chip", "workload", "params", "dtypes", "fusion", "request", "tp", "metric", "measured",
     "kind", "source", "notes",
 ];
 
 /// Why a field of a row is wrong: the column, and what is wrong with it.
-type FieldError = (&'static str, String);
+pub(super) type FieldError = (&'static str, String);
+
+/// The cases of a case file that a step or a request prices: [`read_case_file`]'s `cases`
+/// (its serving rows read and checked, then left out).
+pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
+    read_case_file(source).map(|file| file.cases)
+}
 
 /// Reads a case file: CSV with the header `id,chip,workload,params,dtypes,fusion,request,tp,
 /// metric,measured,kind,source,notes`; lines starting with `#` are comments.
-pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
+pub fn read_case_file(source: &Source) -> Result<CaseFile, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
@@ -111,18 +133,19 @@ pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
             COLUMNS.join(", ")
         )));
     }
-    let mut cases = Vec::new();
+    let mut file = CaseFile::default();
     let mut problems = Vec::new();
+    let mut lines = Lines::new(&source.text);
     for record in reader.records() {
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = lines.at(e.position());
                 problems.push(problem(line, "", format!("unreadable row: {e}")));
                 continue;
             }
         };
-        let line = record.position().map_or(0, |p| p.line());
+        let line = lines.at(record.position());
         let get = |name: &str| {
             header
                 .iter()
@@ -131,15 +154,63 @@ pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
                 .unwrap_or("")
                 .to_owned()
         };
-        match parse_case(&get, line) {
-            Ok(case) => cases.push(case),
+        match parse_row(&get, line) {
+            Ok(Row::Step(case)) => file.cases.push(case),
+            Ok(Row::Serving(case)) => file.serving.push(case),
             Err((field, message)) => problems.push(problem(line, field, message)),
         }
     }
     if problems.is_empty() {
-        Ok(cases)
+        Ok(file)
     } else {
         Err(invalid(problems))
+    }
+}
+
+/// The lines of a text's byte offsets, counted as the offsets grow. (The CSV reader's own line
+/// count leaves out comment lines between rows, so a row after one would be misnamed.)
+struct Lines<'a> {
+    text: &'a [u8],
+    byte: usize,
+    line: u64,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Lines<'a> {
+        Lines {
+            text: text.as_bytes(),
+            byte: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line a record starting at `position` is on; 0 where there is none.
+    fn at(&mut self, position: Option<&csv::Position>) -> u64 {
+        let Some(position) = position else {
+            return 0;
+        };
+        let byte =
+            usize::try_from(position.byte()).map_or(self.text.len(), |b| b.min(self.text.len()));
+        if byte < self.byte {
+            (self.byte, self.line) = (0, 1);
+        }
+        let newlines = self.text[self.byte..byte]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.line += newlines as u64;
+        self.byte = byte;
+        // The reader places a record where it began reading it: at the comment or blank
+        // lines before it, which it skips.
+        while let Some(rest) = self.text.get(self.byte..) {
+            let skipped = matches!(rest.first(), Some(b'#' | b'\n' | b'\r'));
+            let Some(end) = rest.iter().position(|b| *b == b'\n').filter(|_| skipped) else {
+                break;
+            };
+            self.byte += end + 1;
+            self.line += 1;
+        }
+        self.line
     }
 }
 
@@ -147,12 +218,21 @@ fn invalid(problems: Vec<Diagnostic>) -> Error {
     Error::Invalid(Diagnostics(problems))
 }
 
-/// The case in one row, `get` giving a column's text; the first bad field stops it.
-fn parse_case(get: &dyn Fn(&str) -> String, line: u64) -> Result<Case, FieldError> {
+/// The row on `line`, `get` giving a column's text: a serving case where its kind is
+/// `serving`, a step or request case otherwise.
+fn parse_row(get: &dyn Fn(&str) -> String, line: u64) -> Result<Row, FieldError> {
     let id = get("id");
     if id.is_empty() {
         return Err(("id", "empty id".into()));
     }
+    if get("kind") == "serving" {
+        return parse_serving(get, id, line).map(Row::Serving);
+    }
+    parse_case(get, id, line).map(Row::Step)
+}
+
+/// The case in one row, `get` giving a column's text; the first bad field stops it.
+fn parse_case(get: &dyn Fn(&str) -> String, id: String, line: u64) -> Result<Case, FieldError> {
     let sets = parse_sets(&get("params"))?;
     let dtypes = parse_dtypes(&get("dtypes"))?;
     let request = match get("request").as_str() {
@@ -189,12 +269,23 @@ fn parse_case(get: &dyn Fn(&str) -> String, line: u64) -> Result<Case, FieldErro
 }
 
 /// The non-empty items of a `;`-separated list.
-fn list(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn list(text: &str) -> impl Iterator<Item = &str> {
     text.split(';').map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// The `params` column: `name=value;name=value`.
+/// The `params` column: `name=value;name=value` (a serving row's load refused: it is not a
+/// param of the workload).
 fn parse_sets(text: &str) -> Result<Vec<(String, f64)>, FieldError> {
+    let load = list(text).find(|item| {
+        let key = item.split_once('=').map_or(*item, |(k, _)| k).trim();
+        LOAD_KEYS.contains(&key)
+    });
+    if let Some(item) = load {
+        return Err((
+            "params",
+            format!("`{item}` is a serving row's load; set the row's kind to serving"),
+        ));
+    }
     list(text)
         .map(parse_set)
         .collect::<Result<Vec<_>, _>>()
@@ -202,7 +293,7 @@ fn parse_sets(text: &str) -> Result<Vec<(String, f64)>, FieldError> {
 }
 
 /// The `dtypes` column: `key=type;key=type` (`weight=fp8;embed.weight=bf16`).
-fn parse_dtypes(text: &str) -> Result<Vec<(TypeKey, Format)>, FieldError> {
+pub(super) fn parse_dtypes(text: &str) -> Result<Vec<(TypeKey, Format)>, FieldError> {
     list(text)
         .map(parse_type)
         .collect::<Result<Vec<_>, _>>()
@@ -210,7 +301,7 @@ fn parse_dtypes(text: &str) -> Result<Vec<(TypeKey, Format)>, FieldError> {
 }
 
 /// The `tp` column: a chip count, 1 when empty.
-fn parse_tp(text: &str) -> Result<u64, FieldError> {
+pub(super) fn parse_tp(text: &str) -> Result<u64, FieldError> {
     match text {
         "" => Ok(1),
         text => text
@@ -229,6 +320,8 @@ fn parse_tp(text: &str) -> Result<u64, FieldError> {
 
 /// The `metric` column: one of [`Metric::ALL`] by name.
 fn parse_metric(name: &str) -> Result<Metric, FieldError> {
+    let serving = ServingMetric::named(name)
+        .map_or("", |_| " (a serving metric: set the row's kind to serving)");
     Metric::ALL
         .iter()
         .find(|(n, _)| *n == name)
@@ -236,28 +329,29 @@ fn parse_metric(name: &str) -> Result<Metric, FieldError> {
         .ok_or((
             "metric",
             format!(
-                "unknown metric `{name}`; expected one of {}",
+                "unknown metric `{name}`{serving}; expected one of {}",
                 Metric::ALL.map(|(n, _)| n).join(", ")
             ),
         ))
 }
 
 /// The `measured` column: a finite number above 0.
-fn parse_measured(text: &str) -> Result<f64, FieldError> {
+pub(super) fn parse_measured(text: &str) -> Result<f64, FieldError> {
     text.parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or(("measured", format!("`{text}` is not a number above 0")))
 }
 
-/// The `kind` column: empty (derived later) or one of the known kinds.
+/// The `kind` column: empty (derived later) or one of the known kinds (`serving` rows are
+/// read apart, by [`parse_row`]).
 fn parse_kind(kind: String) -> Result<String, FieldError> {
     match kind {
         k if k.is_empty() => Ok(String::new()),
         k if ["kernel", "decode", "prefill", "request"].contains(&k.as_str()) => Ok(k),
         k => Err((
             "kind",
-            format!("unknown kind `{k}`; expected kernel, decode, prefill or request"),
+            format!("unknown kind `{k}`; expected kernel, decode, prefill, request or serving"),
         )),
     }
 }

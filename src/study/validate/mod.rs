@@ -1,16 +1,23 @@
 //! Predictions against measured hardware: a case file names, per row, a chip, a workload and
 //! its scenario, a metric and the measured value; each case is priced and its signed error
 //! reported, then the median and 90th-percentile absolute error overall and per group.
-//! Reading and checking the case file itself is the `cases` module's part.
+//! Reading and checking the case file itself is the `cases` module's part; serving rows
+//! (`serving`) are read and their chip, workload and scenario loaded, but not priced: this
+//! build has no serving model.
 
 mod cases;
+mod serving;
 
 use std::path::Path;
 
-pub use cases::{parse_request, read_cases, Case, Metric};
+pub use cases::{parse_request, read_case_file, read_cases, Case, CaseFile, Metric};
+pub use serving::{
+    check_serving, prepare_serving, Load, PreparedServing, ServingCase, ServingMetric,
+};
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
+use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
@@ -132,24 +139,14 @@ pub struct Prepared {
 pub fn prepare(case: &Case, cases_file: &Path, mode: Mode) -> Result<Prepared, Error> {
     let chip = case_chip(case, cases_file)?;
     let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
-    let mut sets = case.sets.clone();
-    if case.tp > 1 {
-        if workload.param(ScenarioParam::Tp).is_none() {
-            return Err(Error::value(format!(
-                "multi-chip (tp = {}): workload `{}` has no `tp` param to split it",
-                case.tp, workload.id
-            )));
-        }
-        sets.push((ScenarioParam::Tp.name().into(), case.tp as f64));
-    }
-    let spec = ScenarioSpec {
-        sets,
-        dtypes: case.dtypes.clone(),
-        fusion: case.fusion.clone(),
+    let spec = spec_of(
+        &workload,
+        &case.sets,
+        case.tp,
+        &case.dtypes,
+        &case.fusion,
         mode,
-        overlap_comm: false,
-        memory_utilization: None,
-    };
+    )?;
     let scenario = Scenario::resolve(&workload, &spec)?;
     Ok(Prepared {
         chip,
@@ -157,6 +154,36 @@ pub fn prepare(case: &Case, cases_file: &Path, mode: Mode) -> Result<Prepared, E
         scenario,
         request: case.request,
         metric: case.metric,
+    })
+}
+
+/// The scenario a case names: its params, with `tp` set where it is above 1 (refused where
+/// the workload has no `tp` param to split the step with), its types and fusion plan.
+fn spec_of(
+    workload: &Workload,
+    sets: &[(String, f64)],
+    tp: u64,
+    dtypes: &[(TypeKey, Format)],
+    fusion: &Option<String>,
+    mode: Mode,
+) -> Result<ScenarioSpec, Error> {
+    let mut sets = sets.to_vec();
+    if tp > 1 {
+        if workload.param(ScenarioParam::Tp).is_none() {
+            return Err(Error::value(format!(
+                "multi-chip (tp = {tp}): workload `{}` has no `tp` param to split it",
+                workload.id
+            )));
+        }
+        sets.push((ScenarioParam::Tp.name().into(), tp as f64));
+    }
+    Ok(ScenarioSpec {
+        sets,
+        dtypes: dtypes.to_vec(),
+        fusion: fusion.clone(),
+        mode,
+        overlap_comm: false,
+        memory_utilization: None,
     })
 }
 

@@ -1,0 +1,63 @@
+//! The case files `validate`, `validate --cross-validate` and `fit` read: the file read and
+//! checked (its serving rows loaded, then counted on stderr: this build prices none of them),
+//! and the files a command's output must not overwrite.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::output::Inputs;
+use crate::base::source::{FileKind, Source};
+use crate::study::validate::{self, CaseFile};
+
+/// Reads the case file at `cases`; every serving row must name a chip, a workload and a
+/// scenario that load. Says on stderr how many serving rows are left unpriced.
+pub(super) fn read(cases: &Path) -> Result<(Source, CaseFile)> {
+    let source = Source::read(cases)?;
+    let file = validate::read_case_file(&source)?;
+    validate::check_serving(&file.serving, &source, cases)?;
+    let n = file.serving.len();
+    if n > 0 {
+        let rows = if n == 1 { "row" } else { "rows" };
+        // A closed stderr is no reason to fail: the report is what matters.
+        let _ = writeln!(
+            io::stderr(),
+            "note: {n} serving {rows} in {}: not priced by this build",
+            source.name.escape_debug()
+        );
+    }
+    Ok((source, file))
+}
+
+/// The files a case file's command reads: the case file, and each row's chip and workload
+/// where they are files (beside the case file, or at their own path), with a workload's
+/// template.
+pub(super) fn inputs(cases: &Path, file: &CaseFile) -> Inputs {
+    let mut inputs = Inputs::default();
+    inputs.path(cases);
+    let dir = cases.parent().unwrap_or(Path::new(""));
+    let names = (file.cases.iter().map(|c| (&c.chip, &c.workload)))
+        .chain(file.serving.iter().map(|c| (&c.chip, &c.workload)));
+    let mut seen = HashSet::new();
+    for (chip, workload) in names {
+        for (name, kind) in [(chip, FileKind::Chip), (workload, FileKind::Workload)] {
+            if !seen.insert(name) {
+                continue;
+            }
+            for path in [dir.join(name), PathBuf::from(name)] {
+                if !path.is_file() {
+                    continue;
+                }
+                inputs.path(&path);
+                if kind == FileKind::Workload {
+                    if let Ok(source) = Source::read(&path) {
+                        inputs.template(&source);
+                    }
+                }
+            }
+        }
+    }
+    inputs
+}
