@@ -43,6 +43,10 @@ pub(crate) struct PlanArgs {
     /// Most milliseconds to a request's first token (with --rate)
     #[arg(long, value_name = "T", requires = "rate")]
     pub(crate) max_ttft_ms: Option<f64>,
+    /// With --rate: prefill where sequences decode (off), on instances of its own (on), or
+    /// whichever is cheaper (auto)
+    #[arg(long, value_enum, default_value_t = super::serving_command::DisaggArg::Off, requires = "rate")]
+    pub(crate) disagg: super::serving_command::DisaggArg,
     /// Tokens already in each sequence's KV cache (the workload's `context` param)
     #[arg(long, value_name = "C", value_parser = |t: &str| whole_in(t, &ranges::CONTEXT).map(|c| c as f64))]
     pub(crate) context: Option<f64>,

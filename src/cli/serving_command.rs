@@ -6,25 +6,43 @@ use clap::Args;
 use super::args::{CostArgs, ModeArg, OutputArgs};
 use super::output::{self, Inputs};
 use super::values::{number_in, parse_dtype_axis, parse_request};
+use crate::base::dtype::Role;
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
+use crate::engine::cost::CostView;
 use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
-use crate::export::rows::Shape;
-use crate::base::dtype::Role;
-use crate::engine::cost::CostView;
 use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::rows::Shape;
 use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
 use crate::export::{svg, Format};
 use crate::study::plan;
 use crate::study::serving::{
-    self, Draft, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
+    self, Disagg, Draft, KvLink, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
 };
+
+/// `--disagg`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DisaggArg {
+    Off,
+    On,
+    Auto,
+}
+
+impl From<DisaggArg> for Disagg {
+    fn from(d: DisaggArg) -> Disagg {
+        match d {
+            DisaggArg::Off => Disagg::Off,
+            DisaggArg::On => Disagg::On,
+            DisaggArg::Auto => Disagg::Auto,
+        }
+    }
+}
 
 #[derive(Args)]
 pub(crate) struct ServingArgs {
@@ -73,6 +91,10 @@ pub(crate) struct ServingArgs {
     /// DeepSeek-V3's multi-token prediction) or a workload
     #[arg(long, value_name = "WORKLOAD|mtp", requires_all = ["spec_k", "spec_accept"])]
     draft: Option<String>,
+    /// Prefill where sequences decode (off), on instances of its own whose KV cache is sent
+    /// over the network (on), or both, each point priced both ways (auto)
+    #[arg(long, value_enum, default_value_t = DisaggArg::Off)]
+    disagg: DisaggArg,
     /// Fusion plan of the workload
     #[arg(long)]
     fusion: Option<String>,
@@ -150,6 +172,8 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
         layouts,
         options,
         draft,
+        disagg: args.disagg.into(),
+        kv_link: KvLink::Priced,
         scenario,
     };
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
@@ -208,7 +232,10 @@ fn dtype_choices(
 
 /// `plan --rate`: per chip and types, the cheapest fleet that serves the rate within the
 /// latency bounds, and the first one's launch settings.
-pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: &str) -> Result<()> {
+pub(crate) fn fleet_command(
+    args: super::plan_command::PlanArgs,
+    workload_name: &str,
+) -> Result<()> {
     let source = Source::resolve(workload_name, FileKind::Workload)?;
     let mut inputs = Inputs::default();
     inputs.workload(workload_name, &source);
@@ -244,16 +271,22 @@ pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: 
         layouts: LayoutChoice::All,
         options: ServingOptions::default(),
         draft: None,
+        disagg: args.disagg.into(),
+        kv_link: KvLink::Priced,
         scenario,
     };
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
-    let view = chips.first().map_or(CostView::Cloud, |c| c.cost_model().view());
+    let view = chips
+        .first()
+        .map_or(CostView::Cloud, |c| c.cost_model().view());
     let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
     let assumed = plan::assumptions(&workload, &query.scenario)?
         .into_iter()
         .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
         .collect::<Vec<_>>();
-    let first = entries.iter().find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
+    let first = entries
+        .iter()
+        .find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
     let layout = first.map(|(_, fleet)| {
         let chip = chips.iter().find(|c| c.id() == fleet.chip);
         let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
@@ -285,6 +318,12 @@ pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: 
     };
     let mut buffer = Vec::new();
     let format = &args.output.format;
-    write_fleet(&mut buffer, &header, &entries, format.into(), &format.shape()?)?;
+    write_fleet(
+        &mut buffer,
+        &header,
+        &entries,
+        format.into(),
+        &format.shape()?,
+    )?;
     Ok(plan_out.commit(&[&buffer])?)
 }

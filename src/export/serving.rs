@@ -79,6 +79,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
         "chip",
         "weight/act/kv",
         "layout",
+        "prefill",
         "conc",
         "TTFT",
         "TPOT",
@@ -112,6 +113,9 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             r.chip.clone(),
             r.dtypes.brief(),
             layout(&r.layout),
+            p.disaggregated.map_or("together".into(), |d| {
+                format!("apart, {} per decode", three_significant(d.prefill_instances))
+            }),
             conc,
             human(p.ttft_s, "s"),
             human(p.tpot_s, "s"),
@@ -125,7 +129,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             human(p.usable_bytes - p.footprint_bytes, "B"),
         ]);
     }
-    align_right(&mut table, 3);
+    align_right(&mut table, 4);
     writeln!(out, "{table}")?;
     for note in capped {
         writeln!(out, "* {note}")?;
@@ -182,10 +186,16 @@ pub fn write_fleet(
             entry,
         })
         .collect();
-    write_list(out, &rows, format, shape, |t| write_fleet_table(t, header, entries))
+    write_list(out, &rows, format, shape, |t| {
+        write_fleet_table(t, header, entries)
+    })
 }
 
-fn write_fleet_table(out: &mut dyn Write, h: &FleetHeader, entries: &[FleetEntry]) -> io::Result<()> {
+fn write_fleet_table(
+    out: &mut dyn Write,
+    h: &FleetHeader,
+    entries: &[FleetEntry],
+) -> io::Result<()> {
     let slo = h.slo;
     write!(
         out,
@@ -216,6 +226,7 @@ fn write_fleet_table(out: &mut dyn Write, h: &FleetHeader, entries: &[FleetEntry
         "weight/act/kv",
         "layout",
         "instances",
+        "prefill",
         "chips",
         "conc",
         "TTFT",
@@ -239,6 +250,10 @@ fn write_fleet_table(out: &mut dyn Write, h: &FleetHeader, entries: &[FleetEntry
             e.dtypes.brief(),
             layout(&f.layout),
             f.instances.to_string(),
+            match f.prefill_instances {
+                0 => "together".into(),
+                n => format!("apart: {n}"),
+            },
             f.chips.to_string(),
             format!("{} of {}", p.concurrency, f.max_concurrency),
             human(p.ttft_s, "s"),

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::survey::serve_layouts;
 use super::Server;
-use crate::base::param::ScenarioParam;
-use super::{ServingError, ServingPoint, ServingQuery};
+use super::{Disagg, ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::cost::CostView;
@@ -38,7 +38,10 @@ impl Slo {
                 "--rate {rate_per_s}: a request rate is a positive number of requests per second"
             )));
         }
-        for (flag, bound) in [("--max-ttft-ms", max_ttft_s), ("--max-ms-per-token", max_tpot_s)] {
+        for (flag, bound) in [
+            ("--max-ttft-ms", max_ttft_s),
+            ("--max-ms-per-token", max_tpot_s),
+        ] {
             if bound.is_some_and(|b| !positive(b)) {
                 return Err(Error::value(format!("{flag}: a bound is a positive time")));
             }
@@ -69,7 +72,9 @@ pub struct Fleet {
     pub ep: u64,
     /// Instances (replicas of the layout) serving the rate.
     pub instances: u64,
-    /// Chips in all: instances x chips per instance.
+    /// Prefill instances beside them, of the same layout, where prompts are prefilled apart.
+    pub prefill_instances: u64,
+    /// Chips in all: instances (both kinds) x chips per instance.
     pub chips: u64,
     /// One instance's steady state at the requests in flight it is given: the fewest that
     /// serve its share of the rate.
@@ -103,19 +108,27 @@ pub fn plan_fleet(
         for dtypes in &query.dtype_choices {
             let mut best: Option<Fleet> = None;
             let mut why = String::from("no layout serves one request");
+            let ways: &[bool] = match query.disagg {
+                Disagg::Off => &[false],
+                Disagg::On => &[true],
+                Disagg::Auto => &[false, true],
+            };
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
-                match fleet_at(server, query, slo) {
-                    Ok(Some((point, most))) => {
-                        let mut fleet = make_fleet(chip, *dtypes, &layout.name, point, most, slo);
-                        fleet.tp = layout.size(ScenarioParam::Tp);
-                        fleet.pp = layout.size(ScenarioParam::Pp);
-                        fleet.ep = layout.size(ScenarioParam::Ep);
-                        if best.as_ref().is_none_or(|b| cheaper(&fleet, b, view)) {
-                            best = Some(fleet);
+                for &apart in ways {
+                    match fleet_at(server, query, slo, apart) {
+                        Ok(Some((point, most))) => {
+                            let mut fleet =
+                                make_fleet(chip, *dtypes, &layout.name, point, most, slo);
+                            fleet.tp = layout.size(ScenarioParam::Tp);
+                            fleet.pp = layout.size(ScenarioParam::Pp);
+                            fleet.ep = layout.size(ScenarioParam::Ep);
+                            if best.as_ref().is_none_or(|b| cheaper(&fleet, b, view)) {
+                                best = Some(fleet);
+                            }
                         }
+                        Ok(None) => why = "no concurrency meets the bounds".into(),
+                        Err(e) => why = e.to_string().lines().next().unwrap_or_default().into(),
                     }
-                    Ok(None) => why = "no concurrency meets the bounds".into(),
-                    Err(e) => why = e.to_string().lines().next().unwrap_or_default().into(),
                 }
             })?;
             entries.push(FleetEntry {
@@ -145,22 +158,27 @@ fn fleet_at(
     server: &mut Server,
     query: &ServingQuery,
     slo: &Slo,
+    apart: bool,
 ) -> Result<Option<(ServingPoint, u64)>, ServingError> {
     let shape = query.shape;
-    let one = server.steady_state(shape, 1)?;
+    let at = |server: &mut Server, c: u64| match apart {
+        true => server.disaggregated(shape, c, query.kv_link),
+        false => server.steady_state(shape, c),
+    };
+    let one = at(server, 1)?;
     if !one.fits || !slo.met_by(&one) {
         return Ok(None);
     }
     let cap = one.max_concurrency.unwrap_or(1).max(1);
     let ok = |p: &ServingPoint| p.fits && slo.met_by(p);
     let (mut lo, mut hi) = (1u64, cap + 1); // lo meets, hi does not (or is past memory)
-    let top = server.steady_state(shape, cap)?;
+    let top = at(server, cap)?;
     if ok(&top) {
         lo = cap;
     } else {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if ok(&server.steady_state(shape, mid)?) {
+            if ok(&at(server, mid)?) {
                 lo = mid;
             } else {
                 hi = mid;
@@ -168,20 +186,20 @@ fn fleet_at(
         }
     }
     let most = lo;
-    let at_most = server.steady_state(shape, most)?;
+    let at_most = at(server, most)?;
     let instances = (slo.rate_per_s / at_most.requests_per_s).ceil().max(1.0);
     let share = slo.rate_per_s / instances;
     // The fewest in flight that serve the share: lower latency at the same cost.
     let (mut lo, mut hi) = (0u64, most); // lo too few, hi enough
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if server.steady_state(shape, mid)?.requests_per_s >= share {
+        if at(server, mid)?.requests_per_s >= share {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    Ok(Some((server.steady_state(shape, hi)?, most)))
+    Ok(Some((at(server, hi)?, most)))
 }
 
 fn make_fleet(
@@ -193,7 +211,14 @@ fn make_fleet(
     slo: &Slo,
 ) -> Fleet {
     let instances = (slo.rate_per_s / point.requests_per_s).ceil().max(1.0) as u64;
-    let chips = instances * point.chips;
+    // Prefill instances busy for the whole rate (each decode instance keeps
+    // `prefill_instances` of them busy at its own rate).
+    let prefill_instances = point.disaggregated.map_or(0, |d| {
+        (slo.rate_per_s / point.requests_per_s * d.prefill_instances)
+            .ceil()
+            .max(1.0) as u64
+    });
+    let chips = (instances + prefill_instances) * point.chips;
     let per_hour = |view: CostView| {
         let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
         Some(usd * chips as f64)
@@ -206,6 +231,7 @@ fn make_fleet(
         pp: 1,
         ep: 1,
         instances,
+        prefill_instances,
         chips,
         cloud_usd_per_hour: per_hour(CostView::Cloud),
         tco_usd_per_hour: per_hour(CostView::Tco),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{frontier, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
+use super::{frontier, KvLink, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -23,6 +23,16 @@ pub enum LayoutChoice {
     Smallest,
     /// Every layout within the chip's scale-up domain (a frontier's search).
     All,
+}
+
+/// Whether prompts are prefilled where sequences decode, on instances of their own, or both
+/// ways (each point priced both ways).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Disagg {
+    #[default]
+    Off,
+    On,
+    Auto,
 }
 
 /// The model that drafts tokens for speculative decoding.
@@ -47,6 +57,9 @@ pub struct ServingQuery<'a> {
     pub options: ServingOptions,
     /// The drafter, with `options.speculation`.
     pub draft: Option<Draft<'a>>,
+    pub disagg: Disagg,
+    /// How a disaggregated prompt's cache reaches its decode instance.
+    pub kv_link: KvLink,
 }
 
 /// One priced point: chip, types, layout and concurrency.
@@ -253,22 +266,49 @@ fn survey_layout(
 ) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
     let mut server = server_for(workload, chip, scenario, query)?;
     let mut points: Vec<(Option<u64>, ServingPoint)> = Vec::new();
+    let ways: &[bool] = match query.disagg {
+        Disagg::Off => &[false],
+        Disagg::On => &[true],
+        Disagg::Auto => &[false, true],
+    };
     for &c in &query.concurrency {
-        let point = server.steady_state(query.shape, c)?;
+        for &apart in ways {
+            let at = |server: &mut Server, c| match apart {
+                true => server.disaggregated(query.shape, c, query.kv_link),
+                false => server.steady_state(query.shape, c),
+            };
+            at_concurrency(&mut server, c, &mut points, at)?;
+        }
+    }
+    Ok(points)
+}
+
+/// Prices `c` in flight with `at` into `points`; where they do not fit, the most that do
+/// instead (once).
+fn at_concurrency(
+    server: &mut Server,
+    c: u64,
+    points: &mut Vec<(Option<u64>, ServingPoint)>,
+    at: impl Fn(&mut Server, u64) -> Result<ServingPoint, ServingError>,
+) -> Result<(), ServingError> {
+    {
+        let point = at(server, c)?;
         if point.fits {
             points.push((None, point));
-            continue;
+            return Ok(());
         }
+        let apart = point.disaggregated.is_some();
         let most = point.max_concurrency.unwrap_or(0).min(c.saturating_sub(1));
-        if most == 0 || points.iter().any(|(_, p)| p.concurrency == most) {
-            continue;
+        let seen = |p: &ServingPoint| p.concurrency == most && p.disaggregated.is_some() == apart;
+        if most == 0 || points.iter().any(|(_, p)| seen(p)) {
+            return Ok(());
         }
-        let capped = server.steady_state(query.shape, most)?;
+        let capped = at(server, most)?;
         if capped.fits {
             points.push((Some(c), capped));
         }
     }
-    Ok(points)
+    Ok(())
 }
 
 /// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers
