@@ -20,6 +20,7 @@ mod hostile_outputs;
 mod hostile_work;
 mod import;
 mod memory;
+mod mixed;
 mod models;
 mod ops;
 mod parallel;

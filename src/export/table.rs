@@ -92,10 +92,24 @@ fn assumptions(report: &StepReport) -> String {
         Some(t) => parts.push(format!("prefill of tokens={t} per sequence")),
         None => {}
     }
-    for name in ["batch", "context", "max_batched_tokens"] {
+    for name in ["batch", "context"] {
         if let Some(v) = param(name) {
             parts.push(format!("{name}={v}"));
         }
+    }
+    // A mixed step: prompt tokens of other sequences beside the batch's.
+    if let Some(p) = param("prefill_tokens").filter(|p| *p > 0.0) {
+        let mut text = format!("beside prefill_tokens={p}");
+        if let Some(s) = param("prefill_seqs") {
+            text += &format!(" of prefill_seqs={s}");
+        }
+        if let Some(c) = param("prefill_context") {
+            text += &format!(" at prefill_context={c}");
+        }
+        parts.push(text);
+    }
+    if let Some(v) = param("max_batched_tokens") {
+        parts.push(format!("max_batched_tokens={v}"));
     }
     let s = &report.summary;
     parts.push(format!(

@@ -8,6 +8,7 @@ use super::Context;
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
+use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, OpKind, Workload, WorkspaceMemo};
@@ -32,11 +33,11 @@ pub(super) struct Memory {
 }
 
 /// The peak activations of a step of `max_batched_tokens` new tokens of one sequence on an
-/// empty cache, under `scenario`'s other params, types and fusion plan: the workspace a serving
-/// engine keeps, as vLLM's profiling run measures it. Evaluated into `ev` (which the caller
-/// evaluates again for its own scenario), and kept in `ev` for the next scenario that differs
-/// only in batch, tokens or context. `None` without a `max_batched_tokens` param, or where
-/// the workload has no graph at that shape.
+/// empty cache (no other prompt tokens), under `scenario`'s other params, types and fusion
+/// plan: the workspace a serving engine keeps, as vLLM's profiling run measures it. Evaluated
+/// into `ev` (which the caller evaluates again for its own scenario), and kept in `ev` for the
+/// next scenario that differs only in batch, tokens, context or the prefill params. `None`
+/// without a `max_batched_tokens` param, or where the workload has no graph at that shape.
 pub(super) fn profiled_workspace(
     workload: &Workload,
     chip: &Chip,
@@ -44,10 +45,14 @@ pub(super) fn profiled_workspace(
     ev: &mut Evaluation,
 ) -> Option<f64> {
     let budget_param = workload.param(ScenarioParam::MaxBatchedTokens)?;
+    // The profile is a plain prefill: a mixed step's prompt tokens are in its budget.
     let shape = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
+        ScenarioParam::PrefillTokens,
+        ScenarioParam::PrefillSeqs,
+        ScenarioParam::PrefillContext,
     ]
     .map(|p| workload.param(p));
     let others = || (scenario.overrides.iter()).filter(|(i, _)| !shape.contains(&Some(*i)));
@@ -66,7 +71,7 @@ pub(super) fn profiled_workspace(
         .find(|(i, _)| *i == budget_param)
         .map(|(_, v)| *v);
     let mut profile: Vec<(usize, f64)> = scenario.overrides.clone();
-    let shape_values = [1.0, f64::NAN, 0.0];
+    let shape_values = [1.0, f64::NAN, 0.0, 0.0, 0.0, 0.0];
     for (param, value) in shape.into_iter().zip(shape_values) {
         if let Some(i) = param {
             profile.push((i, value));
@@ -118,6 +123,37 @@ fn peak_at(
     Some(peak)
 }
 
+/// What a step keeps in memory on one chip, from its evaluation and its kernels.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resident {
+    pub(super) weight_bytes: f64,
+    pub(super) kv_bytes: f64,
+    /// The part of `kv_bytes` that does not grow with the batch: the cache of a mixed step's
+    /// prefilling sequences.
+    pub(super) kv_apart_bytes: f64,
+    /// The step's peak activations: the most one kernel reads and writes.
+    pub(super) activation_bytes: f64,
+}
+
+impl Resident {
+    /// The weights and KV cache of the scenario evaluated in `ev` under `types`, beside the
+    /// step's peak activations.
+    pub(super) fn of(
+        workload: &Workload,
+        ev: &mut Evaluation,
+        types: &Types,
+        activation_bytes: f64,
+    ) -> Resident {
+        let (weight_bytes, kv_bytes, kv_apart_bytes) = workload.resident_bytes_kept(ev, types);
+        Resident {
+            weight_bytes,
+            kv_bytes,
+            kv_apart_bytes,
+            activation_bytes,
+        }
+    }
+}
+
 /// The step's resident bytes and its peak activation bytes, laid out in `chip`'s memory;
 /// `workspace` is the profiled workspace ([`profiled_workspace`]).
 pub(super) fn memory(
@@ -125,18 +161,26 @@ pub(super) fn memory(
     chip: &Chip,
     ev: &Evaluation,
     (utilization, workspace): (f64, Option<f64>),
-    (weight_bytes, kv_bytes, activation_bytes): (f64, f64, f64),
+    resident: Resident,
 ) -> Result<Memory, Error> {
+    let Resident {
+        weight_bytes,
+        kv_bytes,
+        kv_apart_bytes,
+        activation_bytes,
+    } = resident;
     let usable_bytes = chip.capacity_bytes() * utilization;
     let reserve_bytes = chip.runtime_reserve_bytes();
-    // With a workspace sized apart from the batch, only the KV cache grows with it.
+    // With a workspace sized apart from the batch, only the KV cache grows with it, and of
+    // that only the batch's sequences' cache.
+    let kv_growing_bytes = kv_bytes - kv_apart_bytes;
     let (workspace_bytes, growing_bytes) = match workspace {
-        Some(w) => (w.max(activation_bytes), kv_bytes),
-        None => (activation_bytes, kv_bytes + activation_bytes),
+        Some(w) => (w.max(activation_bytes), kv_growing_bytes),
+        None => (activation_bytes, kv_growing_bytes + activation_bytes),
     };
     let fixed = match workspace {
-        Some(_) => workspace_bytes,
-        None => 0.0, // the activations grow with the batch: in `growing_bytes`
+        Some(_) => workspace_bytes + kv_apart_bytes,
+        None => kv_apart_bytes, // the activations grow with the batch: in `growing_bytes`
     };
     let room = usable_bytes - reserve_bytes - weight_bytes - fixed;
     let max_batch = max_batch(workload, ev, room, growing_bytes)?;

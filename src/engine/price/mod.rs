@@ -451,14 +451,8 @@ impl Totals {
             activation_bytes,
             scheme,
         } = *self;
-        let (weight_bytes, kv_bytes) = workload.resident_bytes_kept(ev, dtypes);
-        let memory = memory::memory(
-            workload,
-            chip,
-            ev,
-            (utilization, workspace),
-            (weight_bytes, kv_bytes, activation_bytes),
-        )?;
+        let resident = memory::Resident::of(workload, ev, dtypes, activation_bytes);
+        let memory = memory::memory(workload, chip, ev, (utilization, workspace), resident)?;
         let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
         // A whole number from 1 to 10^6 (the workload's evaluation checks it), so exact.
         let chips = ev.chips as u64;
@@ -484,8 +478,8 @@ impl Totals {
             cost: StepCost::of(chip, chips, tokens_per_s),
             compute_bound_share: compute_bound_s / t,
             memory_bound_share: 1.0 - compute_bound_s / t,
-            weight_bytes,
-            kv_bytes,
+            weight_bytes: resident.weight_bytes,
+            kv_bytes: resident.kv_bytes,
             activation_bytes,
             workspace_bytes: memory.workspace_bytes,
             reserve_bytes: memory.reserve_bytes,

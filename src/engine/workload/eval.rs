@@ -6,6 +6,7 @@ use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
 use super::reach::Reaches;
 use super::{Field, GemmDims, ReadSize, Ref, Workload, MAX_REPEAT};
 use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::types::Types;
 
@@ -99,7 +100,13 @@ impl Workload {
     pub fn evaluate(&self, overrides: &[(usize, f64)], ev: &mut Evaluation) -> Result<(), Error> {
         // Until this evaluation succeeds, the next one starts from scratch.
         let was_valid = std::mem::replace(&mut ev.valid, false);
-        self.evaluate_params(overrides, ev, was_valid)?;
+        if let Err(e) = self.evaluate_params(overrides, ev, was_valid) {
+            // A param derived from the prefill params (a chunk over no sequences) fails on
+            // values the check refuses by name: its error is the clearer one.
+            self.check_prefill(ev)?;
+            return Err(e);
+        }
+        self.check_prefill(ev)?;
         let mut reaches = std::mem::take(&mut ev.reaches);
         let reached = self.evaluate_reached(ev, &mut reaches, was_valid);
         ev.reaches = reaches;
@@ -146,6 +153,31 @@ impl Workload {
             ev.params[i] = value;
         }
         Ok(())
+    }
+
+    /// A mixed step's prompt tokens and their cached positions are not negative, and prompt
+    /// tokens belong to sequences of at least one token each (`prefill_seqs` above 0 and at
+    /// most `prefill_tokens`), where the workload has those params.
+    fn check_prefill(&self, ev: &Evaluation) -> Result<(), Error> {
+        let value = |p: ScenarioParam| self.param(p).map(|i| ev.params[i]);
+        for p in [ScenarioParam::PrefillTokens, ScenarioParam::PrefillContext] {
+            if let Some(v) = value(p).filter(|v| *v < 0.0) {
+                return Err(Error::value(format!(
+                    "param `{p}` is {v}; it must not be negative"
+                )));
+            }
+        }
+        let tokens = value(ScenarioParam::PrefillTokens).unwrap_or(0.0);
+        match value(ScenarioParam::PrefillSeqs) {
+            Some(seqs) if tokens > 0.0 && !(seqs > 0.0 && seqs <= tokens) => {
+                Err(Error::value(format!(
+                    "param `prefill_seqs` is {seqs} with prefill_tokens={tokens}; the prompt \
+                     tokens' sequences must be above 0 and at most prefill_tokens, so that \
+                     each carries a chunk of at least one token"
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The expressions, tensors and ops the changed params reach, or all of them when the

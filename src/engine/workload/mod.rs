@@ -336,6 +336,9 @@ pub struct Workload {
     pub(crate) default_fusion: usize,
     /// Where each [`ScenarioParam`] is among `params`, found at load.
     known: [Option<usize>; ScenarioParam::ALL.len()],
+    /// For each tensor, whether its shape follows `batch`: the KV cache that grows with the
+    /// batch (a mixed step's prefilling sequences hold theirs whatever the batch).
+    follows_batch: Vec<bool>,
 }
 
 /// Largest repeat count accepted for a block.
@@ -391,11 +394,14 @@ impl Workload {
 
     /// Index of the param called `name` as a scenario may set it: not one whose default is an
     /// expression of other params (`ffn_local: ffn / tp`), which an override would put out of
-    /// step with the params it follows (a `tp` that no longer divides the FFN it splits).
+    /// step with the params it follows (a `tp` that no longer divides the FFN it splits),
+    /// unless it is a [`ScenarioParam`].
     pub fn settable_param_index(&self, name: &str) -> Result<usize, Error> {
         let index = self.param_index(name)?;
         let param = &self.params[index];
-        if param.default.params().is_empty() {
+        // A param with a meaning is an input whose default may follow another
+        // (`prefill_seqs: min(prefill_tokens, 1)`), not a derivation.
+        if param.default.params().is_empty() || self.known.contains(&Some(index)) {
             return Ok(index);
         }
         let from: Vec<String> = (param.default.params().iter())

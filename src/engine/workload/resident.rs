@@ -2,6 +2,7 @@
 
 use super::{Evaluation, Ref, Workload};
 use crate::base::dtype::Role;
+use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 
 impl Workload {
@@ -12,8 +13,14 @@ impl Workload {
     }
 
     /// [`Workload::resident_bytes`], with the weights kept from the last call on `ev` while
-    /// its evaluations since changed nothing they depend on (a sweep over batch or context).
-    pub(crate) fn resident_bytes_kept(&self, ev: &mut Evaluation, types: &Types) -> (f64, f64) {
+    /// its evaluations since changed nothing they depend on (a sweep over batch or context),
+    /// and the part of the KV cache whose shape does not follow `batch` (a mixed step's
+    /// prefilling sequences): weights, KV cache, that part of it.
+    pub(crate) fn resident_bytes_kept(
+        &self,
+        ev: &mut Evaluation,
+        types: &Types,
+    ) -> (f64, f64, f64) {
         let weight = match ev.weight_memo {
             Some((kept, bytes)) if kept == *types => bytes,
             _ => {
@@ -22,7 +29,8 @@ impl Workload {
                 bytes
             }
         };
-        (weight, self.kv_bytes(ev, types))
+        let (kv, apart) = self.kv_split(ev, types);
+        (weight, kv, apart)
     }
 
     fn held(&self, ev: &Evaluation, block: Option<usize>) -> f64 {
@@ -49,12 +57,40 @@ impl Workload {
     }
 
     fn kv_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {
-        let mut kv = 0.0;
+        self.kv_split(ev, types).0
+    }
+
+    /// The KV cache's bytes, and those of them in tensors whose shape does not follow
+    /// `batch` (see [`Workload::tensors_following_batch`]).
+    fn kv_split(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
+        let (mut kv, mut apart) = (0.0, 0.0);
         for (t, tensor) in self.tensors.iter().enumerate() {
             if tensor.role() == Role::Kv {
-                kv += ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
+                let bytes =
+                    ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
+                kv += bytes;
+                if !self.follows_batch[t] {
+                    apart += bytes;
+                }
             }
         }
-        kv
+        (kv, apart)
+    }
+
+    /// For each tensor, whether its shape reads the `batch` param, itself or through params
+    /// whose defaults read it (`batch_local: batch / ep`); none where there is no `batch`.
+    pub(super) fn tensors_following_batch(&self) -> Vec<bool> {
+        let mut follows = vec![false; self.params.len()];
+        if let Some(b) = self.param(ScenarioParam::Batch) {
+            // Each param comes after those its default reads.
+            for &i in &self.eval_order {
+                follows[i] = i == b || self.params[i].default.params().iter().any(|&d| follows[d]);
+            }
+        }
+        (self.tensors.iter())
+            .map(|t| {
+                (t.shape.iter()).any(|d| self.exprs[d.id].params().iter().any(|&p| follows[p]))
+            })
+            .collect()
     }
 }

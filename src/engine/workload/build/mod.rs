@@ -282,7 +282,7 @@ impl Builder {
             return Err(Error::Invalid(problems));
         }
         let known = ScenarioParam::ALL.map(|p| params.iter().position(|q| q.name == p.name()));
-        Ok(Workload {
+        let mut workload = Workload {
             known,
             id: source.id.clone(),
             name,
@@ -303,7 +303,10 @@ impl Builder {
             slot_count,
             fusion_plans,
             default_fusion,
-        })
+            follows_batch: Vec::new(),
+        };
+        workload.follows_batch = workload.tensors_following_batch();
+        Ok(workload)
     }
 
     /// The file the workload is named after (the model, for one with a template), and its
