@@ -75,9 +75,10 @@ pub use study::plan::{
     PlanSort,
 };
 pub use study::serving::{
-    frontier, frontier_rows, plan_fleet, survey as serving_survey, Disagg, Disaggregated, Draft,
-    Fleet, FleetEntry, KvLink, LayoutChoice, RequestShape, Server, ServingError, ServingOptions,
-    ServingPoint, ServingQuery, ServingRow, Skipped, Slo, Speculation, Survey,
+    frontier, frontier_rows, one_layer_draft, plan_fleet, survey as serving_survey, Disagg,
+    Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice, RequestShape, Server,
+    ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Skipped, Slo,
+    Speculation, Survey,
 };
 pub use study::sweep::{
     run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,

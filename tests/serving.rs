@@ -9,7 +9,8 @@ use stepcost::{
 
 use crate::common::{assert_close, cell, chip, csv_rows, run, stepcost, workload};
 
-/// The server of `name` on `chip_name` with `sets` (expected mode), batching 8192 tokens.
+/// The steady state of `name` on `chip_name` with `sets` (expected mode), batching 8192
+/// tokens.
 fn point(
     name: &str,
     chip_name: &str,
@@ -18,6 +19,20 @@ fn point(
     shape: RequestShape,
     concurrency: u64,
 ) -> stepcost::ServingPoint {
+    with_server(name, chip_name, sets, options, |s| {
+        s.steady_state(shape, concurrency).unwrap()
+    })
+}
+
+/// Calls `f` with the server of `name` on `chip_name` with `sets` (expected mode), batching
+/// 8192 tokens; with speculation, a one-layer draft of the same model.
+fn with_server<T>(
+    name: &str,
+    chip_name: &str,
+    sets: &[(&str, f64)],
+    options: ServingOptions,
+    f: impl FnOnce(&mut Server) -> T,
+) -> T {
     let w = workload(name);
     let c = chip(chip_name);
     let spec = ScenarioSpec {
@@ -26,17 +41,69 @@ fn point(
     };
     let scenario = Scenario::resolve(&w, &spec).unwrap();
     let target = IterationPricer::new(&w, &c, &scenario).unwrap();
-    let mut draft_scenario = scenario.clone();
-    if options.speculation.is_some() {
-        draft_scenario
-            .overrides
-            .push((w.param_index("layers").unwrap(), 1.0));
-    }
+    let draft_scenario = stepcost::one_layer_draft(&w, &scenario);
     let draft = options
         .speculation
         .map(|_| IterationPricer::new(&w, &c, &draft_scenario).unwrap());
     let mut server = Server::new(&c, target, draft, 8192.0, options).unwrap();
-    server.steady_state(shape, concurrency).unwrap()
+    f(&mut server)
+}
+
+#[test]
+fn prefill_apart_with_a_free_transfer_is_never_slower_to_the_first_token() {
+    // The prefill instance has the aggregated instance's layout: its TTFT is the prompt's
+    // steps alone, where the aggregated one shares them with decode tokens.
+    for (name, chip_name, sets) in [
+        ("llama-3.1-8b", "h100-sxm", &[][..]),
+        ("llama-3.1-70b", "h200", &[("tp", 4.0)][..]),
+        ("mixtral-8x7b", "mi300x", &[("tp", 2.0)][..]),
+    ] {
+        for (input, output) in [(128, 1024), (1024, 1024), (12_000, 200)] {
+            let shape = RequestShape::new(input, output).unwrap();
+            with_server(name, chip_name, sets, ServingOptions::default(), |s| {
+                for c in [1, 4, 32, 128] {
+                    let together = s.steady_state(shape, c).unwrap();
+                    let apart = s.disaggregated(shape, c, stepcost::KvLink::Free).unwrap();
+                    assert!(
+                        apart.ttft_s <= together.ttft_s * (1.0 + 1e-12),
+                        "{name} {input}/{output} c={c}: {} > {}",
+                        apart.ttft_s,
+                        together.ttft_s
+                    );
+                    let d = apart.disaggregated.unwrap();
+                    assert_eq!(d.kv_transfer_s, 0.0);
+                    // The decode instance runs decode steps only: its TPOT is one at c.
+                    assert_close(apart.tpot_s, apart.decode.step_time_s, 1e-12);
+                    // Its chips: the decode instance's and the busy prefill instances'.
+                    let chips = apart.chips as f64 + d.prefill_chips;
+                    assert_close(
+                        apart.output_tokens_per_s_per_chip * chips,
+                        apart.output_tokens_per_s,
+                        1e-12,
+                    );
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn a_priced_transfer_sends_the_prompts_cache_over_the_network() {
+    // Llama-3.1-8B's KV: 32 layers x 8 heads x 128 x 2 (k, v) x 2 bytes = 131,072 B a token;
+    // 4096 tokens over the 50 GB/s (400 Gb/s) network h100-sxm.yaml gives each GPU.
+    let shape = RequestShape::new(4096, 64).unwrap();
+    let t = with_server(
+        "llama-3.1-8b",
+        "h100-sxm",
+        &[],
+        ServingOptions::default(),
+        |s| s.disaggregated(shape, 1, stepcost::KvLink::Priced).unwrap(),
+    );
+    assert_close(
+        t.disaggregated.unwrap().kv_transfer_s,
+        131_072.0 * 4096.0 / 50e9,
+        1e-9,
+    );
 }
 
 #[test]
@@ -203,6 +270,8 @@ fn wide_survey() -> stepcost::Survey {
         layouts: LayoutChoice::All,
         options: ServingOptions::default(),
         draft: None::<Draft>,
+        disagg: stepcost::Disagg::Off,
+        kv_link: stepcost::KvLink::Priced,
     };
     serving_survey(&w, &chips, &query).unwrap()
 }

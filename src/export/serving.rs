@@ -114,7 +114,10 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             r.dtypes.brief(),
             layout(&r.layout),
             p.disaggregated.map_or("together".into(), |d| {
-                format!("apart, {} per decode", three_significant(d.prefill_instances))
+                format!(
+                    "apart, {} per decode",
+                    three_significant(d.prefill_instances)
+                )
             }),
             conc,
             human(p.ttft_s, "s"),

@@ -36,7 +36,8 @@ use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 pub use frontier::frontier;
 pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
 pub use survey::{
-    frontier_rows, survey, Disagg, Draft, LayoutChoice, ServingQuery, ServingRow, Skipped, Survey,
+    frontier_rows, one_layer_draft, survey, Disagg, Draft, LayoutChoice, ServingQuery, ServingRow,
+    Skipped, Survey,
 };
 
 /// A request's shape: prompt and output tokens.

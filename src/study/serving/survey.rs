@@ -244,7 +244,7 @@ fn server_for<'a>(
         Some(Draft::OneLayer) => Some(IterationPricer::new(
             workload,
             chip,
-            &one_layer(workload, scenario),
+            &one_layer_draft(workload, scenario),
         )?),
         Some(Draft::Workload(w, s)) => {
             let mut s = (*s).clone();
@@ -291,29 +291,54 @@ fn at_concurrency(
     points: &mut Vec<(Option<u64>, ServingPoint)>,
     at: impl Fn(&mut Server, u64) -> Result<ServingPoint, ServingError>,
 ) -> Result<(), ServingError> {
-    {
-        let point = at(server, c)?;
-        if point.fits {
-            points.push((None, point));
-            return Ok(());
+    // Over the token budget is as out of reach as over memory.
+    let served = |r: Result<ServingPoint, ServingError>| match r {
+        Ok(p) => Ok(Some(p)),
+        Err(ServingError::OverBudget { .. }) => Ok(None),
+        Err(e) => Err(e),
+    };
+    let point = served(at(server, c))?;
+    if let Some(p) = point.as_ref().filter(|p| p.fits) {
+        points.push((None, p.clone()));
+        return Ok(());
+    }
+    // The most in flight that fit: memory's estimate bounds it, then a bisection (fitting
+    // gets no easier as sequences are added).
+    let one = match served(at(server, 1))? {
+        Some(one) if one.fits => one,
+        _ => return Ok(()),
+    };
+    let (mut lo, mut hi) = (1, c);
+    if let Some(most) = one.max_concurrency.filter(|m| (1..c).contains(m)) {
+        match served(at(server, most))? {
+            Some(p) if p.fits => lo = most,
+            _ => hi = most,
         }
-        let apart = point.disaggregated.is_some();
-        let most = point.max_concurrency.unwrap_or(0).min(c.saturating_sub(1));
-        let seen = |p: &ServingPoint| p.concurrency == most && p.disaggregated.is_some() == apart;
-        if most == 0 || points.iter().any(|(_, p)| seen(p)) {
-            return Ok(());
+    }
+    let mut best = None;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match served(at(server, mid))? {
+            Some(p) if p.fits => (lo, best) = (mid, Some(p)),
+            _ => hi = mid,
         }
-        let capped = at(server, most)?;
-        if capped.fits {
-            points.push((Some(c), capped));
-        }
+    }
+    let best = match best {
+        Some(p) => p,
+        None if lo == 1 => one,
+        None => at(server, lo)?,
+    };
+    let apart = best.disaggregated.is_some();
+    let seen = |p: &ServingPoint| p.concurrency == lo && p.disaggregated.is_some() == apart;
+    if !points.iter().any(|(_, p)| seen(p)) {
+        points.push((Some(c), best));
     }
     Ok(())
 }
 
 /// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers
 /// are (no dense-FFN or sliding-window layers).
-fn one_layer(workload: &Workload, scenario: &Scenario) -> Scenario {
+pub fn one_layer_draft(workload: &Workload, scenario: &Scenario) -> Scenario {
     let mut s = scenario.clone();
     for (name, value) in [
         ("layers", 1.0),
