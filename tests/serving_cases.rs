@@ -219,33 +219,45 @@ fn serving_rows_leave_the_other_rows_results_unchanged() {
     mixed.splice(at..at, rows.map(str::to_owned));
     let path = dir.path().join("mixed.csv");
     std::fs::write(&path, mixed.join("\n") + "\n").unwrap();
-    for args in [
-        &[][..],
-        &["--format", "json"][..],
-        &["--cross-validate"][..],
-    ] {
-        let with = stepcost()
-            .arg("validate")
-            .arg(&path)
-            .args(args)
-            .assert()
-            .success()
-            .stderr(predicate::str::contains("note: 45 serving rows in "))
-            .stderr(predicate::str::contains(
-                "mixed.csv: not priced by this build",
-            ));
-        let alone = stepcost()
+    let run = |file: &Path, args: &[&str]| {
+        let out = stepcost()
             .current_dir(root)
-            .args(["validate", "validation/measured.csv"])
+            .arg("validate")
+            .arg(file)
             .args(args)
-            .assert()
-            .success()
-            .stderr(predicate::str::is_empty());
-        assert_eq!(with.get_output().stdout, alone.get_output().stdout);
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.stdout, String::from_utf8(out.stderr).unwrap())
+    };
+    let alone = Path::new("validation/measured.csv");
+    // The table: the step rows' report as it was, then the serving rows'.
+    let (with, err) = run(&path, &[]);
+    let (without, _) = run(alone, &[]);
+    assert!(with.starts_with(&without), "the step rows' report changed");
+    assert!(String::from_utf8_lossy(&with[without.len()..]).contains("all serving"));
+    assert!(err.is_empty(), "{err}");
+    // JSON: the same keys and values, and the serving rows' beside them.
+    let (with, _) = run(&path, &["--format", "json"]);
+    let (without, _) = run(alone, &["--format", "json"]);
+    let with: serde_json::Value = serde_json::from_slice(&with).unwrap();
+    let without: serde_json::Value = serde_json::from_slice(&without).unwrap();
+    for key in ["cases", "errors"] {
+        assert_eq!(with[key], without[key]);
     }
+    assert_eq!(with["serving_cases"].as_array().unwrap().len(), 45);
+    // Cross-validation leaves the serving rows out, and says so.
+    let (with, err) = run(&path, &["--cross-validate"]);
+    let (without, _) = run(alone, &["--cross-validate"]);
+    assert_eq!(with, without);
+    assert!(err.contains("note: 45 serving rows in "), "{err}");
 }
 
-/// A case file of serving rows alone is read and counted; no row is priced or skipped.
+/// A case file of serving rows alone is priced by the steady state; its report is theirs.
 #[test]
 fn a_file_of_serving_rows_alone_is_counted() {
     let dir = tempfile::tempdir().unwrap();
@@ -262,5 +274,43 @@ fn a_file_of_serving_rows_alone_is_counted() {
         .arg(&path)
         .assert()
         .success()
-        .stderr(predicate::str::contains("note: 1 serving row in"));
+        .stdout(predicate::str::contains("S1"))
+        .stdout(predicate::str::contains("all serving"));
+}
+
+/// A serving row at one request in flight is a request priced alone: its TTFT is the
+/// prompt's prefill step, as `run` prices it.
+#[test]
+fn a_serving_rows_prediction_is_the_steady_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.csv");
+    std::fs::write(
+        &path,
+        format!(
+            "{HEADER}S1,h100-sxm,llama-3.1-8b,concurrency=1,,,in=2000;out=100,1,ttft_ms,20,serving,src,\n"
+        ),
+    )
+    .unwrap();
+    let out = stepcost()
+        .arg("validate")
+        .arg(&path)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (header, rows) = crate::common::csv_rows(&String::from_utf8(out.stdout).unwrap());
+    let predicted: f64 = crate::common::cell(&header, &rows[0], "predicted")
+        .parse()
+        .unwrap();
+    let prefill = crate::common::run(
+        "llama-3.1-8b",
+        "h100-sxm",
+        &[("batch", 1.0), ("tokens", 2000.0), ("context", 0.0)],
+        stepcost::ScenarioSpec::default(),
+    );
+    crate::common::assert_close(predicted, prefill.summary.step_time_s * 1e3, 1e-9);
+    let error: f64 = crate::common::cell(&header, &rows[0], "error")
+        .parse()
+        .unwrap();
+    crate::common::assert_close(error, predicted / 20.0 - 1.0, 1e-9);
 }

@@ -1,5 +1,5 @@
 //! The case files `validate`, `validate --cross-validate` and `fit` read: the file read and
-//! checked (its serving rows loaded, then counted on stderr: this build prices none of them),
+//! checked (its serving rows loaded; counted on stderr where the command leaves them out),
 //! and the files a command's output must not overwrite.
 
 use std::collections::HashSet;
@@ -13,18 +13,19 @@ use crate::base::source::{FileKind, Source};
 use crate::study::validate::{self, CaseFile};
 
 /// Reads the case file at `cases`; every serving row must name a chip, a workload and a
-/// scenario that load. Says on stderr how many serving rows are left unpriced.
-pub(super) fn read(cases: &Path) -> Result<(Source, CaseFile)> {
+/// scenario that load. Unless `serving` (the command prices them), says on stderr how many
+/// serving rows it leaves out.
+pub(super) fn read(cases: &Path, serving: bool) -> Result<(Source, CaseFile)> {
     let source = Source::read(cases)?;
     let file = validate::read_case_file(&source)?;
     validate::check_serving(&file.serving, &source, cases)?;
     let n = file.serving.len();
-    if n > 0 {
+    if n > 0 && !serving {
         let rows = if n == 1 { "row" } else { "rows" };
         // A closed stderr is no reason to fail: the report is what matters.
         let _ = writeln!(
             io::stderr(),
-            "note: {n} serving {rows} in {}: not priced by this build",
+            "note: {n} serving {rows} in {}: left out (`validate` without --cross-validate prices them)",
             source.name.escape_debug()
         );
     }

@@ -41,7 +41,7 @@ pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
         args.family.as_deref(),
         args.out.as_path(),
     );
-    let (_, file) = case_file::read(cases)?;
+    let (_, file) = case_file::read(cases, false)?;
     let mut inputs = case_file::inputs(cases, &file);
     inputs.named(&[chip_name]);
     let target = Target::from_out(Some(out));
@@ -75,7 +75,7 @@ pub(super) fn cross_validate_command(
     if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
         anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
     }
-    let (source, file) = case_file::read(cases)?;
+    let (source, file) = case_file::read(cases, false)?;
     let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
     let cv = cross::cross_validate(file.cases, cases)?;
     let mut buffer = Vec::new();

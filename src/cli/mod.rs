@@ -272,29 +272,60 @@ fn note_fields(file: &str, what: &str, keys: &[String]) {
 }
 
 fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
-    let (source, file) = case_file::read(cases)?;
+    let (source, file) = case_file::read(cases, true)?;
     let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
+    let serving = validate::validate_serving(&file.serving, cases, mode.into());
+    let steps = !file.cases.is_empty() || serving.is_empty();
     let outcomes = validate::validate(file.cases, cases, mode.into());
     let stats = validate::error_stats(&outcomes);
-    let mut buffer = Vec::new();
     let format = &output.format;
-    exporter::write_validation(
-        &mut buffer,
-        &outcomes,
-        &stats,
-        format.into(),
-        &format.shape()?,
-    )?;
+    let mut buffer = Vec::new();
+    if steps {
+        let shape = format.shape()?;
+        exporter::write_validation(&mut buffer, &outcomes, &stats, format.into(), &shape)?;
+    }
+    if !serving.is_empty() {
+        let serving_stats = validate::serving_stats(&serving);
+        let mut section = Vec::new();
+        let kind = format.into();
+        exporter::serving::write_serving_validation(&mut section, &serving, &serving_stats, kind)?;
+        buffer = match (steps, kind) {
+            (false, _) => section,
+            (true, exporter::Format::Table) => [buffer, b"\n".to_vec(), section].concat(),
+            (true, exporter::Format::Json) => merge_json(&buffer, &section)?,
+            (true, _) => {
+                // One CSV has one header: the step rows' report, the serving rows told apart.
+                let _ = writeln!(
+                    io::stderr(),
+                    "note: {} serving rows in {}: listed with --format table or json",
+                    serving.len(),
+                    source.name.escape_debug()
+                );
+                buffer
+            }
+        };
+    }
     emit(plan, &buffer)?;
-    let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count();
+    let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count()
+        + serving.iter().filter(|o| o.predicted.is_err()).count();
     if skipped > 0 {
         anyhow::bail!(
             "{skipped} of {} cases in {} could not be priced (listed as skipped in the report)",
-            outcomes.len(),
+            outcomes.len() + serving.len(),
             source.name
         );
     }
     Ok(())
+}
+
+/// Two JSON objects' keys as one object (the step rows' report, then the serving rows').
+fn merge_json(first: &[u8], second: &[u8]) -> Result<Vec<u8>> {
+    let mut a: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(first)?;
+    let b: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(second)?;
+    a.extend(b);
+    let mut out = serde_json::to_vec_pretty(&a)?;
+    out.push(b'\n');
+    Ok(out)
 }
 
 /// `check`: every file, each problem on stderr; exit 1 if any file has one. (Written, not

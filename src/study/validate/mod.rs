@@ -7,6 +7,7 @@
 
 mod cases;
 mod serving;
+mod serving_predict;
 
 use std::path::Path;
 
@@ -14,6 +15,7 @@ pub use cases::{parse_request, read_case_file, read_cases, Case, CaseFile, Metri
 pub use serving::{
     check_serving, prepare_serving, Load, PreparedServing, ServingCase, ServingMetric,
 };
+pub use serving_predict::{serving_stats, validate_serving, ServingOutcome, ALL_AT_ONCE_MOST};
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;

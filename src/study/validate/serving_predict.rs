@@ -1,0 +1,158 @@
+//! Serving rows priced by the steady-state model (`study::serving`): each row's load as
+//! requests in flight, its metric read off the steady state, and the errors grouped apart from
+//! the step and request rows'.
+
+use std::path::Path;
+
+use super::serving::{prepare_serving, Load, ServingCase, ServingMetric};
+use super::{stats_of, ErrorStats};
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::engine::price::IterationPricer;
+use crate::engine::scenario::Mode;
+use crate::study::serving::{RequestShape, Server, ServingError, ServingOptions, ServingPoint};
+
+/// Requests in flight an `rate=inf` row is priced at, at most: the engine holds as many as
+/// memory and its token budget allow, up to this many (vLLM's `max_num_seqs` for its API
+/// server on large GPUs; docs/sources.md, serving engines).
+pub const ALL_AT_ONCE_MOST: u64 = 1024;
+
+/// One serving row and what the model predicts for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServingOutcome {
+    pub case: ServingCase,
+    /// The requests in flight priced.
+    pub concurrency: Option<u64>,
+    pub predicted: Result<f64, String>,
+}
+
+impl ServingOutcome {
+    /// `predicted / measured - 1`, where priced.
+    pub fn error(&self) -> Option<f64> {
+        self.predicted
+            .as_ref()
+            .ok()
+            .map(|p| p / self.case.measured - 1.0)
+    }
+}
+
+/// Prices every serving row in `mode`; one that cannot be priced is an outcome with why.
+pub fn validate_serving(
+    cases: &[ServingCase],
+    cases_file: &Path,
+    mode: Mode,
+) -> Vec<ServingOutcome> {
+    cases
+        .iter()
+        .map(|case| match predict(case, cases_file, mode) {
+            Ok((c, value)) => ServingOutcome {
+                case: case.clone(),
+                concurrency: Some(c),
+                predicted: Ok(value),
+            },
+            Err(e) => ServingOutcome {
+                case: case.clone(),
+                concurrency: None,
+                predicted: Err(e.to_string().lines().next().unwrap_or_default().to_owned()),
+            },
+        })
+        .collect()
+}
+
+/// Median and 90th-percentile error overall and per metric.
+pub fn serving_stats(outcomes: &[ServingOutcome]) -> Vec<ErrorStats> {
+    let mut groups: Vec<(String, Vec<f64>)> = vec![("all serving".into(), Vec::new())];
+    for o in outcomes {
+        let Some(e) = o.error() else { continue };
+        groups[0].1.push(e);
+        let key = format!("metric {}", o.case.metric.name());
+        match groups.iter_mut().find(|(g, _)| *g == key) {
+            Some((_, errors)) => errors.push(e),
+            None => groups.push((key, vec![e])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(g, e)| stats_of(g, e))
+        .collect()
+}
+
+fn predict(case: &ServingCase, cases_file: &Path, mode: Mode) -> Result<(u64, f64), ServingError> {
+    let prepared = prepare_serving(case, cases_file, mode)?;
+    let (workload, chip) = (&prepared.workload, &prepared.chip);
+    let target = IterationPricer::new(workload, chip, &prepared.scenario)?;
+    let budget = match workload.param(ScenarioParam::MaxBatchedTokens) {
+        Some(i) => {
+            let mut ev = workload.new_evaluation();
+            workload.evaluate(&prepared.scenario.overrides, &mut ev)?;
+            ev.params[i]
+        }
+        None => f64::INFINITY,
+    };
+    let mut server = Server::new(chip, target, None, budget, ServingOptions::default())?;
+    let shape = RequestShape::new(case.request.0, case.request.1)?;
+    let c = match case.load {
+        Load::Concurrency(c) => c,
+        Load::RatePerS(rate) => concurrency_for_rate(&mut server, shape, rate)?,
+        Load::AllAtOnce => most_in_flight(&mut server, shape, ALL_AT_ONCE_MOST)?,
+    };
+    let p = server.steady_state(shape, c)?;
+    Ok((c, metric(&p, case.metric)))
+}
+
+fn metric(p: &ServingPoint, m: ServingMetric) -> f64 {
+    match m {
+        ServingMetric::OutputTokensPerS => p.output_tokens_per_s,
+        ServingMetric::OutputTokensPerSPerGpu => p.output_tokens_per_s_per_chip,
+        ServingMetric::TtftMs => p.ttft_s * 1e3,
+        ServingMetric::TpotMs => p.tpot_s * 1e3,
+        ServingMetric::E2eS => p.e2e_s,
+        ServingMetric::RequestsPerS => p.requests_per_s,
+    }
+}
+
+/// The most requests in flight, up to `cap`, that fit memory and the token budget.
+fn most_in_flight(server: &mut Server, shape: RequestShape, cap: u64) -> Result<u64, ServingError> {
+    let fits = |s: &mut Server, c| match s.steady_state(shape, c) {
+        Ok(p) => Ok(p.fits),
+        Err(ServingError::OverBudget { .. }) => Ok(false),
+        Err(e) => Err(e),
+    };
+    if !fits(server, 1)? {
+        return Err(Error::value("one request does not fit").into());
+    }
+    let (mut lo, mut hi) = (1, cap + 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(server, mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// The fewest requests in flight that serve `rate` requests per second (Little's law in the
+/// steady state); the most that fit when none does, the instance then saturated.
+fn concurrency_for_rate(
+    server: &mut Server,
+    shape: RequestShape,
+    rate: f64,
+) -> Result<u64, ServingError> {
+    let most = most_in_flight(server, shape, ALL_AT_ONCE_MOST)?;
+    let (mut lo, mut hi) = (0, most);
+    if server.steady_state(shape, most)?.requests_per_s < rate {
+        return Ok(most);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if server.steady_state(shape, mid)?.requests_per_s >= rate {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
