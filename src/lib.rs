@@ -31,7 +31,7 @@
 //! ```
 //!
 //! The code sits in wings with one-way doors: `cli` (the command line) over `study` (sweeps,
-//! plans, levers, validation) and `export` (rows, tables, documents, pictures), over `engine`
+//! plans, levers, validation, the serving simulator) and `export` (rows, tables, documents, pictures), over `engine`
 //! (chips, workloads, pricing), over `base` (units, data types, diagnostics, limits, errors).
 
 // Without the command line, the exporters only it calls (tables, documents, atomic files) are
@@ -78,6 +78,10 @@ pub use study::serving::{
     frontier, frontier_rows, survey as serving_survey, Draft, LayoutChoice, RequestShape, Server,
     ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Skipped, Speculation,
     Survey,
+};
+pub use study::simulate::{
+    default_max_seqs, read_trace, simulate, Arrivals, Horizon, Lengths, Percentiles, Request,
+    Router, SimConfig, SimReport, Slo, BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
 };
 pub use study::sweep::{
     run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,

@@ -11,6 +11,7 @@ mod output;
 mod plan_command;
 mod scenario;
 mod show;
+mod simulate_command;
 mod slice;
 mod sweep;
 #[cfg(feature = "ui")]
@@ -115,6 +116,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ..
         } => validate_command(&cases, mode, output)?,
         Command::Fit(args) => fit_command::fit_command(&args)?,
+        Command::Simulate(args) => simulate_command::simulate_command(*args)?,
         Command::Workloads { output } => show::workloads_command(output)?,
         Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),

@@ -17,6 +17,7 @@ pub mod parquet;
 mod plan_table;
 pub mod rows;
 mod shaped;
+pub mod simulate;
 pub mod stream;
 pub mod svg;
 mod table;
