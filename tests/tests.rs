@@ -31,6 +31,7 @@ mod properties;
 mod scenario_files;
 mod seeds;
 mod shards;
+mod simulate;
 mod snapshots;
 mod suggest;
 mod sweep;

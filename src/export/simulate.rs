@@ -29,6 +29,7 @@ impl Row for SimRow<'_> {
         f("requests", Value::Int(r.requests));
         f("finished", Value::Int(r.finished));
         for (name, p) in [("ttft", &r.ttft), ("tpot", &r.tpot), ("e2e", &r.e2e)] {
+            f(&format!("{name}_mean_s"), Value::Num(p.mean_s));
             f(&format!("{name}_p50_s"), Value::Num(p.p50_s));
             f(&format!("{name}_p90_s"), Value::Num(p.p90_s));
             f(&format!("{name}_p99_s"), Value::Num(p.p99_s));

@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
-/// The 50th, 90th and 99th percentiles of a latency, in seconds, interpolated linearly
+/// The mean and the 50th, 90th and 99th percentiles of a latency, in seconds, interpolated linearly
 /// between the closest ranks (numpy's default, which vLLM's benchmark reports).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Percentiles {
+    pub mean_s: f64,
     pub p50_s: f64,
     pub p90_s: f64,
     pub p99_s: f64,
@@ -15,7 +16,9 @@ impl Percentiles {
     /// Of `values` (sorted here); zeros when there are none.
     pub fn of(values: &mut [f64]) -> Percentiles {
         values.sort_by(f64::total_cmp);
+        let sum: f64 = values.iter().sum();
         Percentiles {
+            mean_s: sum / values.len().max(1) as f64,
             p50_s: percentile(values, 50.0),
             p90_s: percentile(values, 90.0),
             p99_s: percentile(values, 99.0),
