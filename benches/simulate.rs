@@ -31,7 +31,7 @@ fn inputs() -> (Workload, Chip, Scenario) {
 fn config(exact: bool, audit: bool) -> SimConfig {
     SimConfig {
         arrivals: Arrivals::Poisson { rate_per_s: 6.0 },
-        horizon: Horizon::Duration { s: 600.0 },
+        horizon: Horizon::Duration { s: 3600.0 },
         lengths: Lengths::new(512, 256, 0.0).unwrap(),
         seed: 0,
         max_seqs: None,

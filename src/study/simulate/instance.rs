@@ -99,14 +99,17 @@ impl Instance {
         let mut budget = self.max_batched_tokens;
         let mut mix = Mix::default();
         // 1. Decodes, oldest admission first.
-        let mut i = 0;
+        let (mut i, mut partial) = (0, 0);
         while i < self.running.len() && budget > 0 {
             let s = self.running[i];
             if s.tokens - s.computed != 1 {
+                partial += 1;
                 i += 1;
                 continue;
             }
-            if !self.make_room(i, 1) {
+            // Most decodes land inside a block they hold.
+            if s.computed + 1 > s.blocks * BLOCK_TOKENS && !self.make_room(i, 1) {
+                partial += 1; // those after it are unseen
                 break;
             }
             self.running[i].scheduled = 1;
@@ -115,9 +118,10 @@ impl Instance {
             budget -= 1;
             i += 1;
         }
-        // 2. Prompts part-way through, in admission order.
+        // 2. Prompts part-way through, in admission order (where pass 1 passed any, or stopped
+        // before seeing them all).
         let mut i = 0;
-        while i < self.running.len() && budget > 0 {
+        while partial > 0 && i < self.running.len() && budget > 0 {
             let s = self.running[i];
             let left = s.tokens - s.computed;
             if left <= 1 || s.scheduled > 0 {
