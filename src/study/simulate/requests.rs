@@ -180,39 +180,9 @@ pub fn read_trace(source: &Source) -> Result<Vec<Request>, Error> {
             bad(line, "", format!("not a CSV row: {e}"))
         })?;
         let line = row.position().map_or(0, |p| p.line());
-        let get = |k: usize| row.get(k).unwrap_or("");
-        let arrival_s: f64 = get(a)
-            .parse()
-            .ok()
-            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-            .ok_or_else(|| {
-                bad(
-                    line,
-                    "arrival_s",
-                    format!(
-                        "`{}` is not a time in seconds (a number, at least 0)",
-                        get(a)
-                    ),
-                )
-            })?;
-        let count = |k: usize, name: &str, least: u64| {
-            get(k)
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n >= least)
-                .ok_or_else(|| {
-                    bad(
-                        line,
-                        name,
-                        format!(
-                            "`{}` is not a whole number of tokens of at least {least}",
-                            get(k)
-                        ),
-                    )
-                })
-        };
-        let input_tokens = count(i, "input_tokens", 1)?;
-        let output_tokens = count(o, "output_tokens", 2)?;
+        let field = |k: usize| row.get(k).unwrap_or("");
+        let (arrival_s, input_tokens, output_tokens) =
+            parse_row([field(a), field(i), field(o)]).map_err(|(f, m)| bad(line, f, m))?;
         if out.last().is_some_and(|p| p.arrival_s > arrival_s) {
             return Err(bad(
                 line,
@@ -237,4 +207,28 @@ pub fn read_trace(source: &Source) -> Result<Vec<Request>, Error> {
         return Err(bad(1, "", "a trace needs at least one request".into()));
     }
     Ok(out)
+}
+
+/// One trace row's arrival, prompt and output, or the field that is wrong and why.
+fn parse_row(fields: [&str; 3]) -> Result<(f64, u64, u64), (&'static str, String)> {
+    let [a, i, o] = fields;
+    let arrival_s = (a.parse().ok())
+        .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+        .ok_or_else(|| {
+            let why = format!("`{a}` is not a time in seconds (a number, at least 0)");
+            ("arrival_s", why)
+        })?;
+    let count = |text: &str, name: &'static str, least: u64| {
+        (text.parse::<u64>().ok())
+            .filter(|n| *n >= least)
+            .ok_or_else(|| {
+                let why = format!("`{text}` is not a whole number of tokens of at least {least}");
+                (name, why)
+            })
+    };
+    Ok((
+        arrival_s,
+        count(i, "input_tokens", 1)?,
+        count(o, "output_tokens", 2)?,
+    ))
 }

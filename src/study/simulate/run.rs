@@ -107,7 +107,8 @@ fn setup(
         .price(&Iteration::decode(1.0, REFERENCE - 1.0))?;
     let per_token = step.kv_bytes / REFERENCE;
     let room = step.usable_bytes - (step.footprint_bytes - step.kv_bytes);
-    if !(per_token > 0.0) || !(room >= per_token * BLOCK_TOKENS as f64) {
+    let fits = per_token > 0.0 && room >= per_token * BLOCK_TOKENS as f64;
+    if !fits {
         return Err(Error::value(format!(
             "no room for a KV block: {:.3} GB usable, {:.3} GB of weights, workspace and reserve",
             step.usable_bytes / 1e9,
@@ -123,7 +124,7 @@ fn setup(
             ev.params[i]
         }
     };
-    if !(budget >= 1.0) {
+    if budget.is_nan() || budget < 1.0 {
         return Err(Error::value(format!(
             "max_batched_tokens {budget}: an iteration batches at least one token"
         )));
