@@ -110,6 +110,7 @@ pub mod internals {
         pub use crate::export::document;
         pub use crate::export::filter;
         pub use crate::export::fit;
+        pub use crate::export::launch;
         pub use crate::export::{write_compare, write_run, Format};
     }
     pub use crate::study::{fit, import, lever, sweep, validate};

@@ -30,6 +30,7 @@ mod prices;
 mod properties;
 mod scenario_files;
 mod seeds;
+mod serving;
 mod shards;
 mod simulate;
 mod snapshots;

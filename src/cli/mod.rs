@@ -10,6 +10,7 @@ mod fit_command;
 mod output;
 mod plan_command;
 mod scenario;
+mod serving_command;
 mod show;
 mod simulate_command;
 mod slice;
@@ -102,6 +103,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             saver.commit()?;
         }
         Command::Plan(args) => plan_command::plan_command(args, given)?,
+        Command::Serving(args) => serving_command::serving_command(*args)?,
         Command::Import { config, out } => import_command(&config, out)?,
         Command::Validate {
             cases,

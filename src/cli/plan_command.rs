@@ -32,6 +32,17 @@ pub(crate) struct PlanArgs {
     /// Most milliseconds per output token a sequence may see
     #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
     pub(crate) max_ms_per_token: Option<f64>,
+    /// Requests per second a fleet must serve: per chip, the cheapest layout and instances
+    /// that serve them within --max-ttft-ms and --max-ms-per-token, each instance in
+    /// continuous-batching steady state, with its launch settings (needs --request)
+    #[arg(long, value_name = "R", requires = "request")]
+    pub(crate) rate: Option<f64>,
+    /// Prompt and output tokens of every request (with --rate)
+    #[arg(long, value_name = "in=I,out=O", value_parser = super::values::parse_request, requires = "rate")]
+    pub(crate) request: Option<(u64, u64)>,
+    /// Most milliseconds to a request's first token (with --rate)
+    #[arg(long, value_name = "T", requires = "rate")]
+    pub(crate) max_ttft_ms: Option<f64>,
     /// Tokens already in each sequence's KV cache (the workload's `context` param)
     #[arg(long, value_name = "C", value_parser = |t: &str| whole_in(t, &ranges::CONTEXT).map(|c| c as f64))]
     pub(crate) context: Option<f64>,
@@ -92,6 +103,9 @@ impl From<PlanSortArg> for crate::study::plan::PlanSort {
 /// none are), at the cheapest layout.
 pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Result<()> {
     let settled = scenario::plan(&mut args, given)?;
+    if args.rate.is_some() {
+        return super::serving_command::fleet_command(args, &settled.workload);
+    }
     let source = Source::resolve(&settled.workload, FileKind::Workload)?;
     let inputs = settled.command_inputs(&source, &args.chip, &args.cost);
     let target = Target::from_out(args.output.out.as_deref());

@@ -11,11 +11,13 @@ pub mod document;
 mod escape;
 pub mod filter;
 pub mod fit;
+pub mod launch;
 mod models;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 mod plan_table;
 pub mod rows;
+pub mod serving;
 mod shaped;
 pub mod simulate;
 pub mod stream;

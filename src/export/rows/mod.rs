@@ -12,6 +12,7 @@ mod encode;
 mod plan;
 mod scenario;
 mod select;
+mod serving;
 mod types;
 mod validate;
 mod what_if;
@@ -25,6 +26,7 @@ pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLab
 #[cfg(feature = "cli")]
 pub use select::Columns;
 pub use select::{Selected, Selection, Shape, UnknownColumn};
+pub use serving::{FleetCsvRow, ServingCsvRow};
 pub use types::{scenario_column_type, ColumnType};
 pub use validate::{CaseRow, StatsRow};
 pub use what_if::{ChipColumn, WhatIfCells};

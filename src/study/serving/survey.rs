@@ -85,22 +85,13 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
             "--concurrency: give one or more numbers of requests in flight, each at least 1",
         ));
     }
+    query.options.check()?;
     let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
         .filter_map(|d| workload.param(*d))
         .collect();
     let mut survey = Survey::default();
     for chip in chips {
-        let domain = (chip.interconnect.as_ref())
-            .and_then(|i| i.domain)
-            .unwrap_or(1);
-        let tried = match query.layouts {
-            LayoutChoice::Given => vec![given_layout(workload, &dims, &query.scenario)?],
-            LayoutChoice::Smallest | LayoutChoice::All => {
-                let mut all = layouts(dims.len(), domain);
-                all.sort_by_key(|l| l.iter().product::<u64>());
-                all
-            }
-        };
+        let tried = layouts_of(workload, chip, &dims, query)?;
         for dtypes in &query.dtype_choices {
             let (mut found, mut reasons) = (false, Vec::new());
             for layout in &tried {
@@ -163,14 +154,77 @@ fn given_layout(
         .collect())
 }
 
-/// Every concurrency of `query` at one scenario; one above the most that fits is priced at
-/// that most instead (once). Empty when one request does not fit.
-fn survey_layout(
+/// A layout as [`serve_layouts`] names it: `tp=4 ep=2`, and each parallel degree.
+pub(crate) struct Layout {
+    pub name: String,
+    pub sizes: Vec<(ScenarioParam, u64)>,
+}
+
+impl Layout {
+    /// The degree of `p` (1 where the layout does not set it).
+    pub fn size(&self, p: ScenarioParam) -> u64 {
+        (self.sizes.iter())
+            .find(|(q, _)| *q == p)
+            .map_or(1, |(_, s)| *s)
+    }
+}
+
+/// Calls `f` with the name and the server of each layout `query` tries on `chip` with
+/// `dtypes` (every one within the chip's scale-up domain, fewest chips first, or the
+/// scenario's own); a layout whose server cannot be made is passed over.
+pub(crate) fn serve_layouts(
     workload: &Workload,
     chip: &Chip,
-    scenario: &Scenario,
+    dtypes: Types,
     query: &ServingQuery,
-) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
+    f: &mut dyn FnMut(&Layout, &mut Server),
+) -> Result<(), Error> {
+    let named: Vec<(ScenarioParam, usize)> = (ScenarioParam::LAYOUT.iter())
+        .filter_map(|d| Some((*d, workload.param(*d)?)))
+        .collect();
+    let dims: Vec<usize> = named.iter().map(|(_, i)| *i).collect();
+    for layout in layouts_of(workload, chip, &dims, query)? {
+        let mut scenario = query.scenario.clone();
+        scenario.dtypes = dtypes;
+        let sizes = layout.iter().map(|&s| s as f64);
+        scenario.overrides.extend(dims.iter().copied().zip(sizes));
+        if let Ok(mut server) = server_for(workload, chip, &scenario, query) {
+            let named = Layout {
+                name: layout_name(workload, &dims, &layout),
+                sizes: named.iter().map(|(p, _)| *p).zip(layout).collect(),
+            };
+            f(&named, &mut server);
+        }
+    }
+    Ok(())
+}
+
+/// The layouts `query` tries on `chip`: the scenario's own, or every one within the chip's
+/// scale-up domain, fewest chips first.
+fn layouts_of(
+    workload: &Workload,
+    chip: &Chip,
+    dims: &[usize],
+    query: &ServingQuery,
+) -> Result<Vec<Vec<u64>>, Error> {
+    if query.layouts == LayoutChoice::Given {
+        return Ok(vec![given_layout(workload, dims, &query.scenario)?]);
+    }
+    let domain = (chip.interconnect.as_ref())
+        .and_then(|i| i.domain)
+        .unwrap_or(1);
+    let mut all = layouts(dims.len(), domain);
+    all.sort_by_key(|l| l.iter().product::<u64>());
+    Ok(all)
+}
+
+/// The server of `scenario`: the target's iterations, the draft's, and the token budget.
+fn server_for<'a>(
+    workload: &'a Workload,
+    chip: &'a Chip,
+    scenario: &Scenario,
+    query: &'a ServingQuery,
+) -> Result<Server<'a>, ServingError> {
     let target = IterationPricer::new(workload, chip, scenario)?;
     let draft = match &query.draft {
         None => None,
@@ -186,7 +240,18 @@ fn survey_layout(
         }
     };
     let budget = max_batched_tokens(workload, scenario)?;
-    let mut server = Server::new(chip, target, draft, budget, query.options)?;
+    Ok(Server::new(chip, target, draft, budget, query.options)?)
+}
+
+/// Every concurrency of `query` at one scenario; one above the most that fits is priced at
+/// that most instead (once). Empty when one request does not fit.
+fn survey_layout(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    query: &ServingQuery,
+) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
+    let mut server = server_for(workload, chip, scenario, query)?;
     let mut points: Vec<(Option<u64>, ServingPoint)> = Vec::new();
     for &c in &query.concurrency {
         let point = server.steady_state(query.shape, c)?;

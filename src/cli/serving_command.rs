@@ -1,0 +1,290 @@
+//! `serving`: its flags and its one function.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::args::{CostArgs, ModeArg, OutputArgs};
+use super::output::{self, Inputs};
+use super::values::{number_in, parse_dtype_axis, parse_request};
+use crate::base::format::Format as DataFormat;
+use crate::base::param::ScenarioParam;
+use crate::base::ranges;
+use crate::base::source::{FileKind, Source};
+use crate::base::types::TypeKey;
+use crate::engine::chip::Chip;
+use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::engine::workload::Workload;
+use crate::export::atomic::Target;
+use crate::export::rows::Shape;
+use crate::base::dtype::Role;
+use crate::engine::cost::CostView;
+use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
+use crate::export::{svg, Format};
+use crate::study::plan;
+use crate::study::serving::{
+    self, Draft, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
+};
+
+#[derive(Args)]
+pub(crate) struct ServingArgs {
+    /// Workload: built-in name or YAML file (it needs `batch`, `tokens` and `context` params,
+    /// and the prefill params to mix prompts into decode steps)
+    workload: String,
+    /// Chips to serve on, comma-separated, or `all`
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "h100-sxm,h200,b200,mi300x"
+    )]
+    chip: Vec<String>,
+    /// Prompt and output tokens of every request
+    #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, default_value = "in=1024,out=1024")]
+    request: (u64, u64),
+    /// Requests in flight, comma-separated; each is priced (one whose KV cache does not fit
+    /// is priced at the most that does, marked `*`)
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16,64,256")]
+    concurrency: Vec<u64>,
+    /// Every parallel layout within each chip's scale-up domain, every concurrency and type
+    /// choice, and keep each chip's Pareto frontier of tokens/s per user against tokens/s per
+    /// chip (without it: the given layout, or the fewest chips one request fits on)
+    #[arg(long)]
+    frontier: bool,
+    /// Draw tokens/s per chip against tokens/s per user, one curve per chip, as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
+    /// Data types to try: ROLE=LIST (repeatable; default the checkpoint's own); every
+    /// combination on every chip
+    #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
+    dtypes: Vec<(TypeKey, Vec<DataFormat>)>,
+    /// Override a param, e.g. --set tp=4 (repeatable); a layout param fixes the layout
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, f64)>,
+    /// Share of each prompt already in the prefix cache, whose prefill is skipped
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    prefix_hit: f64,
+    /// Speculative decoding: tokens drafted per verify step
+    #[arg(long, value_name = "K", requires_all = ["spec_accept", "draft"])]
+    spec_k: Option<u32>,
+    /// Speculative decoding: the chance each drafted token is accepted
+    #[arg(long, value_name = "A", requires_all = ["spec_k", "draft"])]
+    spec_accept: Option<f64>,
+    /// The drafting model: `mtp` (one layer of the served model with its head, as
+    /// DeepSeek-V3's multi-token prediction) or a workload
+    #[arg(long, value_name = "WORKLOAD|mtp", requires_all = ["spec_k", "spec_accept"])]
+    draft: Option<String>,
+    /// Fusion plan of the workload
+    #[arg(long)]
+    fusion: Option<String>,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+    mode: ModeArg,
+    /// Share of the chip's reported memory the serving engine uses, as vLLM's
+    /// gpu_memory_utilization (default 0.9)
+    #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
+    memory_utilization: Option<f64>,
+    #[command(flatten)]
+    cost: CostArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// `serving`: the steady state of every chip at every concurrency, or each chip's frontier.
+pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(&args.workload, &source);
+    inputs.named(&args.chip);
+    if let Some(d) = args.draft.as_deref().filter(|d| *d != "mtp") {
+        inputs.named(&[d]);
+    }
+    args.cost.inputs(&mut inputs);
+    let target = Target::from_out(args.output.out.as_deref());
+    let mut targets = vec![target];
+    targets.extend(args.plot.clone().map(Target::File));
+    let plan_out = output::plan_all(targets, &inputs)?;
+    let workload = Workload::load(&source)?;
+    let spec = |sets: Vec<(String, f64)>| ScenarioSpec {
+        sets,
+        dtypes: Vec::new(),
+        fusion: args.fusion.clone(),
+        mode: args.mode.into(),
+        overlap_comm: false,
+        memory_utilization: args.memory_utilization,
+    };
+    let scenario = Scenario::resolve(&workload, &spec(args.sets.clone()))?;
+    let draft_workload = match args.draft.as_deref() {
+        Some(d) if d != "mtp" => {
+            let w = Workload::load(&Source::resolve(d, FileKind::Workload)?)?;
+            let s = Scenario::resolve(&w, &spec(Vec::new()))?;
+            Some((w, s))
+        }
+        _ => None,
+    };
+    let draft = match (args.draft.as_deref(), &draft_workload) {
+        (Some("mtp"), _) => Some(Draft::OneLayer),
+        (_, Some((w, s))) => Some(Draft::Workload(w, s)),
+        _ => None,
+    };
+    let speculation = match (args.spec_k, args.spec_accept) {
+        (Some(k), Some(a)) => Some(Speculation::new(k, a)?),
+        _ => None,
+    };
+    let options = ServingOptions {
+        prefix_hit: args.prefix_hit,
+        speculation,
+    };
+    let fixed = ScenarioParam::LAYOUT
+        .iter()
+        .any(|p| args.sets.iter().any(|(n, _)| n == p.name()));
+    let layouts = match (args.frontier, fixed) {
+        (true, _) => LayoutChoice::All,
+        (false, true) => LayoutChoice::Given,
+        (false, false) => LayoutChoice::Smallest,
+    };
+    let shape = RequestShape::new(args.request.0, args.request.1)?;
+    let query = serving::ServingQuery {
+        shape,
+        concurrency: args.concurrency.clone(),
+        dtype_choices: dtype_choices(scenario.dtypes, &args.dtypes),
+        layouts,
+        options,
+        draft,
+        scenario,
+    };
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let mut survey = serving::survey(&workload, &chips, &query)?;
+    if args.frontier {
+        survey.rows = serving::frontier_rows(&survey.rows);
+    }
+    let assumed = plan::assumptions(&workload, &query.scenario)?
+        .into_iter()
+        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
+        .collect::<Vec<_>>();
+    let header = ServingHeader {
+        workload: &workload.name,
+        shape,
+        options,
+        assumed: &assumed,
+        frontier: args.frontier,
+    };
+    let mut buffer = Vec::new();
+    let format = &args.output.format;
+    write_serving(
+        &mut buffer,
+        &header,
+        &survey,
+        format.into(),
+        &format.shape()?,
+    )?;
+    let mut contents = vec![buffer];
+    if args.plot.is_some() {
+        let mut csv = Vec::new();
+        write_serving(&mut csv, &header, &survey, Format::Csv, &Shape::default())?;
+        let chart = svg::SweepChart {
+            x: "tokens_per_s_per_user".into(),
+            y: "output_tokens_per_s_per_chip".into(),
+            series: vec!["chip".into()],
+            log_y: true,
+            ..Default::default()
+        };
+        contents.push(svg::sweep(csv.as_slice(), "serving", &chart)?.into_bytes());
+    }
+    let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
+    Ok(plan_out.commit(&contents)?)
+}
+
+/// The type choices: the checkpoint's own, or every combination of the axes given.
+fn dtype_choices(
+    base: crate::base::types::Types,
+    axes: &[(TypeKey, Vec<DataFormat>)],
+) -> Vec<crate::base::types::Types> {
+    if axes.is_empty() {
+        vec![base]
+    } else {
+        plan::dtype_choices(base, axes)
+    }
+}
+
+/// `plan --rate`: per chip and types, the cheapest fleet that serves the rate within the
+/// latency bounds, and the first one's launch settings.
+pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: &str) -> Result<()> {
+    let source = Source::resolve(workload_name, FileKind::Workload)?;
+    let mut inputs = Inputs::default();
+    inputs.workload(workload_name, &source);
+    inputs.named(&args.chip);
+    args.cost.inputs(&mut inputs);
+    let plan_out = output::plan(args.output.out.as_deref(), &inputs)?;
+    let workload = Workload::load(&source)?;
+    let mut sets = args.sets.clone();
+    if let Some(context) = args.context {
+        sets.push((ScenarioParam::Context.name().into(), context));
+    }
+    let spec = ScenarioSpec {
+        sets,
+        dtypes: Vec::new(),
+        fusion: args.fusion.clone(),
+        mode: args.mode.into(),
+        overlap_comm: false,
+        memory_utilization: args.memory_utilization,
+    };
+    let scenario = Scenario::resolve(&workload, &spec)?;
+    let (input, output_tokens) = args.request.unwrap_or((1024, 1024));
+    let shape = RequestShape::new(input, output_tokens)?;
+    let slo = Slo::new(
+        args.rate.unwrap_or(0.0),
+        args.max_ttft_ms.map(|t| t / 1e3),
+        args.max_ms_per_token.map(|t| t / 1e3),
+    )?;
+    let checkpoint = scenario.dtypes;
+    let query = serving::ServingQuery {
+        shape,
+        concurrency: vec![1],
+        dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
+        layouts: LayoutChoice::All,
+        options: ServingOptions::default(),
+        draft: None,
+        scenario,
+    };
+    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let view = chips.first().map_or(CostView::Cloud, |c| c.cost_model().view());
+    let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
+    let assumed = plan::assumptions(&workload, &query.scenario)?
+        .into_iter()
+        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
+        .collect::<Vec<_>>();
+    let first = entries.iter().find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
+    let layout = first.map(|(_, fleet)| {
+        let chip = chips.iter().find(|c| c.id() == fleet.chip);
+        let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
+        LaunchLayout {
+            model_name: workload.name.clone(),
+            model_id: None,
+            checkpoint: checkpoint.role(Role::Weight),
+            weight: fleet.dtypes.role(Role::Weight),
+            kv: fleet.dtypes.role(Role::Kv),
+            tp: fleet.tp,
+            pp: fleet.pp,
+            ep: fleet.ep,
+            dp: fleet.instances,
+            moe: workload.param(ScenarioParam::Ep).is_some(),
+            max_seqs: fleet.max_concurrency,
+            max_batched_tokens: budget as u64,
+            memory_utilization: query.scenario.memory_utilization,
+            vendor: Vendor::of_family(chip.and_then(|c| c.family())),
+        }
+    });
+    let settings = layout.as_ref().map(launch).transpose()?;
+    let header = FleetHeader {
+        workload: &workload.name,
+        shape,
+        slo: &slo,
+        assumed: &assumed,
+        view: view.name(),
+        launch: layout.as_ref().zip(settings.as_ref()),
+    };
+    let mut buffer = Vec::new();
+    let format = &args.output.format;
+    write_fleet(&mut buffer, &header, &entries, format.into(), &format.shape()?)?;
+    Ok(plan_out.commit(&[&buffer])?)
+}

@@ -1,0 +1,295 @@
+//! `serving`: the steady state against steps priced on their own (a request alone, Little's
+//! law, speculation that never helps at acceptance 0, a prefix cache), the frontier's order,
+//! memory's cap on concurrency, and bad input refused.
+
+use stepcost::{
+    frontier_rows, serving_survey, Draft, IterationPricer, LayoutChoice, RequestShape, Scenario,
+    ScenarioSpec, Server, ServingOptions, ServingQuery, Speculation,
+};
+
+use crate::common::{assert_close, cell, chip, csv_rows, run, stepcost, workload};
+
+/// The server of `name` on `chip_name` with `sets` (expected mode), batching 8192 tokens.
+fn point(
+    name: &str,
+    chip_name: &str,
+    sets: &[(&str, f64)],
+    options: ServingOptions,
+    shape: RequestShape,
+    concurrency: u64,
+) -> stepcost::ServingPoint {
+    let w = workload(name);
+    let c = chip(chip_name);
+    let spec = ScenarioSpec {
+        sets: sets.iter().map(|(n, v)| ((*n).into(), *v)).collect(),
+        ..ScenarioSpec::default()
+    };
+    let scenario = Scenario::resolve(&w, &spec).unwrap();
+    let target = IterationPricer::new(&w, &c, &scenario).unwrap();
+    let mut draft_scenario = scenario.clone();
+    if options.speculation.is_some() {
+        draft_scenario
+            .overrides
+            .push((w.param_index("layers").unwrap(), 1.0));
+    }
+    let draft = options
+        .speculation
+        .map(|_| IterationPricer::new(&w, &c, &draft_scenario).unwrap());
+    let mut server = Server::new(&c, target, draft, 8192.0, options).unwrap();
+    server.steady_state(shape, concurrency).unwrap()
+}
+
+#[test]
+fn one_request_in_flight_is_a_request_priced_alone() {
+    let shape = RequestShape::new(1024, 512).unwrap();
+    let sets = [("tp", 2.0)];
+    let p = point(
+        "llama-3.1-70b",
+        "h100-sxm",
+        &sets,
+        ServingOptions::default(),
+        shape,
+        1,
+    );
+    // TPOT: a one-sequence decode step at the mean of the contexts the request decodes at
+    // (1024 to 1024 + 510).
+    let mean = 1024.0 + 510.0 / 2.0;
+    let decode = run(
+        "llama-3.1-70b",
+        "h100-sxm",
+        &[
+            ("tp", 2.0),
+            ("batch", 1.0),
+            ("tokens", 1.0),
+            ("context", mean),
+        ],
+        ScenarioSpec::default(),
+    );
+    assert_close(p.tpot_s, decode.summary.step_time_s, 1e-12);
+    assert_close(
+        p.tokens_per_s_per_user,
+        1.0 / decode.summary.step_time_s,
+        1e-12,
+    );
+    // TTFT: the whole prompt in one step (it is under max_batched_tokens) on an empty cache.
+    let prefill = run(
+        "llama-3.1-70b",
+        "h100-sxm",
+        &[
+            ("tp", 2.0),
+            ("batch", 1.0),
+            ("tokens", 1024.0),
+            ("context", 0.0),
+        ],
+        ScenarioSpec::default(),
+    );
+    assert_close(p.ttft_s, prefill.summary.step_time_s, 1e-12);
+    assert_close(p.e2e_s, p.ttft_s + 511.0 * p.tpot_s, 1e-12);
+    assert_eq!(p.chips, 2);
+    assert_close(p.output_tokens_per_s_per_chip, 512.0 / p.e2e_s / 2.0, 1e-12);
+}
+
+#[test]
+fn a_long_prompt_is_prefilled_in_chunks_of_the_batched_tokens() {
+    // 20,000 prompt tokens in steps of at most 8192: three chunks of 6,666.7 tokens, at prior
+    // contexts 0, 6,666.7 and 13,333.3, priced at their mean (attention is linear in context).
+    let shape = RequestShape::new(20_000, 64).unwrap();
+    let p = point(
+        "llama-3.1-8b",
+        "h200",
+        &[],
+        ServingOptions::default(),
+        shape,
+        1,
+    );
+    assert_eq!(p.chunks_per_prompt, 3);
+    let chunk = 20_000.0 / 3.0;
+    let prefill = run(
+        "llama-3.1-8b",
+        "h200",
+        &[("batch", 1.0), ("tokens", chunk), ("context", chunk)],
+        ScenarioSpec::default(),
+    );
+    assert_close(p.ttft_s, 3.0 * prefill.summary.step_time_s, 1e-12);
+}
+
+#[test]
+fn littles_law_holds_at_every_concurrency() {
+    let shape = RequestShape::new(2048, 256).unwrap();
+    for c in [1, 3, 16, 100] {
+        let p = point(
+            "llama-3.1-8b",
+            "h100-sxm",
+            &[],
+            ServingOptions::default(),
+            shape,
+            c,
+        );
+        assert_close(p.requests_per_s * p.e2e_s, c as f64, 1e-12);
+        assert_close(p.output_tokens_per_s, p.requests_per_s * 256.0, 1e-12);
+        assert!(p.ttft_s > 0.0 && p.tpot_s > 0.0, "{p:?}");
+    }
+}
+
+#[test]
+fn speculation_accepting_nothing_is_never_faster() {
+    let shape = RequestShape::new(1024, 1024).unwrap();
+    for (name, chip_name) in [("llama-3.1-8b", "h100-sxm"), ("deepseek-v3", "h200")] {
+        let sets: &[(&str, f64)] = if name == "deepseek-v3" {
+            &[("tp", 8.0)]
+        } else {
+            &[]
+        };
+        for c in [1, 8, 64] {
+            let plain = point(name, chip_name, sets, ServingOptions::default(), shape, c);
+            for k in [1, 3] {
+                let spec = ServingOptions {
+                    speculation: Some(Speculation::new(k, 0.0).unwrap()),
+                    ..ServingOptions::default()
+                };
+                let s = point(name, chip_name, sets, spec, shape, c);
+                assert!(s.tpot_s >= plain.tpot_s, "{name} c={c} k={k}");
+                assert!(s.output_tokens_per_s <= plain.output_tokens_per_s);
+            }
+        }
+    }
+}
+
+#[test]
+fn expected_tokens_per_verify_step() {
+    // (1 - A^(K+1)) / (1 - A): K = 3, A = 0.8 gives (1 - 0.4096) / 0.2 = 2.952.
+    let s = Speculation::new(3, 0.8).unwrap();
+    assert_close(s.tokens_per_verify(), 2.952, 1e-12);
+    assert_eq!(Speculation::new(4, 1.0).unwrap().tokens_per_verify(), 5.0);
+    assert_eq!(Speculation::new(4, 0.0).unwrap().tokens_per_verify(), 1.0);
+    assert!(Speculation::new(0, 0.5).is_err());
+    assert!(Speculation::new(2, 1.5).is_err());
+}
+
+#[test]
+fn a_prefix_cache_hit_prefills_only_the_rest() {
+    // Half of a 2048-token prompt cached: TTFT is a prefill of 1024 tokens over 1024 cached.
+    let shape = RequestShape::new(2048, 16).unwrap();
+    let options = ServingOptions {
+        prefix_hit: 0.5,
+        speculation: None,
+    };
+    let p = point("llama-3.1-8b", "h100-sxm", &[], options, shape, 1);
+    let prefill = run(
+        "llama-3.1-8b",
+        "h100-sxm",
+        &[("batch", 1.0), ("tokens", 1024.0), ("context", 1024.0)],
+        ScenarioSpec::default(),
+    );
+    assert_close(p.ttft_s, prefill.summary.step_time_s, 1e-12);
+}
+
+/// The survey of llama-3.1-70b on two chips over every layout and two weight types.
+fn wide_survey() -> stepcost::Survey {
+    let w = workload("llama-3.1-70b");
+    let chips = [chip("h100-sxm"), chip("mi300x")];
+    let scenario = Scenario::resolve(&w, &ScenarioSpec::default()).unwrap();
+    let base = scenario.dtypes;
+    let mut fp8 = base;
+    fp8.set(
+        stepcost::TypeKey::Role(stepcost::Role::Weight),
+        stepcost::Format::Fp8,
+    );
+    let query = ServingQuery {
+        shape: RequestShape::new(1024, 1024).unwrap(),
+        concurrency: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
+        scenario,
+        dtype_choices: vec![base, fp8],
+        layouts: LayoutChoice::All,
+        options: ServingOptions::default(),
+        draft: None::<Draft>,
+    };
+    serving_survey(&w, &chips, &query).unwrap()
+}
+
+#[test]
+fn each_chips_frontier_trades_interactivity_for_throughput() {
+    let all = wide_survey();
+    let front = frontier_rows(&all.rows);
+    for c in ["h100-sxm", "mi300x"] {
+        let mine: Vec<_> = front.iter().filter(|r| r.chip == c).collect();
+        assert!(mine.len() >= 3, "{c}: {} points", mine.len());
+        for pair in mine.windows(2) {
+            let (a, b) = (&pair[0].point, &pair[1].point);
+            assert!(a.tokens_per_s_per_user < b.tokens_per_s_per_user);
+            assert!(a.output_tokens_per_s_per_chip > b.output_tokens_per_s_per_chip);
+        }
+        // No surveyed point beats a frontier point on both.
+        for r in all.rows.iter().filter(|r| r.chip == c) {
+            let beaten = mine.iter().any(|f| {
+                r.point.tokens_per_s_per_user > f.point.tokens_per_s_per_user
+                    && r.point.output_tokens_per_s_per_chip > f.point.output_tokens_per_s_per_chip
+            });
+            let dominated_by_none = !mine.iter().any(|f| {
+                f.point.tokens_per_s_per_user >= r.point.tokens_per_s_per_user
+                    && f.point.output_tokens_per_s_per_chip >= r.point.output_tokens_per_s_per_chip
+            });
+            assert!(
+                !dominated_by_none || beaten,
+                "{r:?} is off a frontier it beats"
+            );
+        }
+    }
+}
+
+#[test]
+fn memory_caps_concurrency() {
+    // 70B in bf16 on one H100 does not fit; at tp=2, 100,000 sequences of 8k context cannot.
+    let out = stepcost()
+        .args([
+            "serving",
+            "llama-3.1-70b",
+            "--chip",
+            "h100-sxm",
+            "--set",
+            "tp=2",
+        ])
+        .args(["--request", "in=7000,out=1000", "--concurrency", "1,100000"])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows.len(), 2);
+    let capped = &rows[1];
+    assert_eq!(cell(&header, capped, "capped_from"), "100000");
+    let c: u64 = cell(&header, capped, "concurrency").parse().unwrap();
+    let most: u64 = cell(&header, capped, "max_concurrency").parse().unwrap();
+    assert!(c <= most && c > 1, "{c} of {most}");
+    assert_eq!(cell(&header, capped, "fits"), "true");
+    let headroom: f64 = cell(&header, capped, "headroom_bytes").parse().unwrap();
+    assert!(headroom >= 0.0);
+}
+
+#[test]
+fn bad_serving_input_is_refused() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--concurrency", "0"], "at least 1"),
+        (&["--request", "in=10,out=1"], "2 output tokens"),
+        (&["--prefix-hit", "1"], "below 1"),
+        (
+            &["--spec-k", "2", "--spec-accept", "1.5", "--draft", "mtp"],
+            "between 0 and 1",
+        ),
+        (&["--spec-k", "2"], "--spec-accept"),
+    ];
+    for (args, message) in cases {
+        let out = stepcost()
+            .args(["serving", "llama-3.1-8b", "--chip", "h100-sxm"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
