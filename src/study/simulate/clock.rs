@@ -2,8 +2,8 @@
 //! exactly or from a cache.
 //!
 //! The cache. An iteration is keyed on its exact counts (decoding sequences, prompt tokens,
-//! prompt sequences) and priced at the two grid points of [`CONTEXT_GRID`] tokens around each
-//! of its mean contexts (decoding and prompt), interpolated linearly between them. Attention's
+//! prompt sequences) and priced at the grid points of [`CONTEXT_GRID`] tokens below and above
+//! each of its mean contexts (decoding and prompt), interpolated linearly between them. Attention's
 //! FLOPs and KV bytes are linear in the context, so within one bound regime of each kernel the
 //! interpolation is exact; where a kernel turns from memory- to compute-bound inside a cell it
 //! is off by at most the kink's share of that cell (the error a run measures with
@@ -117,15 +117,16 @@ impl<'a> Clock<'a> {
         };
         let (di, df) = cell(mix.decode_context());
         let (pi, pf) = cell(mix.prefill_context());
-        let mut total = 0.0;
-        for (dstep, dw) in [(0, 1.0 - df), (1, df)] {
-            for (pstep, pw) in [(0, 1.0 - pf), (1, pf)] {
-                let w = dw * pw;
-                if w == 0.0 {
-                    continue;
-                }
-                total += w * self.corner_s(mix, di + dstep, pi + pstep)?;
-            }
+        // The decoding and the prompt sequences' attention are kernels of their own, each
+        // depending on its own context only: the step time is a sum of a function of each, so
+        // three corners price it (a fourth would add nothing).
+        let base = self.corner_s(mix, di, pi)?;
+        let mut total = base;
+        if df > 0.0 {
+            total += df * (self.corner_s(mix, di + 1, pi)? - base);
+        }
+        if pf > 0.0 {
+            total += pf * (self.corner_s(mix, di, pi + 1)? - base);
         }
         Ok(total)
     }
