@@ -6,19 +6,19 @@ use clap::Args;
 use super::args::{CostArgs, ModeArg, OutputArgs};
 use super::output::{self, Inputs};
 use super::values::{number_in, parse_dtype_axis, parse_request};
+use crate::base::dtype::Role;
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::engine::chip::Chip;
+use crate::engine::cost::CostView;
 use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
-use crate::export::rows::Shape;
-use crate::base::dtype::Role;
-use crate::engine::cost::CostView;
 use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::rows::Shape;
 use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
 use crate::export::{svg, Format};
 use crate::study::plan;
@@ -208,7 +208,10 @@ fn dtype_choices(
 
 /// `plan --rate`: per chip and types, the cheapest fleet that serves the rate within the
 /// latency bounds, and the first one's launch settings.
-pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: &str) -> Result<()> {
+pub(crate) fn fleet_command(
+    args: super::plan_command::PlanArgs,
+    workload_name: &str,
+) -> Result<()> {
     let source = Source::resolve(workload_name, FileKind::Workload)?;
     let mut inputs = Inputs::default();
     inputs.workload(workload_name, &source);
@@ -247,13 +250,17 @@ pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: 
         scenario,
     };
     let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
-    let view = chips.first().map_or(CostView::Cloud, |c| c.cost_model().view());
+    let view = chips
+        .first()
+        .map_or(CostView::Cloud, |c| c.cost_model().view());
     let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
     let assumed = plan::assumptions(&workload, &query.scenario)?
         .into_iter()
         .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
         .collect::<Vec<_>>();
-    let first = entries.iter().find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
+    let first = entries
+        .iter()
+        .find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
     let layout = first.map(|(_, fleet)| {
         let chip = chips.iter().find(|c| c.id() == fleet.chip);
         let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
@@ -285,6 +292,12 @@ pub(crate) fn fleet_command(args: super::plan_command::PlanArgs, workload_name: 
     };
     let mut buffer = Vec::new();
     let format = &args.output.format;
-    write_fleet(&mut buffer, &header, &entries, format.into(), &format.shape()?)?;
+    write_fleet(
+        &mut buffer,
+        &header,
+        &entries,
+        format.into(),
+        &format.shape()?,
+    )?;
     Ok(plan_out.commit(&[&buffer])?)
 }

@@ -182,10 +182,16 @@ pub fn write_fleet(
             entry,
         })
         .collect();
-    write_list(out, &rows, format, shape, |t| write_fleet_table(t, header, entries))
+    write_list(out, &rows, format, shape, |t| {
+        write_fleet_table(t, header, entries)
+    })
 }
 
-fn write_fleet_table(out: &mut dyn Write, h: &FleetHeader, entries: &[FleetEntry]) -> io::Result<()> {
+fn write_fleet_table(
+    out: &mut dyn Write,
+    h: &FleetHeader,
+    entries: &[FleetEntry],
+) -> io::Result<()> {
     let slo = h.slo;
     write!(
         out,

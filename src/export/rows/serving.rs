@@ -92,7 +92,10 @@ impl Row for FleetCsvRow<'_> {
         f("rate_per_s", Value::Num(self.slo.rate_per_s));
         f("max_ttft_ms", self.slo.max_ttft_s.map(|t| t * 1e3).into());
         f("max_tpot_ms", self.slo.max_tpot_s.map(|t| t * 1e3).into());
-        f("layout", fleet.map_or(Value::Empty, |x| Value::Text(&x.layout)));
+        f(
+            "layout",
+            fleet.map_or(Value::Empty, |x| Value::Text(&x.layout)),
+        );
         f("chips_per_instance", int(|x| x.point.chips));
         f("instances", int(|x| x.instances));
         f("chips", int(|x| x.chips));
@@ -101,13 +104,28 @@ impl Row for FleetCsvRow<'_> {
         f("ttft_ms", num(|x| x.point.ttft_s * 1e3));
         f("tpot_ms", num(|x| x.point.tpot_s * 1e3));
         f("e2e_s", num(|x| x.point.e2e_s));
-        f("requests_per_s_per_instance", num(|x| x.point.requests_per_s));
-        f("output_tokens_per_s_per_chip", num(|x| x.point.output_tokens_per_s_per_chip));
+        f(
+            "requests_per_s_per_instance",
+            num(|x| x.point.requests_per_s),
+        );
+        f(
+            "output_tokens_per_s_per_chip",
+            num(|x| x.point.output_tokens_per_s_per_chip),
+        );
         f("cloud_usd_per_hour", opt(|x| x.cloud_usd_per_hour));
         f("tco_usd_per_hour", opt(|x| x.tco_usd_per_hour));
-        f("cloud_usd_per_million_tokens", opt(|x| x.point.cloud_usd_per_million_tokens));
-        f("tco_usd_per_million_tokens", opt(|x| x.point.tco_usd_per_million_tokens));
+        f(
+            "cloud_usd_per_million_tokens",
+            opt(|x| x.point.cloud_usd_per_million_tokens),
+        );
+        f(
+            "tco_usd_per_million_tokens",
+            opt(|x| x.point.tco_usd_per_million_tokens),
+        );
         f("footprint_bytes", num(|x| x.point.footprint_bytes));
-        f("note", Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)));
+        f(
+            "note",
+            Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
+        );
     }
 }

@@ -361,7 +361,11 @@ impl<'a> Server<'a> {
         let prefill_chips = prefill_instances * prefill.summary.chips as f64;
         let all_chips = decode.summary.chips as f64 + prefill_chips;
         let per_million = |view: CostView| {
-            let usd = self.chip.cost_model().with_view(view).usd_per_hour(self.chip);
+            let usd = self
+                .chip
+                .cost_model()
+                .with_view(view)
+                .usd_per_hour(self.chip);
             usd.ok().map(|u| u * all_chips / 3600.0 / rate * 1e6)
         };
         let footprint = decode.footprint_bytes;

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::survey::serve_layouts;
 use super::Server;
-use crate::base::param::ScenarioParam;
 use super::{ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::cost::CostView;
@@ -38,7 +38,10 @@ impl Slo {
                 "--rate {rate_per_s}: a request rate is a positive number of requests per second"
             )));
         }
-        for (flag, bound) in [("--max-ttft-ms", max_ttft_s), ("--max-ms-per-token", max_tpot_s)] {
+        for (flag, bound) in [
+            ("--max-ttft-ms", max_ttft_s),
+            ("--max-ms-per-token", max_tpot_s),
+        ] {
             if bound.is_some_and(|b| !positive(b)) {
                 return Err(Error::value(format!("{flag}: a bound is a positive time")));
             }
@@ -103,8 +106,12 @@ pub fn plan_fleet(
         for dtypes in &query.dtype_choices {
             let mut best: Option<Fleet> = None;
             let mut why = String::from("no layout serves one request");
-            serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
-                match fleet_at(server, query, slo) {
+            serve_layouts(
+                workload,
+                chip,
+                *dtypes,
+                query,
+                &mut |layout, server| match fleet_at(server, query, slo) {
                     Ok(Some((point, most))) => {
                         let mut fleet = make_fleet(chip, *dtypes, &layout.name, point, most, slo);
                         fleet.tp = layout.size(ScenarioParam::Tp);
@@ -116,8 +123,8 @@ pub fn plan_fleet(
                     }
                     Ok(None) => why = "no concurrency meets the bounds".into(),
                     Err(e) => why = e.to_string().lines().next().unwrap_or_default().into(),
-                }
-            })?;
+                },
+            )?;
             entries.push(FleetEntry {
                 chip: chip.id().to_owned(),
                 dtypes: *dtypes,

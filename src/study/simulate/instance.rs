@@ -187,29 +187,30 @@ impl Instance {
     /// Ends the iteration in flight at `now_s`: computed tokens advance, sequences whose
     /// tokens are all computed sample one, and finished ones leave with their blocks.
     pub fn complete(&mut self, now_s: f64, out: &mut impl Outcomes) {
-        let mut freed = 0;
-        self.running.retain_mut(|s| {
-            if s.scheduled == 0 {
-                return true;
-            }
+        // Advance in place, and move sequences only when one finished (most iterations
+        // finish none).
+        let mut done = 0;
+        for s in &mut self.running {
             s.computed += s.scheduled;
-            s.scheduled = 0;
-            if s.computed < s.tokens {
-                return true;
+            if s.scheduled == 0 || s.computed < s.tokens {
+                s.scheduled = 0;
+                continue;
             }
+            s.scheduled = 0;
             s.generated += 1;
             s.tokens += 1;
             if s.generated == 1 {
                 out.first_token(s.request, now_s);
             }
-            if s.generated < s.output {
-                return true;
+            if s.generated == s.output {
+                out.finished(s.request, now_s);
+                self.free_blocks += s.blocks;
+                done += 1;
             }
-            out.finished(s.request, now_s);
-            freed += s.blocks;
-            false
-        });
-        self.free_blocks += freed;
+        }
+        if done > 0 {
+            self.running.retain(|s| s.generated < s.output);
+        }
         self.busy_until = None;
     }
 }
