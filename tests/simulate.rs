@@ -285,3 +285,48 @@ fn bad_input_is_refused_with_what_was_wrong_and_nothing_written() {
         assert!(!out.exists(), "{args:?} wrote {}", out.display());
     }
 }
+
+#[test]
+fn a_trace_is_served_as_written_and_two_instances_share_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.csv");
+    std::fs::write(
+        &trace,
+        "arrival_s,input_tokens,output_tokens\n0,1000,40\n0,1000,40\n5,200,10\n",
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let one = cli_run(&["--trace", t, "--format", "csv"]);
+    let two = cli_run(&[
+        "--trace",
+        t,
+        "--instances",
+        "2",
+        "--router",
+        "least-loaded",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        two.status.success(),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    let (header, one) = crate::common::csv_rows(&String::from_utf8_lossy(&one.stdout));
+    let (_, two) = crate::common::csv_rows(&String::from_utf8_lossy(&two.stdout));
+    let get =
+        |row: &[String], c: &str| crate::common::cell(&header, row, c).parse::<f64>().unwrap();
+    assert_eq!(
+        (get(&one[0], "finished"), get(&two[0], "finished")),
+        (3.0, 3.0)
+    );
+    assert_eq!((get(&one[0], "chips"), get(&two[0], "chips")), (1.0, 2.0));
+    // Apart, the two first requests each prefill alone: the first token comes sooner than
+    // when they share an iteration.
+    assert!(get(&two[0], "ttft_p90_s") < get(&one[0], "ttft_p90_s"));
+    // Of the three e2e times the median is the first two's: each alone on its instance, as
+    // `run --request` prices it (the third, shorter, arrives after they finished).
+    let w = mixed("llama-3.1-8b.yaml");
+    let alone = price_request(&w, &chip("h100-sxm"), &scenario(&w, &[]), 1000, 40).unwrap();
+    assert_close(get(&two[0], "e2e_p50_s"), alone.e2e_s, 1e-4);
+}

@@ -220,3 +220,71 @@ fn add_prompt(mix: &mut Mix, chunk: u64, prior: u64) {
     mix.prefill_seqs += 1;
     mix.prefill_context_sum += prior;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Log(Vec<(u32, &'static str, f64)>);
+
+    impl Outcomes for Log {
+        fn first_token(&mut self, request: u32, at_s: f64) {
+            self.0.push((request, "first", at_s));
+        }
+
+        fn finished(&mut self, request: u32, at_s: f64) {
+            self.0.push((request, "finished", at_s));
+        }
+    }
+
+    #[test]
+    fn a_full_cache_preempts_the_newest_sequence_and_requeues_it_at_the_front() {
+        // Four blocks (64 tokens); two prompts of 30 tokens take two blocks each.
+        let mut inst = Instance::new(4, 8, 100);
+        inst.arrive(0, 30, 10);
+        inst.arrive(1, 30, 10);
+        let mut log = Log::default();
+        let first = inst.schedule();
+        assert_eq!(
+            (first.prefill_tokens, first.prefill_seqs, first.decode_seqs),
+            (60, 2, 0)
+        );
+        inst.complete(1.0, &mut log);
+        assert_eq!(log.0, vec![(0, "first", 1.0), (1, "first", 1.0)]);
+        // Contexts 30 and 31 fit the 32 positions each holds.
+        for t in [2.0, 3.0] {
+            let mix = inst.schedule();
+            assert_eq!((mix.decode_seqs, mix.prefill_seqs), (2, 0));
+            inst.complete(t, &mut log);
+        }
+        // Request 0 needs a third block and none is free: request 1, admitted last, gives
+        // its two back and waits to recompute its 30 + 3 tokens (3 blocks; 1 is free).
+        let mix = inst.schedule();
+        assert_eq!(inst.preemptions, 1);
+        assert_eq!((mix.decode_seqs, mix.decode_context_sum), (1, 32));
+        assert_eq!(mix.prefill_seqs, 0);
+        assert_eq!((inst.running.len(), inst.waiting.len()), (1, 1));
+        assert_eq!(inst.waiting[0].tokens - inst.waiting[0].computed, 33);
+        assert_eq!(inst.free_blocks, 1);
+    }
+
+    #[test]
+    fn decodes_come_first_and_prompts_fill_what_is_left_of_the_budget() {
+        let mut inst = Instance::new(1000, 8, 64);
+        inst.arrive(0, 10, 5);
+        let mut log = Log::default();
+        inst.schedule();
+        inst.complete(1.0, &mut log);
+        inst.arrive(1, 100, 5);
+        // One decode token, then 63 of the new prompt's 100; the next iteration its last 37.
+        let mix = inst.schedule();
+        assert_eq!((mix.decode_seqs, mix.prefill_tokens), (1, 63));
+        inst.complete(2.0, &mut log);
+        let mix = inst.schedule();
+        assert_eq!((mix.decode_seqs, mix.prefill_tokens), (1, 37));
+        assert_eq!(mix.prefill_context_sum, 63);
+        inst.complete(3.0, &mut log);
+        assert_eq!(log.0.last(), Some(&(1, "first", 3.0)));
+    }
+}
