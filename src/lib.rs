@@ -31,7 +31,7 @@
 //! ```
 //!
 //! The code sits in wings with one-way doors: `cli` (the command line) over `study` (sweeps,
-//! plans, levers, validation) and `export` (rows, tables, documents, pictures), over `engine`
+//! plans, levers, validation, the serving simulator) and `export` (rows, tables, documents, pictures), over `engine`
 //! (chips, workloads, pricing), over `base` (units, data types, diagnostics, limits, errors).
 
 // Without the command line, the exporters only it calls (tables, documents, atomic files) are
@@ -79,6 +79,10 @@ pub use study::serving::{
     Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice, RequestShape, Server,
     ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Skipped, Slo,
     Speculation, Survey,
+};
+pub use study::simulate::{
+    default_max_seqs, read_trace, simulate, Arrivals, Horizon, LatencyBounds, Lengths, Percentiles,
+    Request, Router, SimConfig, SimReport, BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
 };
 pub use study::sweep::{
     run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,

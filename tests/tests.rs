@@ -34,6 +34,7 @@ mod seeds;
 mod serving;
 mod serving_cases;
 mod shards;
+mod simulate;
 mod snapshots;
 mod suggest;
 mod sweep;

@@ -85,6 +85,10 @@ pub(crate) enum Command {
     /// measured cases, by least squares on log(predicted / measured); write them as an
     /// `expected:` section
     Fit(super::fit_command::FitArgs),
+    /// Simulate serving request by request: arrivals at a rate or from a trace, a
+    /// continuous-batching scheduler with chunked prefill, KV blocks and preemption, every
+    /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up
+    Simulate(Box<super::simulate_command::SimulateArgs>),
     /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
     /// sweep CSV
     Plot {

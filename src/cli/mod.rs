@@ -13,6 +13,7 @@ mod plan_command;
 mod scenario;
 mod serving_command;
 mod show;
+mod simulate_command;
 mod slice;
 mod sweep;
 #[cfg(feature = "ui")]
@@ -118,6 +119,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ..
         } => validate_command(&cases, mode, output)?,
         Command::Fit(args) => fit_command::fit_command(&args)?,
+        Command::Simulate(args) => simulate_command::simulate_command(*args)?,
         Command::Workloads { output } => show::workloads_command(output)?,
         Command::Show(args) => show::show_command(args)?,
         Command::Check { files, kind } => return check_command(&files, kind),

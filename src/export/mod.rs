@@ -19,6 +19,7 @@ mod plan_table;
 pub mod rows;
 pub mod serving;
 mod shaped;
+pub mod simulate;
 pub mod stream;
 pub mod svg;
 mod table;

@@ -12,5 +12,6 @@ pub mod models;
 pub mod plan;
 pub mod scenario_file;
 pub mod serving;
+pub mod simulate;
 pub mod sweep;
 pub mod validate;

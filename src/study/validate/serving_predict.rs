@@ -14,7 +14,7 @@ use crate::study::serving::{RequestShape, Server, ServingError, ServingOptions, 
 
 /// Requests in flight an `rate=inf` row is priced at, at most: the engine holds as many as
 /// memory and its token budget allow, up to this many (vLLM's `max_num_seqs` for its API
-/// server on large GPUs; docs/sources.md, serving engines).
+/// server on GPUs of 70 GiB or more; docs/sources.md, SE-4).
 pub const ALL_AT_ONCE_MOST: u64 = 1024;
 
 /// One serving row and what the model predicts for it.

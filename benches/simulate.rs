@@ -1,0 +1,93 @@
+//! Speed of `simulate`: iterations priced per second on one core for Llama-3.1-70B (fp8
+//! weights) on one H200 at a rate that keeps its batch near 256, with the cache of step
+//! times, and what one exactly priced iteration costs.
+//!
+//! The workload is the test stand-in of the dense template that prices a mixed step
+//! (`tests/sim/`), until the built-in templates carry `prefill_tokens`.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use stepcost::internals::price::{Iteration, IterationPricer};
+use stepcost::{
+    simulate, Arrivals, Chip, Horizon, LatencyBounds, Lengths, Router, Scenario, ScenarioSpec,
+    SimConfig, Workload,
+};
+
+fn inputs() -> (Workload, Chip, Scenario) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sim/llama-3.1-70b.yaml");
+    let workload = Workload::named(path.to_str().unwrap()).unwrap();
+    let chip = Chip::named("h200").unwrap();
+    let spec = ScenarioSpec {
+        dtypes: vec![("weight".parse().unwrap(), "fp8".parse().unwrap())],
+        ..ScenarioSpec::default()
+    };
+    let scenario = Scenario::resolve(&workload, &spec).unwrap();
+    (workload, chip, scenario)
+}
+
+fn config(exact: bool, audit: bool) -> SimConfig {
+    SimConfig {
+        arrivals: Arrivals::Poisson { rate_per_s: 6.0 },
+        horizon: Horizon::Duration { s: 3600.0 },
+        lengths: Lengths::new(512, 256, 0.0).unwrap(),
+        seed: 0,
+        max_seqs: None,
+        instances: 1,
+        router: Router::RoundRobin,
+        slo: LatencyBounds::default(),
+        exact,
+        audit,
+    }
+}
+
+fn simulation(c: &mut Criterion) {
+    let (w, chip, s) = inputs();
+    let audited = simulate(&w, &chip, &s, &config(false, true)).unwrap();
+    eprintln!(
+        "{} iterations, mean batch {:.0}, {} steps priced; cache against exact pricing: max relative error {:.2e}",
+        audited.iterations,
+        audited.mean_batch,
+        audited.steps_priced,
+        audited.cache_max_relative_error.unwrap_or(f64::NAN)
+    );
+    let mut group = c.benchmark_group("simulate");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    for exact in [false, true] {
+        let cfg = config(exact, false);
+        let iterations = simulate(&w, &chip, &s, &cfg).unwrap().iterations;
+        group.throughput(Throughput::Elements(iterations));
+        let name = if exact {
+            "llama-3.1-70b h200 rate 6, exact"
+        } else {
+            "llama-3.1-70b h200 rate 6, cached"
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| simulate(black_box(&w), black_box(&chip), black_box(&s), &cfg).unwrap())
+        });
+    }
+    group.finish();
+    let mut pricer = IterationPricer::new(&w, &chip, &s).unwrap();
+    let mut context = 512.0;
+    c.bench_function(
+        "price one mixed iteration exactly (context changing)",
+        |b| {
+            b.iter(|| {
+                context = if context > 700.0 {
+                    512.0
+                } else {
+                    context + 1.0
+                };
+                let it = Iteration::decode(240.0, context).with_prefill(600.0, 2.0, 100.0);
+                pricer.price(black_box(&it)).unwrap().step_time_s
+            })
+        },
+    );
+}
+
+criterion_group!(benches, simulation);
+criterion_main!(benches);

@@ -1,0 +1,199 @@
+//! `simulate`: its flags and its one function.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+
+use super::args::{parse_request, OutputArgs, ScenarioArgs};
+use super::output::{self, emit, Inputs};
+use crate::base::source::{FileKind, Source};
+use crate::engine::chip::Chip;
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::Workload;
+use crate::export::simulate::write_simulate;
+use crate::study::simulate::{self, Arrivals, Horizon, LatencyBounds, Lengths, Router, SimConfig};
+
+#[derive(Args)]
+pub(crate) struct SimulateArgs {
+    /// Workload: built-in name or YAML file
+    pub(crate) workload: String,
+    /// Chip of each instance: built-in name or YAML file (with --set tp=N for a layout)
+    #[arg(long)]
+    pub(crate) chip: String,
+    #[command(flatten)]
+    pub(crate) scenario: ScenarioArgs,
+    /// Requests per second arriving (Poisson unless --arrival uniform)
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
+    pub(crate) rate: Option<f64>,
+    /// How requests arrive at --rate: a Poisson process, or evenly spaced
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
+    pub(crate) arrival: ArrivalArg,
+    /// Requests from a CSV file with the columns arrival_s,input_tokens,output_tokens
+    /// (instead of --rate and --request)
+    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["rate", "request", "duration", "requests"])]
+    pub(crate) trace: Option<PathBuf>,
+    /// Nominal request: in=I,out=O tokens
+    #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, default_value = "in=1024,out=256")]
+    pub(crate) request: (u64, u64),
+    /// Lengths uniform within this ratio of the nominal request, as vLLM's benchmark's
+    /// --random-range-ratio: [floor(X (1 - F)), ceil(X (1 + F))]; in [0, 1)
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub(crate) range_ratio: f64,
+    /// Simulated seconds of arrivals (default 600 unless --requests)
+    #[arg(
+        long,
+        value_name = "S",
+        conflicts_with = "requests",
+        allow_negative_numbers = true
+    )]
+    pub(crate) duration: Option<f64>,
+    /// Number of requests arriving (instead of --duration)
+    #[arg(long, value_name = "N")]
+    pub(crate) requests: Option<u64>,
+    /// Seed of the arrivals and lengths: the same seed gives the same bytes out
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Most sequences running per instance (default: vLLM's max_num_seqs for the chip,
+    /// 1024 with 70 GiB or more, else 256)
+    #[arg(long, value_name = "N")]
+    pub(crate) max_seqs: Option<u64>,
+    /// Instances behind the router
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) instances: u32,
+    /// How requests are spread over instances
+    #[arg(long, value_enum, default_value_t = RouterArg::RoundRobin)]
+    pub(crate) router: RouterArg,
+    /// SLO: most milliseconds to the first token (for goodput)
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub(crate) max_ttft_ms: Option<f64>,
+    /// SLO: most milliseconds per output token after the first (for goodput)
+    #[arg(long, value_name = "L", allow_negative_numbers = true)]
+    pub(crate) max_ms_per_token: Option<f64>,
+    /// Price every iteration exactly instead of from the cache of step times
+    #[arg(long)]
+    pub(crate) exact: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ArrivalArg {
+    Poisson,
+    Uniform,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum RouterArg {
+    RoundRobin,
+    LeastLoaded,
+}
+
+/// `simulate`: the run's report, or the first input that was wrong.
+pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
+    let config = config(&args)?;
+    let mut inputs = Inputs::default();
+    let source = Source::resolve(&args.workload, FileKind::Workload)?;
+    inputs.workload(&args.workload, &source);
+    inputs.named(&[&args.chip]);
+    if let Some(trace) = &args.trace {
+        inputs.path(trace);
+    }
+    let plan = output::plan(args.output.out.as_deref(), &inputs)?;
+    let workload = Workload::load(&source)?;
+    let chip = Chip::named(&args.chip)?;
+    let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
+    let report = simulate::simulate(&workload, &chip, &scenario, &config)?;
+    let arrivals = match (&args.trace, args.arrival) {
+        (Some(t), _) => format!("requests from {}", t.display()),
+        (None, a) => format!(
+            "{} arrivals at {} requests/s, in={},out={}{}",
+            if matches!(a, ArrivalArg::Poisson) {
+                "Poisson"
+            } else {
+                "evenly spaced"
+            },
+            args.rate.unwrap_or(0.0),
+            args.request.0,
+            args.request.1,
+            if args.range_ratio > 0.0 {
+                format!(" within {}", args.range_ratio)
+            } else {
+                String::new()
+            }
+        ),
+    };
+    let title = format!(
+        "{} on {}: {arrivals}, seed {}",
+        workload.name,
+        chip.name(),
+        args.seed
+    );
+    let (format, shape) = (&args.output.format, args.output.format.shape()?);
+    let mut buffer = Vec::new();
+    write_simulate(
+        &mut buffer,
+        &workload.name,
+        chip.id(),
+        &title,
+        &report,
+        format.into(),
+        &shape,
+    )?;
+    emit(plan, &buffer)
+}
+
+/// The run the flags ask for, checked before any file is read but the trace.
+fn config(args: &SimulateArgs) -> Result<SimConfig> {
+    let positive = |name: &str, v: Option<f64>| -> Result<Option<f64>> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => {
+                bail!("--{name} {x}: give a positive number")
+            }
+            v => Ok(v),
+        }
+    };
+    let rate = positive("rate", args.rate)?;
+    let duration = positive("duration", args.duration)?;
+    let max_ttft_s = positive("max-ttft-ms", args.max_ttft_ms)?.map(|m| m / 1e3);
+    let max_tpot_s = positive("max-ms-per-token", args.max_ms_per_token)?.map(|m| m / 1e3);
+    let lengths = Lengths::new(args.request.0, args.request.1, args.range_ratio)?;
+    let arrivals = match (&args.trace, rate) {
+        (Some(path), _) => Arrivals::Trace(simulate::read_trace(&Source::read(path)?)?),
+        (None, Some(rate_per_s)) => match args.arrival {
+            ArrivalArg::Poisson => Arrivals::Poisson { rate_per_s },
+            ArrivalArg::Uniform => Arrivals::Uniform { rate_per_s },
+        },
+        (None, None) => bail!("give --rate R (requests per second) or --trace FILE.csv"),
+    };
+    let horizon = match (args.requests, duration) {
+        (Some(0), _) => bail!("--requests 0: a run needs at least one request"),
+        (Some(n), _) => Horizon::Requests { n },
+        (None, s) => Horizon::Duration {
+            s: s.unwrap_or(600.0),
+        },
+    };
+    Ok(SimConfig {
+        arrivals,
+        horizon,
+        lengths,
+        seed: args.seed,
+        max_seqs: args.max_seqs,
+        instances: args.instances,
+        router: match args.router {
+            RouterArg::RoundRobin => Router::RoundRobin,
+            RouterArg::LeastLoaded => Router::LeastLoaded,
+        },
+        slo: LatencyBounds {
+            max_ttft_s,
+            max_tpot_s,
+        },
+        exact: args.exact,
+        audit: false,
+    })
+}

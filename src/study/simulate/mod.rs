@@ -1,0 +1,139 @@
+//! Serving simulated request by request: arrivals (Poisson, evenly spaced or from a trace)
+//! routed to one or more instances, each running a continuous-batching scheduler with chunked
+//! prefill, a KV cache of blocks and recompute preemption (`instance`), every iteration priced
+//! for what it carries (`clock`). Where `study::serving` gives the mean of a closed loop in
+//! steady state, this gives the distribution of an open one: queueing, bursts, preemption,
+//! and whether the queue keeps up at all.
+//!
+//! A request's first token comes at the end of the iteration that computes the last of its
+//! prompt; TTFT is that time less its arrival, TPOT `(e2e - TTFT) / (output - 1)`.
+//!
+//! The run. Arrivals come for the arrival window (`--duration`, or until `--requests` or a
+//! trace's end), then the instances drain. A run stops early, reported unstable, at
+//! [`TIME_CAP_WINDOWS`] arrival windows plus [`TIME_CAP_EXTRA_S`] of simulated time or
+//! [`MAX_ITERATIONS`] iterations. Its KV budget per instance is `(usable bytes - everything
+//! but the KV) / KV bytes per token` of a reference decode step, in blocks of
+//! [`BLOCK_TOKENS`].
+
+mod clock;
+mod instance;
+mod requests;
+mod rng;
+mod run;
+mod stats;
+
+use serde::Serialize;
+
+pub use clock::CONTEXT_GRID;
+pub use instance::BLOCK_TOKENS;
+pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
+pub use run::simulate;
+pub use stats::Percentiles;
+
+/// A run stops at this many arrival windows of simulated time, plus [`TIME_CAP_EXTRA_S`].
+pub const TIME_CAP_WINDOWS: f64 = 3.0;
+/// Drain time a run always has, beyond its arrival windows (a long request's worth).
+pub const TIME_CAP_EXTRA_S: f64 = 600.0;
+/// Iterations a run prices at most, over all its instances.
+pub const MAX_ITERATIONS: u64 = 100_000_000;
+
+/// How requests are spread over instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Router {
+    /// In turn.
+    RoundRobin,
+    /// To the instance with the fewest requests running and queued (the first, on a tie).
+    LeastLoaded,
+}
+
+impl Router {
+    pub fn name(self) -> &'static str {
+        match self {
+            Router::RoundRobin => "round-robin",
+            Router::LeastLoaded => "least-loaded",
+        }
+    }
+}
+
+/// Latency bounds a request must meet to count towards goodput.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct LatencyBounds {
+    pub max_ttft_s: Option<f64>,
+    pub max_tpot_s: Option<f64>,
+}
+
+/// What a simulation runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    pub arrivals: Arrivals,
+    pub horizon: Horizon,
+    pub lengths: Lengths,
+    pub seed: u64,
+    /// Most sequences running per instance; `None` for vLLM's default on the chip
+    /// ([`default_max_seqs`]).
+    pub max_seqs: Option<u64>,
+    pub instances: u32,
+    pub router: Router,
+    pub slo: LatencyBounds,
+    /// Price every iteration exactly instead of from the cache.
+    pub exact: bool,
+    /// Also price every cached iteration exactly and report the cache's largest error.
+    pub audit: bool,
+}
+
+/// vLLM's default `max_num_seqs` for its OpenAI-compatible server: 1024 on a device of
+/// 70 GiB or more other than an A100, 256 otherwise (docs/sources.md, SE-4).
+pub fn default_max_seqs(chip_id: &str, capacity_bytes: f64) -> u64 {
+    if capacity_bytes >= 70.0 * (1u64 << 30) as f64 && !chip_id.contains("a100") {
+        1024
+    } else {
+        256
+    }
+}
+
+/// A run's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimReport {
+    pub instances: u32,
+    pub router: Router,
+    pub chips_per_instance: u64,
+    pub chips: u64,
+    pub max_seqs: u64,
+    pub max_batched_tokens: u64,
+    /// KV blocks per instance, of [`BLOCK_TOKENS`] tokens.
+    pub kv_blocks: u64,
+    /// Requests that arrived, and that finished.
+    pub requests: u64,
+    pub finished: u64,
+    pub ttft: Percentiles,
+    pub tpot: Percentiles,
+    pub e2e: Percentiles,
+    /// Output tokens of finished requests over the simulated time.
+    pub output_tokens_per_s: f64,
+    pub output_tokens_per_s_per_chip: f64,
+    pub requests_per_s: f64,
+    /// Requests meeting every SLO given, per second, and their share of those finished;
+    /// `None` without an SLO.
+    pub goodput_requests_per_s: Option<f64>,
+    pub goodput_share: Option<f64>,
+    pub slo: LatencyBounds,
+    /// Sequences an iteration carries, on average over iterations.
+    pub mean_batch: f64,
+    pub preemptions: u64,
+    pub iterations: u64,
+    /// From the first arrival to the last finish (or the cap).
+    pub simulated_s: f64,
+    /// From the first arrival to the last.
+    pub arrival_window_s: f64,
+    /// Whether the queue keeps up (see `stats::SecondHalf::grows`) and the run drained
+    /// within its caps.
+    pub stable: bool,
+    /// Whether the run stopped at a cap before draining.
+    pub capped: bool,
+    pub exact: bool,
+    /// Steps the pricer priced (cache misses, or every iteration when exact).
+    pub steps_priced: u64,
+    /// The cache's largest relative error against exact pricing, where audited.
+    pub cache_max_relative_error: Option<f64>,
+}

@@ -1,0 +1,234 @@
+//! The requests a run serves: when each arrives and its prompt and output lengths, drawn from
+//! a seed or read from a trace file.
+
+use crate::base::diagnostic::{Diagnostics, Origin};
+use crate::base::error::Error;
+use crate::base::source::Source;
+
+use super::rng::SplitMix64;
+
+/// One request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    pub arrival_s: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// How requests arrive.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrivals {
+    /// A Poisson process: exponential gaps of mean `1 / rate`.
+    Poisson { rate_per_s: f64 },
+    /// Evenly spaced, `1 / rate` apart, the first at time 0.
+    Uniform { rate_per_s: f64 },
+    /// Every request read from a trace, in its order (arrival times not decreasing).
+    Trace(Vec<Request>),
+}
+
+/// When the arrivals stop (a trace stops at its end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Horizon {
+    /// Arrivals within this many simulated seconds.
+    Duration { s: f64 },
+    /// This many requests.
+    Requests { n: u64 },
+}
+
+/// Request lengths: the nominal shape, or uniform integers around it as vLLM's benchmark
+/// draws them with `--random-range-ratio r`: prompt in `[floor(I (1 - r)), ceil(I (1 + r))]`,
+/// output in `[max(1, floor(O (1 - r))), ceil(O (1 + r))]` (docs/sources.md, SE-3). Prompts
+/// are kept at least 1 token and outputs at least 2 here (one from the prefill, one decoded),
+/// as `RequestShape` requires.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lengths {
+    input_tokens: u64,
+    output_tokens: u64,
+    range_ratio: f64,
+}
+
+impl Lengths {
+    /// Lengths around `in=input,out=output`; the ratio is in [0, 1), as vLLM requires.
+    pub fn new(input_tokens: u64, output_tokens: u64, range_ratio: f64) -> Result<Lengths, Error> {
+        crate::study::serving::RequestShape::new(input_tokens, output_tokens)?;
+        if !(0.0..1.0).contains(&range_ratio) {
+            return Err(Error::value(format!(
+                "--range-ratio {range_ratio}: a range ratio is at least 0 and below 1 (as vLLM's --random-range-ratio)"
+            )));
+        }
+        Ok(Lengths {
+            input_tokens,
+            output_tokens,
+            range_ratio,
+        })
+    }
+
+    /// The most tokens a drawn request may hold.
+    pub fn most_tokens(&self) -> u64 {
+        let r = self.range_ratio;
+        (self.input_tokens as f64 * (1.0 + r)).ceil() as u64
+            + (self.output_tokens as f64 * (1.0 + r)).ceil() as u64
+    }
+
+    fn draw(&self, rng: &mut SplitMix64) -> (u64, u64) {
+        if self.range_ratio == 0.0 {
+            return (self.input_tokens, self.output_tokens);
+        }
+        let r = self.range_ratio;
+        let bounds = |x: u64, least: u64| {
+            let low = ((x as f64 * (1.0 - r)).floor() as u64).max(least);
+            let high = ((x as f64 * (1.0 + r)).ceil() as u64).max(low);
+            (low, high)
+        };
+        let (il, ih) = bounds(self.input_tokens, 1);
+        let (ol, oh) = bounds(self.output_tokens, 2);
+        (rng.between(il, ih), rng.between(ol, oh))
+    }
+}
+
+/// The run's requests in arrival order. The arrival stream and the lengths draw from
+/// separate generators seeded from `seed`, so changing the lengths' ratio leaves arrival
+/// times as they were.
+pub fn requests(
+    arrivals: &Arrivals,
+    horizon: Horizon,
+    lengths: &Lengths,
+    seed: u64,
+) -> Result<Vec<Request>, Error> {
+    let (rate, poisson) = match arrivals {
+        Arrivals::Trace(list) => return Ok(list.clone()),
+        Arrivals::Poisson { rate_per_s } => (*rate_per_s, true),
+        Arrivals::Uniform { rate_per_s } => (*rate_per_s, false),
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(Error::value(format!(
+            "--rate {rate}: an arrival rate is a positive number of requests per second"
+        )));
+    }
+    let mut seeds = SplitMix64::new(seed);
+    let (mut gaps, mut sizes) = (
+        SplitMix64::new(seeds.next_u64()),
+        SplitMix64::new(seeds.next_u64()),
+    );
+    let mut out = Vec::new();
+    let mut t = 0.0;
+    loop {
+        let done = match horizon {
+            Horizon::Duration { s } => t >= s,
+            Horizon::Requests { n } => out.len() as u64 >= n,
+        };
+        if done || out.len() >= MAX_REQUESTS {
+            break;
+        }
+        let (input_tokens, output_tokens) = lengths.draw(&mut sizes);
+        out.push(Request {
+            arrival_s: t,
+            input_tokens,
+            output_tokens,
+        });
+        t += if poisson {
+            gaps.exponential(rate)
+        } else {
+            1.0 / rate
+        };
+    }
+    if out.len() >= MAX_REQUESTS {
+        return Err(Error::value(format!(
+            "the run would hold more than {MAX_REQUESTS} requests; shorten --duration or lower --rate"
+        )));
+    }
+    Ok(out)
+}
+
+/// The most requests one run holds (a bound on memory: 24 bytes each in, more out).
+pub const MAX_REQUESTS: usize = 20_000_000;
+
+/// Reads a trace: a CSV with the columns `arrival_s,input_tokens,output_tokens` (others are
+/// ignored), one request a row, arrival times not decreasing.
+pub fn read_trace(source: &Source) -> Result<Vec<Request>, Error> {
+    let bad = |line: u64, field: &str, message: String| {
+        Error::Invalid(Diagnostics(vec![
+            source.unquoted_problem(&Origin::new(field, line, 0), message)
+        ]))
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(source.text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(1, "", format!("not a CSV trace: {e}")))?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let (Some(a), Some(i), Some(o)) = (
+        column("arrival_s"),
+        column("input_tokens"),
+        column("output_tokens"),
+    ) else {
+        return Err(bad(
+            1,
+            "",
+            "a trace has the columns arrival_s,input_tokens,output_tokens".into(),
+        ));
+    };
+    let mut out: Vec<Request> = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            bad(line, "", format!("not a CSV row: {e}"))
+        })?;
+        let line = row.position().map_or(0, |p| p.line());
+        let field = |k: usize| row.get(k).unwrap_or("");
+        let (arrival_s, input_tokens, output_tokens) =
+            parse_row([field(a), field(i), field(o)]).map_err(|(f, m)| bad(line, f, m))?;
+        if out.last().is_some_and(|p| p.arrival_s > arrival_s) {
+            return Err(bad(
+                line,
+                "arrival_s",
+                format!("{arrival_s} comes before the row above it; a trace is in arrival order"),
+            ));
+        }
+        if out.len() >= MAX_REQUESTS {
+            return Err(bad(
+                line,
+                "",
+                format!("a trace holds at most {MAX_REQUESTS} requests"),
+            ));
+        }
+        out.push(Request {
+            arrival_s,
+            input_tokens,
+            output_tokens,
+        });
+    }
+    if out.is_empty() {
+        return Err(bad(1, "", "a trace needs at least one request".into()));
+    }
+    Ok(out)
+}
+
+/// One trace row's arrival, prompt and output, or the field that is wrong and why.
+fn parse_row(fields: [&str; 3]) -> Result<(f64, u64, u64), (&'static str, String)> {
+    let [a, i, o] = fields;
+    let arrival_s = (a.parse().ok())
+        .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+        .ok_or_else(|| {
+            let why = format!("`{a}` is not a time in seconds (a number, at least 0)");
+            ("arrival_s", why)
+        })?;
+    let count = |text: &str, name: &'static str, least: u64| {
+        (text.parse::<u64>().ok())
+            .filter(|n| *n >= least)
+            .ok_or_else(|| {
+                let why = format!("`{text}` is not a whole number of tokens of at least {least}");
+                (name, why)
+            })
+    };
+    Ok((
+        arrival_s,
+        count(i, "input_tokens", 1)?,
+        count(o, "output_tokens", 2)?,
+    ))
+}
