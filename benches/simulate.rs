@@ -1,12 +1,8 @@
 //! Speed of `simulate`: iterations priced per second on one core for Llama-3.1-70B (fp8
 //! weights) on one H200 at a rate that keeps its batch near 256, with the cache of step
 //! times, and what one exactly priced iteration costs.
-//!
-//! The workload is the test stand-in of the dense template that prices a mixed step
-//! (`tests/sim/`), until the built-in templates carry `prefill_tokens`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -17,8 +13,7 @@ use stepcost::{
 };
 
 fn inputs() -> (Workload, Chip, Scenario) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sim/llama-3.1-70b.yaml");
-    let workload = Workload::named(path.to_str().unwrap()).unwrap();
+    let workload = Workload::named("llama-3.1-70b").unwrap();
     let chip = Chip::named("h200").unwrap();
     let spec = ScenarioSpec {
         dtypes: vec![("weight".parse().unwrap(), "fp8".parse().unwrap())],

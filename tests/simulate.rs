@@ -1,10 +1,6 @@
 //! `simulate`: the request-level simulator against the steady-state model (Little's law),
 //! a request alone against `run --request`, instability, preemption, seeds and bad input.
-//!
-//! The built-in templates price a step of decode or prompt tokens alone; these tests use
-//! `tests/sim/`, the dense template with the params a mixed step needs.
 
-use std::path::PathBuf;
 
 use stepcost::internals::price::{price_request, IterationPricer};
 use stepcost::{
@@ -14,14 +10,8 @@ use stepcost::{
 
 use crate::common::{assert_close, chip, stepcost};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/sim")
-        .join(name)
-}
-
 fn mixed(name: &str) -> Workload {
-    Workload::named(fixture(name).to_str().unwrap()).unwrap()
+    Workload::named(name).unwrap()
 }
 
 fn scenario(workload: &Workload, dtypes: &[(&str, &str)]) -> Scenario {
@@ -87,8 +77,8 @@ fn rel(a: f64, b: f64) -> f64 {
 #[test]
 fn at_the_steady_states_rate_evenly_spaced_arrivals_see_its_latencies_and_throughput() {
     let cases = [
-        ("llama-3.1-8b.yaml", "h100-sxm", vec![]),
-        ("llama-3.1-70b.yaml", "h200", vec![("weight", "fp8")]),
+        ("llama-3.1-8b", "h100-sxm", vec![]),
+        ("llama-3.1-70b", "h200", vec![("weight", "fp8")]),
     ];
     for (name, chip_name, dtypes) in cases {
         let (w, c) = (mixed(name), chip(chip_name));
@@ -116,7 +106,7 @@ fn at_the_steady_states_rate_evenly_spaced_arrivals_see_its_latencies_and_throug
 
 #[test]
 fn poisson_arrivals_keep_the_steady_states_tpot_and_throughput() {
-    let (w, c) = (mixed("llama-3.1-8b.yaml"), chip("h100-sxm"));
+    let (w, c) = (mixed("llama-3.1-8b"), chip("h100-sxm"));
     let s = scenario(&w, &[]);
     for concurrency in [16, 64] {
         let (point, sim) = little(&w, &c, &s, concurrency, false);
@@ -136,7 +126,7 @@ fn poisson_arrivals_keep_the_steady_states_tpot_and_throughput() {
 
 #[test]
 fn a_request_alone_takes_its_prefill_then_its_decode_steps_as_run_request_prices_them() {
-    let (w, c) = (mixed("llama-3.1-8b.yaml"), chip("h100-sxm"));
+    let (w, c) = (mixed("llama-3.1-8b"), chip("h100-sxm"));
     let s = scenario(&w, &[]);
     let alone = price_request(&w, &c, &s, 1000, 40).unwrap();
     for exact in [true, false] {
@@ -160,7 +150,7 @@ fn a_request_alone_takes_its_prefill_then_its_decode_steps_as_run_request_prices
 
 #[test]
 fn three_times_the_steady_states_throughput_is_unstable() {
-    let (w, c) = (mixed("llama-3.1-8b.yaml"), chip("h100-sxm"));
+    let (w, c) = (mixed("llama-3.1-8b"), chip("h100-sxm"));
     let s = scenario(&w, &[]);
     let pricer = IterationPricer::new(&w, &c, &s).unwrap();
     let mut server = Server::new(&c, pricer, None, 8192.0, ServingOptions::default()).unwrap();
@@ -193,7 +183,7 @@ fn three_times_the_steady_states_throughput_is_unstable() {
 
 #[test]
 fn a_tiny_kv_cache_preempts_and_still_finishes_every_request() {
-    let w = mixed("llama-3.1-8b.yaml");
+    let w = mixed("llama-3.1-8b");
     let c = chip("h100-sxm");
     let spec = ScenarioSpec {
         memory_utilization: Some(0.25),
@@ -215,9 +205,8 @@ fn a_tiny_kv_cache_preempts_and_still_finishes_every_request() {
 }
 
 fn cli_run(extra: &[&str]) -> std::process::Output {
-    let w = fixture("llama-3.1-8b.yaml");
     let mut cmd = stepcost();
-    cmd.args(["simulate", w.to_str().unwrap(), "--chip", "h100-sxm"]);
+    cmd.args(["simulate", "llama-3.1-8b", "--chip", "h100-sxm"]);
     cmd.args(extra);
     cmd.output().unwrap()
 }
@@ -326,7 +315,7 @@ fn a_trace_is_served_as_written_and_two_instances_share_it() {
     assert!(get(&two[0], "ttft_p90_s") < get(&one[0], "ttft_p90_s"));
     // Of the three e2e times the median is the first two's: each alone on its instance, as
     // `run --request` prices it (the third, shorter, arrives after they finished).
-    let w = mixed("llama-3.1-8b.yaml");
+    let w = mixed("llama-3.1-8b");
     let alone = price_request(&w, &chip("h100-sxm"), &scenario(&w, &[]), 1000, 40).unwrap();
     assert_close(get(&two[0], "e2e_p50_s"), alone.e2e_s, 1e-4);
 }
