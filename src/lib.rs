@@ -77,8 +77,8 @@ pub use study::plan::{
 pub use study::serving::{
     frontier, frontier_rows, one_layer_draft, plan_fleet, survey as serving_survey, Disagg,
     Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice, RequestShape, Server,
-    ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Skipped, Slo,
-    Speculation, Survey,
+    ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Simulated, Skipped, Slo,
+    Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
 };
 pub use study::simulate::{
     default_max_seqs, read_trace, simulate, Arrivals, Horizon, LatencyBounds, Lengths, Percentiles,

@@ -11,6 +11,7 @@ mod errors;
 mod expected;
 mod filter;
 mod fit;
+mod fleet;
 mod formats;
 mod fusion;
 mod hostile_escaping;

@@ -8,7 +8,9 @@ use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
 use super::table::{align_right, new_table, number};
 use super::{write_list, Format};
 use crate::base::units::{human, three_significant};
-use crate::study::serving::{FleetEntry, RequestShape, ServingOptions, Slo, Survey};
+use crate::study::serving::{
+    FleetEntry, RequestShape, ServingOptions, Slo, Survey, CHECK_REQUESTS,
+};
 use crate::study::validate::{ErrorStats, ServingOutcome, ALL_AT_ONCE_MOST};
 
 /// What a survey's reader needs beside its rows.
@@ -154,6 +156,24 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
     Ok(())
 }
 
+/// The simulation's 90th percentiles, and the instances it added.
+fn simulated(f: &crate::study::serving::Fleet) -> String {
+    let Some(s) = f.simulated else {
+        return "- (prefill apart)".into();
+    };
+    let added = f.instances - s.steady_instances;
+    let verdict = match (s.met, added) {
+        (false, _) => format!(" missed at +{added}"),
+        (true, 0) => " met".into(),
+        (true, n) => format!(" met at +{n}"),
+    };
+    format!(
+        "{} / {}{verdict}",
+        human(s.ttft_p90_s, "s"),
+        human(s.tpot_p90_s, "s")
+    )
+}
+
 fn layout(name: &str) -> String {
     if name.is_empty() {
         "1 chip".into()
@@ -236,6 +256,7 @@ fn write_fleet_table(
         "TTFT",
         "TPOT",
         "tok/s/chip",
+        "simulated p90 TTFT/TPOT",
         "$/hour cloud",
         "$/hour tco",
         "$/M cloud",
@@ -263,17 +284,18 @@ fn write_fleet_table(
             human(p.ttft_s, "s"),
             human(p.tpot_s, "s"),
             number(p.output_tokens_per_s_per_chip),
+            simulated(f),
             usd(f.cloud_usd_per_hour, 2),
             usd(f.tco_usd_per_hour, 2),
-            usd(p.cloud_usd_per_million_tokens, 3),
-            usd(p.tco_usd_per_million_tokens, 3),
+            usd(f.cloud_usd_per_million_tokens, 3),
+            usd(f.tco_usd_per_million_tokens, 3),
         ]);
     }
     align_right(&mut table, 3);
     writeln!(out, "{table}")?;
     writeln!(
         out,
-        "conc: requests in flight per instance, of the most within the bounds"
+        "conc: requests in flight per instance, of the most within the bounds; simulated: one instance served its share as Poisson arrivals ({CHECK_REQUESTS} requests), instances added (+n) until both 90th percentiles meet the bounds"
     )?;
     if !infeasible.is_empty() {
         writeln!(out, "cannot meet the targets:")?;

@@ -113,15 +113,32 @@ impl Row for FleetCsvRow<'_> {
             "output_tokens_per_s_per_chip",
             num(|x| x.point.output_tokens_per_s_per_chip),
         );
+        let sim = fleet.and_then(|x| x.simulated);
+        f(
+            "simulated_ttft_p90_ms",
+            sim.map(|s| s.ttft_p90_s * 1e3).into(),
+        );
+        f(
+            "simulated_tpot_p90_ms",
+            sim.map(|s| s.tpot_p90_s * 1e3).into(),
+        );
+        f(
+            "simulated_met",
+            sim.map_or(Value::Empty, |s| Value::Bool(s.met)),
+        );
+        f(
+            "steady_state_instances",
+            sim.map_or(Value::Empty, |s| Value::Int(s.steady_instances)),
+        );
         f("cloud_usd_per_hour", opt(|x| x.cloud_usd_per_hour));
         f("tco_usd_per_hour", opt(|x| x.tco_usd_per_hour));
         f(
             "cloud_usd_per_million_tokens",
-            opt(|x| x.point.cloud_usd_per_million_tokens),
+            opt(|x| x.cloud_usd_per_million_tokens),
         );
         f(
             "tco_usd_per_million_tokens",
-            opt(|x| x.point.tco_usd_per_million_tokens),
+            opt(|x| x.tco_usd_per_million_tokens),
         );
         f("footprint_bytes", num(|x| x.point.footprint_bytes));
         f(

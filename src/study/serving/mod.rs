@@ -22,6 +22,7 @@
 //! attention is linear in the context, so means price sums exactly. At `C = 1` this is a
 //! request priced alone: a prefill, then `O - 1` decode steps.
 
+mod checked;
 mod frontier;
 mod slo;
 mod survey;
@@ -33,6 +34,7 @@ use crate::engine::chip::Chip;
 use crate::engine::cost::{CostView, StepCost};
 use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 
+pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
 pub use frontier::frontier;
 pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
 pub use survey::{

@@ -1,9 +1,11 @@
 //! A fleet under latency targets: per chip and choice of types, the layout, requests in
 //! flight per instance and instances that serve a request rate within a TTFT and a TPOT bound
-//! at the least cost, from the steady state.
+//! at the least cost, from the steady state, each chip's answer then checked by simulation
+//! (`checked`).
 
 use serde::Serialize;
 
+use super::checked::{check_fleet, Simulated};
 use super::survey::serve_layouts;
 use super::Server;
 use super::{Disagg, ServingError, ServingPoint, ServingQuery};
@@ -66,6 +68,8 @@ pub struct Fleet {
     pub chip: String,
     pub dtypes: Types,
     pub layout: String,
+    /// Output tokens of each request.
+    pub output_tokens: u64,
     /// The layout's tensor, pipeline and expert degrees.
     pub tp: u64,
     pub pp: u64,
@@ -84,6 +88,13 @@ pub struct Fleet {
     /// What the fleet costs per hour in each view, where the chip has that cost.
     pub cloud_usd_per_hour: Option<f64>,
     pub tco_usd_per_hour: Option<f64>,
+    /// A million output tokens at the fleet's rate (its instances rounded up, so idle
+    /// capacity is paid for), in each view.
+    pub cloud_usd_per_million_tokens: Option<f64>,
+    pub tco_usd_per_million_tokens: Option<f64>,
+    /// The simulation of one instance at its share of the rate, where it ran (prefill
+    /// together only).
+    pub simulated: Option<Simulated>,
 }
 
 /// One chip and choice of types: its cheapest fleet, or why none meets the targets.
@@ -117,8 +128,15 @@ pub fn plan_fleet(
                 for &apart in ways {
                     match fleet_at(server, query, slo, apart) {
                         Ok(Some((point, most))) => {
-                            let mut fleet =
-                                make_fleet(chip, *dtypes, &layout.name, point, most, slo);
+                            let mut fleet = make_fleet(
+                                chip,
+                                *dtypes,
+                                &layout.name,
+                                point,
+                                most,
+                                slo,
+                                query.shape.output_tokens,
+                            );
                             fleet.tp = layout.size(ScenarioParam::Tp);
                             fleet.pp = layout.size(ScenarioParam::Pp);
                             fleet.ep = layout.size(ScenarioParam::Ep);
@@ -131,6 +149,9 @@ pub fn plan_fleet(
                     }
                 }
             })?;
+            if let Some(fleet) = best.as_mut().filter(|f| f.prefill_instances == 0) {
+                check_fleet(workload, chip, query, slo, query.shape, fleet)?;
+            }
             entries.push(FleetEntry {
                 chip: chip.id().to_owned(),
                 dtypes: *dtypes,
@@ -209,6 +230,7 @@ fn make_fleet(
     point: ServingPoint,
     most: u64,
     slo: &Slo,
+    output_tokens: u64,
 ) -> Fleet {
     let instances = (slo.rate_per_s / point.requests_per_s).ceil().max(1.0) as u64;
     // Prefill instances busy for the whole rate (each decode instance keeps
@@ -227,6 +249,7 @@ fn make_fleet(
         chip: chip.id().to_owned(),
         dtypes,
         layout: layout.to_owned(),
+        output_tokens,
         tp: 1,
         pp: 1,
         ep: 1,
@@ -236,7 +259,22 @@ fn make_fleet(
         cloud_usd_per_hour: per_hour(CostView::Cloud),
         tco_usd_per_hour: per_hour(CostView::Tco),
         max_concurrency: most,
+        cloud_usd_per_million_tokens: None,
+        tco_usd_per_million_tokens: None,
         point,
+        simulated: None,
+    }
+    .priced(slo)
+}
+
+impl Fleet {
+    /// With its $ per million tokens worked out from its cost per hour and the rate it serves.
+    pub(crate) fn priced(mut self, slo: &Slo) -> Fleet {
+        let tokens_per_hour = slo.rate_per_s * self.output_tokens as f64 * 3600.0;
+        let per_million = |usd: Option<f64>| usd.map(|u| u / tokens_per_hour * 1e6);
+        self.cloud_usd_per_million_tokens = per_million(self.cloud_usd_per_hour);
+        self.tco_usd_per_million_tokens = per_million(self.tco_usd_per_hour);
+        self
     }
 }
 

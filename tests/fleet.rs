@@ -1,0 +1,130 @@
+//! `plan --rate`: fleets within latency bounds from the steady state, checked by simulation,
+//! with launch settings; bad targets refused.
+
+use crate::common::{cell, csv_rows, stepcost};
+
+fn plan_csv(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let out = stepcost()
+        .args(["plan", "llama-3.1-8b", "--chip", "h100-sxm,mi300x"])
+        .args(["--rate", "20", "--request", "in=1024,out=256"])
+        .args(["--format", "csv"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    csv_rows(&String::from_utf8(out.stdout).unwrap())
+}
+
+fn num(header: &[String], row: &[String], column: &str) -> f64 {
+    cell(header, row, column).parse().unwrap()
+}
+
+#[test]
+fn a_fleet_serves_the_rate_within_the_bounds() {
+    let (h, rows) = plan_csv(&["--max-ttft-ms", "300", "--max-ms-per-token", "30"]);
+    assert_eq!(rows.len(), 4, "two chips, two weight types");
+    for r in &rows {
+        // The steady state of one instance meets both bounds at the requests in flight kept.
+        assert!(num(&h, r, "ttft_ms") <= 300.0 && num(&h, r, "tpot_ms") <= 30.0);
+        let (instances, steady) = (
+            num(&h, r, "instances"),
+            num(&h, r, "steady_state_instances"),
+        );
+        assert!(
+            instances * num(&h, r, "requests_per_s_per_instance") >= 20.0 * 0.999999
+                || instances > steady
+        );
+        assert_eq!(cell(&h, r, "simulated_met"), "true");
+        assert!(num(&h, r, "simulated_ttft_p90_ms") <= 300.0);
+        assert!(num(&h, r, "simulated_tpot_p90_ms") <= 30.0);
+        // Chips are instances of the layout; the fleet's $ per million output tokens is its
+        // cost per hour over the rate's tokens.
+        let chips = num(&h, r, "chips");
+        assert_eq!(chips, instances * num(&h, r, "chips_per_instance"));
+        let per_million = num(&h, r, "cloud_usd_per_hour") / (20.0 * 256.0 * 3600.0) * 1e6;
+        crate::common::assert_close(
+            num(&h, r, "cloud_usd_per_million_tokens"),
+            per_million,
+            1e-9,
+        );
+    }
+    // Ranked cheapest first.
+    let hourly: Vec<f64> = rows
+        .iter()
+        .map(|r| num(&h, r, "cloud_usd_per_hour"))
+        .collect();
+    assert!(hourly.windows(2).all(|w| w[0] <= w[1]), "{hourly:?}");
+}
+
+#[test]
+fn tighter_bounds_never_cost_less() {
+    let (h, loose) = plan_csv(&["--max-ms-per-token", "60"]);
+    let (_, tight) = plan_csv(&["--max-ms-per-token", "15"]);
+    let key = |r: &Vec<String>| {
+        (
+            cell(&h, r, "chip").to_owned(),
+            cell(&h, r, "weight_dtype").to_owned(),
+        )
+    };
+    for b in &tight {
+        let a = loose.iter().find(|a| key(a) == key(b)).unwrap();
+        if cell(&h, b, "chips").is_empty() {
+            continue; // the tight bound cannot be met at all
+        }
+        assert!(num(&h, a, "chips") <= num(&h, b, "chips"), "{a:?} {b:?}");
+    }
+}
+
+#[test]
+fn the_table_ends_with_launch_settings() {
+    let out = stepcost()
+        .args(["plan", "llama-3.1-8b", "--chip", "h100-sxm"])
+        .args([
+            "--rate",
+            "5",
+            "--request",
+            "in=512,out=128",
+            "--max-ms-per-token",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("vllm serve MODEL"), "{text}");
+    assert!(text.contains("--max-num-batched-tokens 8192"));
+    assert!(text.contains("python -m sglang.launch_server"));
+}
+
+#[test]
+fn bad_fleet_targets_are_refused() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["--rate", "0", "--request", "in=10,out=10"], "positive"),
+        (&["--rate", "5"], "--request"),
+        (
+            &[
+                "--rate",
+                "5",
+                "--request",
+                "in=10,out=10",
+                "--max-ttft-ms",
+                "0",
+            ],
+            "positive",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = stepcost()
+            .args(["plan", "llama-3.1-8b", "--chip", "h100-sxm"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
