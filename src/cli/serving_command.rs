@@ -148,28 +148,13 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
         (_, Some((w, s))) => Some(Draft::Workload(w, s)),
         _ => None,
     };
-    let speculation = match (args.spec_k, args.spec_accept) {
-        (Some(k), Some(a)) => Some(Speculation::new(k, a)?),
-        _ => None,
-    };
-    let options = ServingOptions {
-        prefix_hit: args.prefix_hit,
-        speculation,
-    };
-    let fixed = ScenarioParam::LAYOUT
-        .iter()
-        .any(|p| args.sets.iter().any(|(n, _)| n == p.name()));
-    let layouts = match (args.frontier, fixed) {
-        (true, _) => LayoutChoice::All,
-        (false, true) => LayoutChoice::Given,
-        (false, false) => LayoutChoice::Smallest,
-    };
+    let options = serving_options(&args)?;
     let shape = RequestShape::new(args.request.0, args.request.1)?;
     let query = serving::ServingQuery {
         shape,
         concurrency: args.concurrency.clone(),
         dtype_choices: dtype_choices(scenario.dtypes, &args.dtypes),
-        layouts,
+        layouts: layout_choice(&args),
         options,
         draft,
         disagg: args.disagg.into(),
@@ -181,10 +166,7 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
     if args.frontier {
         survey.rows = serving::frontier_rows(&survey.rows);
     }
-    let assumed = plan::assumptions(&workload, &query.scenario)?
-        .into_iter()
-        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
-        .collect::<Vec<_>>();
+    let assumed = batched_tokens(&workload, &query.scenario)?;
     let header = ServingHeader {
         workload: &workload.name,
         shape,
@@ -194,28 +176,59 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
     };
     let mut buffer = Vec::new();
     let format = &args.output.format;
-    write_serving(
-        &mut buffer,
-        &header,
-        &survey,
-        format.into(),
-        &format.shape()?,
-    )?;
+    let shape = format.shape()?;
+    write_serving(&mut buffer, &header, &survey, format.into(), &shape)?;
     let mut contents = vec![buffer];
     if args.plot.is_some() {
-        let mut csv = Vec::new();
-        write_serving(&mut csv, &header, &survey, Format::Csv, &Shape::default())?;
-        let chart = svg::SweepChart {
-            x: "tokens_per_s_per_user".into(),
-            y: "output_tokens_per_s_per_chip".into(),
-            series: vec!["chip".into()],
-            log_y: true,
-            ..Default::default()
-        };
-        contents.push(svg::sweep(csv.as_slice(), "serving", &chart)?.into_bytes());
+        contents.push(frontier_chart(&header, &survey)?);
     }
     let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
     Ok(plan_out.commit(&contents)?)
+}
+
+/// Speculation and the prefix cache as the flags give them.
+fn serving_options(args: &ServingArgs) -> Result<ServingOptions> {
+    let speculation = match (args.spec_k, args.spec_accept) {
+        (Some(k), Some(a)) => Some(Speculation::new(k, a)?),
+        _ => None,
+    };
+    Ok(ServingOptions {
+        prefix_hit: args.prefix_hit,
+        speculation,
+    })
+}
+
+/// Every layout for a frontier; the one `--set` fixes; else the fewest chips that serve.
+fn layout_choice(args: &ServingArgs) -> LayoutChoice {
+    let fixed =
+        (ScenarioParam::LAYOUT.iter()).any(|p| args.sets.iter().any(|(n, _)| n == p.name()));
+    match (args.frontier, fixed) {
+        (true, _) => LayoutChoice::All,
+        (false, true) => LayoutChoice::Given,
+        (false, false) => LayoutChoice::Smallest,
+    }
+}
+
+/// The workload's `max_batched_tokens` at `scenario`, as the header's `assumes:` shows it.
+fn batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<Vec<(String, f64)>> {
+    Ok(plan::assumptions(workload, scenario)?
+        .into_iter()
+        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
+        .collect())
+}
+
+/// Tokens/s per chip against tokens/s per user, one curve per chip, as SVG.
+fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Vec<u8>> {
+    let mut csv = Vec::new();
+    write_serving(&mut csv, header, survey, Format::Csv, &Shape::default())?;
+    let chart = svg::SweepChart {
+        x: "tokens_per_s_per_user".into(),
+        y: "output_tokens_per_s_per_chip".into(),
+        series: vec!["chip".into()],
+        log_y: true,
+        ..Default::default()
+    };
+    Ok(svg::sweep(csv.as_slice(), "serving", &chart)?.into_bytes())
 }
 
 /// The type choices: the checkpoint's own, or every combination of the axes given.
@@ -280,33 +293,11 @@ pub(crate) fn fleet_command(
         .first()
         .map_or(CostView::Cloud, |c| c.cost_model().view());
     let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
-    let assumed = plan::assumptions(&workload, &query.scenario)?
-        .into_iter()
-        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
-        .collect::<Vec<_>>();
-    let first = entries
-        .iter()
-        .find_map(|e| Some((e, e.outcome.as_ref().ok()?)));
-    let layout = first.map(|(_, fleet)| {
-        let chip = chips.iter().find(|c| c.id() == fleet.chip);
-        let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
-        LaunchLayout {
-            model_name: workload.name.clone(),
-            model_id: None,
-            checkpoint: checkpoint.role(Role::Weight),
-            weight: fleet.dtypes.role(Role::Weight),
-            kv: fleet.dtypes.role(Role::Kv),
-            tp: fleet.tp,
-            pp: fleet.pp,
-            ep: fleet.ep,
-            dp: fleet.instances,
-            moe: workload.param(ScenarioParam::Ep).is_some(),
-            max_seqs: fleet.max_concurrency,
-            max_batched_tokens: budget as u64,
-            memory_utilization: query.scenario.memory_utilization,
-            vendor: Vendor::of_family(chip.and_then(|c| c.family())),
-        }
-    });
+    let assumed = batched_tokens(&workload, &query.scenario)?;
+    let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
+    let layout = (entries.iter())
+        .find_map(|e| e.outcome.as_ref().ok())
+        .map(|fleet| launch_layout(&workload, &chips, fleet, checkpoint, budget, &query));
     let settings = layout.as_ref().map(launch).transpose()?;
     let header = FleetHeader {
         workload: &workload.name,
@@ -326,4 +317,33 @@ pub(crate) fn fleet_command(
         &format.shape()?,
     )?;
     Ok(plan_out.commit(&[&buffer])?)
+}
+
+/// The fleet's instance as serving engines' launch settings: its layout, the most requests in
+/// flight within the bounds, the step's token budget, the types and the chip's vendor.
+fn launch_layout(
+    workload: &Workload,
+    chips: &[Chip],
+    fleet: &serving::Fleet,
+    checkpoint: crate::base::types::Types,
+    budget: f64,
+    query: &serving::ServingQuery,
+) -> LaunchLayout {
+    let chip = chips.iter().find(|c| c.id() == fleet.chip);
+    LaunchLayout {
+        model_name: workload.name.clone(),
+        model_id: None,
+        checkpoint: checkpoint.role(Role::Weight),
+        weight: fleet.dtypes.role(Role::Weight),
+        kv: fleet.dtypes.role(Role::Kv),
+        tp: fleet.tp,
+        pp: fleet.pp,
+        ep: fleet.ep,
+        dp: fleet.instances,
+        moe: workload.param(ScenarioParam::Ep).is_some(),
+        max_seqs: fleet.max_concurrency,
+        max_batched_tokens: budget as u64,
+        memory_utilization: query.scenario.memory_utilization,
+        vendor: Vendor::of_family(chip.and_then(|c| c.family())),
+    }
 }

@@ -46,38 +46,7 @@ pub fn write_serving(
 }
 
 fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::Result<()> {
-    write!(
-        out,
-        "{}: continuous batching in steady state, requests of {} input and {} output tokens",
-        h.workload, h.shape.input_tokens, h.shape.output_tokens
-    )?;
-    if h.options.prefix_hit > 0.0 {
-        write!(
-            out,
-            ", {}% of each prompt cached",
-            h.options.prefix_hit * 100.0
-        )?;
-    }
-    if let Some(s) = h.options.speculation {
-        write!(
-            out,
-            ", speculating {} tokens accepted at {} ({} kept per verify step)",
-            s.draft_tokens(),
-            s.acceptance(),
-            three_significant(s.tokens_per_verify())
-        )?;
-    }
-    writeln!(out)?;
-    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if !assumed.is_empty() {
-        writeln!(out, "assumes: {}", assumed.join(" "))?;
-    }
-    if h.frontier {
-        writeln!(
-            out,
-            "each chip's frontier: no other point of its layouts, types and concurrencies gives more tokens/s per user and per chip"
-        )?;
-    }
+    write_survey_header(out, h)?;
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
@@ -174,6 +143,73 @@ fn simulated(f: &crate::study::serving::Fleet) -> String {
     )
 }
 
+/// What a survey asked and assumed.
+fn write_survey_header(out: &mut dyn Write, h: &ServingHeader) -> io::Result<()> {
+    write!(
+        out,
+        "{}: continuous batching in steady state, requests of {} input and {} output tokens",
+        h.workload, h.shape.input_tokens, h.shape.output_tokens
+    )?;
+    if h.options.prefix_hit > 0.0 {
+        write!(
+            out,
+            ", {}% of each prompt cached",
+            h.options.prefix_hit * 100.0
+        )?;
+    }
+    if let Some(s) = h.options.speculation {
+        write!(
+            out,
+            ", speculating {} tokens accepted at {} ({} kept per verify step)",
+            s.draft_tokens(),
+            s.acceptance(),
+            three_significant(s.tokens_per_verify())
+        )?;
+    }
+    writeln!(out)?;
+    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    if !assumed.is_empty() {
+        writeln!(out, "assumes: {}", assumed.join(" "))?;
+    }
+    if h.frontier {
+        writeln!(
+            out,
+            "each chip's frontier: no other point of its layouts, types and concurrencies gives more tokens/s per user and per chip"
+        )?;
+    }
+    Ok(())
+}
+
+/// What a fleet plan asked and assumed.
+fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader) -> io::Result<()> {
+    let slo = h.slo;
+    write!(
+        out,
+        "{}: {} requests/s of {} input and {} output tokens",
+        h.workload,
+        three_significant(slo.rate_per_s),
+        h.shape.input_tokens,
+        h.shape.output_tokens
+    )?;
+    if let Some(t) = slo.max_ttft_s {
+        write!(out, ", TTFT at most {}", human(t, "s"))?;
+    }
+    if let Some(t) = slo.max_tpot_s {
+        write!(out, ", TPOT at most {}", human(t, "s"))?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "per chip and types the cheapest layout within one node ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
+        h.view
+    )?;
+    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    if !assumed.is_empty() {
+        writeln!(out, "assumes: {}", assumed.join(" "))?;
+    }
+    Ok(())
+}
+
 fn layout(name: &str) -> String {
     if name.is_empty() {
         "1 chip".into()
@@ -220,31 +256,7 @@ fn write_fleet_table(
     h: &FleetHeader,
     entries: &[FleetEntry],
 ) -> io::Result<()> {
-    let slo = h.slo;
-    write!(
-        out,
-        "{}: {} requests/s of {} input and {} output tokens",
-        h.workload,
-        three_significant(slo.rate_per_s),
-        h.shape.input_tokens,
-        h.shape.output_tokens
-    )?;
-    if let Some(t) = slo.max_ttft_s {
-        write!(out, ", TTFT at most {}", human(t, "s"))?;
-    }
-    if let Some(t) = slo.max_tpot_s {
-        write!(out, ", TPOT at most {}", human(t, "s"))?;
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "per chip and types the cheapest layout within one node ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
-        h.view
-    )?;
-    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if !assumed.is_empty() {
-        writeln!(out, "assumes: {}", assumed.join(" "))?;
-    }
+    write_fleet_header(out, h)?;
     let mut table = new_table(&[
         "chip",
         "weight/act/kv",
