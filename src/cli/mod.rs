@@ -356,6 +356,7 @@ fn plot_command(picture: PlotCommand, given: &scenario::Given) -> Result<()> {
             include_unfit,
             log_x,
             log_y,
+            label,
             out,
         } => {
             let mut inputs = Inputs::default();
@@ -377,6 +378,7 @@ fn plot_command(picture: PlotCommand, given: &scenario::Given) -> Result<()> {
                 include_unfit,
                 log_x,
                 log_y,
+                label,
             };
             (svg::sweep(input, &name, &chart)?, plan)
         }

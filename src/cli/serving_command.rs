@@ -210,6 +210,8 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
             y: "output_tokens_per_s_per_chip".into(),
             series: vec!["chip".into()],
             log_y: true,
+            // the layout a point needs (`tp=4`), where it changes along the frontier
+            label: Some("layout".into()),
             ..Default::default()
         };
         contents.push(svg::sweep(csv.as_slice(), "serving", &chart)?.into_bytes());

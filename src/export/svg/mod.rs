@@ -7,6 +7,7 @@
 //! ticks and titles of their axes.
 
 mod chart;
+mod point_labels;
 mod roofline;
 
 pub use chart::{sweep, SweepChart};
