@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::point_labels::{self, LabelTable, Line};
-use super::{axis_title, format_tick, linear_axis, log_axis, log_ticks, plot_error};
+use super::{axis_title, csv_error, format_tick, linear_axis, log_axis, log_ticks, plot_error};
 use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
 use crate::export::filter::{Filter, Kind};
@@ -250,19 +250,7 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         }
     }
     if lines.is_empty() {
-        let filtered = match (&options.filter, fits_only.is_some()) {
-            (Some(_), true) => " that fits and passes --where",
-            (Some(_), false) => " that passes --where",
-            (None, true) => " that fits (--include-unfit draws the others)",
-            (None, false) => "",
-        };
-        return Err(Error::Plot(
-            format!(
-                "{name} has no row{filtered} with numbers in both `{}` and `{}`",
-                options.x, options.y
-            )
-            .into(),
-        ));
+        return Err(no_rows(name, options, fits_only.is_some()));
     }
     lines.iter_mut().for_each(Line::sort);
     let mut scenario = scenario.title(&header, &columns.scenario);
@@ -275,6 +263,23 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         scenario,
         labels,
     })
+}
+
+/// The error of a CSV with no row to draw, saying which rows were looked at.
+fn no_rows(name: &str, options: &SweepChart, fits_only: bool) -> Error {
+    let filtered = match (&options.filter, fits_only) {
+        (Some(_), true) => " that fits and passes --where",
+        (Some(_), false) => " that passes --where",
+        (None, true) => " that fits (--include-unfit draws the others)",
+        (None, false) => "",
+    };
+    Error::Plot(
+        format!(
+            "{name} has no row{filtered} with numbers in both `{}` and `{}`",
+            options.x, options.y
+        )
+        .into(),
+    )
 }
 
 /// The row's point, if it has numbers in both columns that its axes can show.
@@ -346,21 +351,6 @@ impl Scenario {
             });
         }
         parts.join(", ")
-    }
-}
-
-/// A CSV error as a message: a failure to read the file (its size limit reached, say) names
-/// the file; a malformed row says where, after `what`.
-fn csv_error(name: &str, e: csv::Error, what: &str) -> Error {
-    if !e.is_io_error() {
-        return Error::Plot(format!("{name}: {what}{e}").into());
-    }
-    match e.into_kind() {
-        csv::ErrorKind::Io(source) => Error::Io {
-            path: name.to_owned(),
-            source,
-        },
-        kind => Error::Plot(format!("{name}: {what}{kind:?}").into()),
     }
 }
 
