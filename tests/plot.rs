@@ -257,6 +257,45 @@ fn sweep_chart_draws_a_line_per_series() {
 }
 
 #[test]
+fn sweep_labels_show_where_the_column_changes_along_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("s.csv");
+    // rows out of x order: sorted by batch, line a reads tp=1 tp=1 tp=2 tp=2 tp=1 and
+    // line b reads (empty) tp=8 tp=8 `x<&y`
+    let rows = "chip,batch,rate,layout\n\
+                a,4,4,tp=2\na,1,1,tp=1\na,2,2,tp=1\na,8,8,tp=2\na,16,16,tp=1\n\
+                b,1,3,\nb,2,6,tp=8\nb,4,12,tp=8\nb,8,24,x<&y\n";
+    std::fs::write(&csv, rows).unwrap();
+    let csv = csv.to_str().unwrap();
+    let base = ["plot", "sweep", csv, "--x", "batch", "--y", "rate"];
+    let args = |extra: &[&'static str]| [&base[..], &["--series", "chip"], extra].concat();
+    let picture = plot(&args(&["--label", "layout"]));
+    let count = |text: &str| picture.labels.iter().filter(|l| l.text == text).count();
+    // a: first point and two changes; b: the empty first label draws nothing
+    assert_eq!(count("tp=1"), 2);
+    assert_eq!(count("tp=2"), 1);
+    assert_eq!(count("tp=8"), 1);
+    assert_eq!(
+        count("x<&y"),
+        1,
+        "the label is escaped, and read back whole"
+    );
+    // without --label: the same picture less those five texts
+    let plain = plot(&args(&[]));
+    assert_eq!(picture.labels.len(), plain.labels.len() + 5);
+    assert!(!plain.labels.iter().any(|l| l.text.starts_with("tp=")));
+
+    stepcost()
+        .args(args(&["--label", "layuot"]))
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no column `layuot`"))
+        .stderr(predicates::str::contains(
+            "its columns: chip, batch, rate, layout",
+        ));
+}
+
+#[test]
 fn levers_are_priced_against_the_scenario() {
     let w = crate::common::workload("gemv");
     let chip = crate::common::chip("h100-sxm");

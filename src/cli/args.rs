@@ -382,6 +382,10 @@ pub(crate) enum PlotCommand {
         /// Logarithmic vertical axis
         #[arg(long)]
         log_y: bool,
+        /// Write this column's value beside each point where it changes along the line
+        /// (and at each line's first point), e.g. layout
+        #[arg(long, value_name = "COLUMN")]
+        label: Option<String>,
         /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,

@@ -389,6 +389,7 @@ fn plot_command(picture: PlotCommand, given: &scenario::Given) -> Result<()> {
             include_unfit,
             log_x,
             log_y,
+            label,
             out,
         } => {
             let mut inputs = Inputs::default();
@@ -410,6 +411,7 @@ fn plot_command(picture: PlotCommand, given: &scenario::Given) -> Result<()> {
                 include_unfit,
                 log_x,
                 log_y,
+                label,
             };
             (svg::sweep(input, &name, &chart)?, plan)
         }

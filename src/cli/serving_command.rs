@@ -68,7 +68,8 @@ pub(crate) struct ServingArgs {
     /// chip (without it: the given layout, or the fewest chips one request fits on)
     #[arg(long)]
     frontier: bool,
-    /// Draw tokens/s per chip against tokens/s per user, one curve per chip, as SVG
+    /// Draw tokens/s per chip against tokens/s per user, one curve per chip, as SVG, each
+    /// point labelled with its layout where that changes along the curve
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
     /// Data types to try: ROLE=LIST (repeatable; default the checkpoint's own); every
@@ -226,6 +227,8 @@ fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Ve
         y: "output_tokens_per_s_per_chip".into(),
         series: vec!["chip".into()],
         log_y: true,
+        // the layout a point needs (`tp=4`), where it changes along the frontier
+        label: Some("layout".into()),
         ..Default::default()
     };
     Ok(svg::sweep(csv.as_slice(), "serving", &chart)?.into_bytes())

@@ -312,6 +312,7 @@ pub(crate) async fn plot_sweep(Extract(guard): Shared, body: Body) -> Result<Res
             include_unfit: false,
             log_x: chart.log_x,
             log_y: chart.log_y,
+            label: None,
         };
         let picture = svg::sweep(&csv[..], "sweep", &options)?;
         Ok(bytes("image/svg+xml", picture.into_bytes()))

@@ -11,7 +11,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{axis_title, format_tick, linear_axis, log_axis, log_ticks, plot_error};
+use super::point_labels::{self, LabelTable, Line};
+use super::{axis_title, csv_error, format_tick, linear_axis, log_axis, log_ticks, plot_error};
 use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
 use crate::export::filter::{Filter, Kind};
@@ -32,24 +33,32 @@ pub struct SweepChart {
     pub include_unfit: bool,
     pub log_x: bool,
     pub log_y: bool,
+    /// A column whose value is written beside each point where it differs from the previous
+    /// point's along the line (and at each line's first point): the layout of a serving
+    /// frontier, say.
+    pub label: Option<String>,
 }
 
-/// The chart's lines: the series columns' values (empty without them) and its points, in the
-/// order each value first appears.
-type Lines = Vec<(String, Vec<(f64, f64)>)>;
+/// The chart's lines, in the order each series value first appears.
+type Lines = Vec<Line>;
 
-/// What the CSV gives the chart: its lines, and the scenario they share (`llama-3.1-70b,
-/// h200, context=4096`).
+/// What the CSV gives the chart: its lines, the scenario they share (`llama-3.1-70b, h200,
+/// context=4096`), and the label column's values (none without one).
 struct Drawn {
     lines: Lines,
     scenario: String,
+    labels: LabelTable,
 }
 
 /// One line per value of the series column (or one line), `y` against `x`, from a sweep CSV
 /// read from `csv` (named `name` in messages) as a stream: only the plotted columns of each
 /// row are kept. Rows whose `x` or `y` is empty (error rows) are left out.
 pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String, Error> {
-    let Drawn { lines, scenario } = read_lines(csv, name, options)?;
+    let Drawn {
+        lines,
+        scenario,
+        labels,
+    } = read_lines(csv, name, options)?;
     let ((x0, x1), (y0, y1)) = ranges(&lines, options)?;
     let mut svg = String::new();
     {
@@ -60,6 +69,7 @@ pub fn sweep(csv: impl Read, name: &str, options: &SweepChart) -> Result<String,
             options,
             lines: &lines,
             scenario: &scenario,
+            labels: &labels,
         };
         match (options.log_x, options.log_y) {
             (true, true) => frame.draw(
@@ -86,6 +96,7 @@ struct Columns {
     x: usize,
     y: usize,
     series: Vec<usize>,
+    label: Option<usize>,
     /// The columns that may name the scenario in the title (none of x, y and the series).
     scenario: Vec<usize>,
 }
@@ -132,6 +143,7 @@ impl Columns {
         let series = (options.series.iter())
             .map(|s| column(s))
             .collect::<Result<Vec<_>, _>>()?;
+        let label = options.label.as_deref().map(column).transpose()?;
         let scenario = (SCENARIO_COLUMNS.iter())
             .filter_map(|c| header.iter().position(|h| h == c))
             .filter(|i| *i != x && *i != y && !series.contains(i))
@@ -140,6 +152,7 @@ impl Columns {
             x,
             y,
             series,
+            label,
             scenario,
         })
     }
@@ -195,6 +208,7 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
     let mut line_of: HashMap<String, usize> = HashMap::new();
     let mut scenario = Scenario::default();
     let (mut record, mut key) = (csv::StringRecord::new(), String::new());
+    let mut labels = LabelTable::default();
     for row in 2.. {
         match reader.read_record(&mut record) {
             Ok(true) => {}
@@ -216,38 +230,56 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
         };
         series_key(&mut key, &record, &columns.series);
         scenario.see(&record, &columns.scenario);
-        match line_of.get(key.as_str()) {
-            Some(&i) => lines[i].1.push((x, y)),
+        // looked up before inserting: the key is cloned once per line, not once per row
+        let i = match line_of.get(key.as_str()) {
+            Some(&i) => i,
             None => {
                 line_of.insert(key.clone(), lines.len());
-                lines.push((key.clone(), vec![(x, y)]));
+                lines.push(Line {
+                    key: key.clone(),
+                    points: Vec::new(),
+                    labels: Vec::new(),
+                });
+                lines.len() - 1
             }
+        };
+        lines[i].points.push((x, y));
+        if let Some(column) = columns.label {
+            let label = labels.intern(record.get(column).unwrap_or(""))?;
+            lines[i].labels.push(label);
         }
     }
     if lines.is_empty() {
-        let filtered = match (&options.filter, fits_only.is_some()) {
-            (Some(_), true) => " that fits and passes --where",
-            (Some(_), false) => " that passes --where",
-            (None, true) => " that fits (--include-unfit draws the others)",
-            (None, false) => "",
-        };
-        return Err(Error::Plot(
-            format!(
-                "{name} has no row{filtered} with numbers in both `{}` and `{}`",
-                options.x, options.y
-            )
-            .into(),
-        ));
+        return Err(no_rows(name, options, fits_only.is_some()));
     }
-    for (_, points) in &mut lines {
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
+    lines.iter_mut().for_each(Line::sort);
     let mut scenario = scenario.title(&header, &columns.scenario);
     if !options.include_unfit && fits.is_none() {
         let sep = if scenario.is_empty() { "" } else { "; " };
         scenario.push_str(&format!("{sep}every row drawn: no `fits` column"));
     }
-    Ok(Drawn { lines, scenario })
+    Ok(Drawn {
+        lines,
+        scenario,
+        labels,
+    })
+}
+
+/// The error of a CSV with no row to draw, saying which rows were looked at.
+fn no_rows(name: &str, options: &SweepChart, fits_only: bool) -> Error {
+    let filtered = match (&options.filter, fits_only) {
+        (Some(_), true) => " that fits and passes --where",
+        (Some(_), false) => " that passes --where",
+        (None, true) => " that fits (--include-unfit draws the others)",
+        (None, false) => "",
+    };
+    Error::Plot(
+        format!(
+            "{name} has no row{filtered} with numbers in both `{}` and `{}`",
+            options.x, options.y
+        )
+        .into(),
+    )
 }
 
 /// The row's point, if it has numbers in both columns that its axes can show.
@@ -322,21 +354,6 @@ impl Scenario {
     }
 }
 
-/// A CSV error as a message: a failure to read the file (its size limit reached, say) names
-/// the file; a malformed row says where, after `what`.
-fn csv_error(name: &str, e: csv::Error, what: &str) -> Error {
-    if !e.is_io_error() {
-        return Error::Plot(format!("{name}: {what}{e}").into());
-    }
-    match e.into_kind() {
-        csv::ErrorKind::Io(source) => Error::Io {
-            path: name.to_owned(),
-            source,
-        },
-        kind => Error::Plot(format!("{name}: {what}{kind:?}").into()),
-    }
-}
-
 /// An axis's lowest and highest value.
 type Span = (f64, f64);
 
@@ -344,7 +361,7 @@ type Span = (f64, f64);
 /// column when its values make a range no axis can draw (values near 1e308, whose margin
 /// overflows, or more decades than a log axis counts).
 fn ranges(lines: &Lines, options: &SweepChart) -> Result<(Span, Span), Error> {
-    let all = lines.iter().flat_map(|(_, p)| p.iter());
+    let all = lines.iter().flat_map(|l| l.points.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (
         f64::INFINITY,
         f64::NEG_INFINITY,
@@ -376,6 +393,7 @@ struct Frame<'a, 'b> {
     lines: &'a Lines,
     /// The scenario the lines share, under the title.
     scenario: &'a str,
+    labels: &'a LabelTable,
 }
 
 impl Frame<'_, '_> {
@@ -423,6 +441,7 @@ impl Frame<'_, '_> {
             .draw()
             .map_err(plot_error)?;
         self.draw_lines(&mut chart)?;
+        point_labels::draw(&mut chart, self.lines, self.labels)?;
         if !options.series.is_empty() {
             chart
                 .configure_series_labels()
@@ -446,7 +465,7 @@ impl Frame<'_, '_> {
         X: Ranged<ValueType = f64>,
         Y: Ranged<ValueType = f64>,
     {
-        for (i, (key, points)) in self.lines.iter().enumerate() {
+        for (i, Line { key, points, .. }) in self.lines.iter().enumerate() {
             let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
             let series = chart
                 .draw_series(LineSeries::new(

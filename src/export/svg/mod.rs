@@ -7,6 +7,7 @@
 //! ticks and titles of their axes.
 
 mod chart;
+mod point_labels;
 mod roofline;
 
 pub use chart::{sweep, SweepChart};
@@ -76,6 +77,21 @@ pub const MARKER_OPACITY: f64 = 0.55;
 pub(super) const LEGEND_BACKGROUND: RGBAColor = RGBAColor(255, 255, 255, 0.9);
 pub(super) const LEGEND_BORDER: RGBColor = RGBColor(200, 200, 200);
 pub(super) const LEGEND_FONT: (&str, u32) = ("sans-serif", 13);
+
+/// A CSV error as a message: a failure to read the file (its size limit reached, say) names
+/// the file; a malformed row says where, after `what`.
+fn csv_error(name: &str, e: csv::Error, what: &str) -> Error {
+    if !e.is_io_error() {
+        return Error::Plot(format!("{name}: {what}{e}").into());
+    }
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => Error::Io {
+            path: name.to_owned(),
+            source,
+        },
+        kind => Error::Plot(format!("{name}: {what}{kind:?}").into()),
+    }
+}
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
     Error::Plot(format!("cannot draw the picture: {e}").into())
