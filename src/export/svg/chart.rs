@@ -445,7 +445,11 @@ impl Frame<'_, '_> {
         if !options.series.is_empty() {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(point_labels::legend_corner(
+                    self.lines,
+                    options.log_x,
+                    options.log_y,
+                ))
                 .background_style(LEGEND_BACKGROUND)
                 .border_style(LEGEND_BORDER)
                 .label_font(LEGEND_FONT)

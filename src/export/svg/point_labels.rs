@@ -107,6 +107,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_legend_goes_to_the_emptiest_corner() {
+        use plotters::chart::SeriesLabelPosition as At;
+        let line = |points: Vec<(f64, f64)>| Line {
+            key: String::new(),
+            points,
+            labels: Vec::new(),
+        };
+        // Falling from the upper left to the lower right: both other corners are empty, and
+        // upper right comes first.
+        let falling = [line(vec![(0.0, 10.0), (5.0, 5.0), (10.0, 0.0)])];
+        assert!(matches!(
+            legend_corner(&falling, false, false),
+            At::UpperRight
+        ));
+        // Rising, as tokens/s against batch: upper left is empty.
+        let rising = [line(vec![(0.0, 0.0), (5.0, 5.0), (10.0, 10.0)])];
+        assert!(matches!(
+            legend_corner(&rising, false, false),
+            At::UpperLeft
+        ));
+        // A frontier on a log axis: points along the top and down the right side.
+        let frontier = [line(vec![
+            (1.0, 1000.0),
+            (5.0, 900.0),
+            (9.0, 500.0),
+            (10.0, 1.0),
+        ])];
+        assert!(matches!(
+            legend_corner(&frontier, false, true),
+            At::LowerLeft
+        ));
+    }
+
+    #[test]
     fn labels_follow_their_points_and_show_at_changes() {
         let mut table = LabelTable::default();
         let ids: Vec<u32> = ["b", "a", "a", "b", "a"]
@@ -125,4 +159,39 @@ mod tests {
         let shown: Vec<(f64, &str)> = line.changes().map(|(p, l)| (p.0, table.text(l))).collect();
         assert_eq!(shown, [(1.0, "a"), (3.0, "b"), (5.0, "a")]);
     }
+}
+
+/// The corner of the plot the legend covers fewest points in: of the four boxes a third of
+/// each axis wide at the corners (a log axis measured in logs), the emptiest; upper left on a
+/// tie, then upper right, lower right, lower left.
+pub(super) fn legend_corner(
+    lines: &[Line],
+    log_x: bool,
+    log_y: bool,
+) -> plotters::chart::SeriesLabelPosition {
+    use plotters::chart::SeriesLabelPosition as At;
+    let scale = |v: f64, log: bool| if log { v.ln() } else { v };
+    let points = || {
+        (lines.iter().flat_map(|l| l.points.iter()))
+            .map(|&(x, y)| (scale(x, log_x), scale(y, log_y)))
+    };
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (x, y) in points() {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let unit = |v: f64, lo: f64, hi: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    let mut counts = [0usize; 4];
+    for (x, y) in points() {
+        let (left, right) = (unit(x, x0, x1) < 1.0 / 3.0, unit(x, x0, x1) > 2.0 / 3.0);
+        let (low, high) = (unit(y, y0, y1) < 1.0 / 3.0, unit(y, y0, y1) > 2.0 / 3.0);
+        for (i, inside) in [left && high, right && high, right && low, left && low]
+            .into_iter()
+            .enumerate()
+        {
+            counts[i] += usize::from(inside);
+        }
+    }
+    let corners = [At::UpperLeft, At::UpperRight, At::LowerRight, At::LowerLeft];
+    let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+    corners.into_iter().nth(best).unwrap_or(At::UpperLeft)
 }
