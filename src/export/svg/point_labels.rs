@@ -102,6 +102,41 @@ where
     Ok(())
 }
 
+/// The corner of the plot the legend covers fewest points in: of the four boxes a third of
+/// each axis wide at the corners (a log axis measured in logs), the emptiest; upper left on a
+/// tie, then upper right, lower right, lower left.
+pub(super) fn legend_corner(
+    lines: &[Line],
+    log_x: bool,
+    log_y: bool,
+) -> plotters::chart::SeriesLabelPosition {
+    use plotters::chart::SeriesLabelPosition as At;
+    let scale = |v: f64, log: bool| if log { v.ln() } else { v };
+    let points = || {
+        (lines.iter().flat_map(|l| l.points.iter()))
+            .map(|&(x, y)| (scale(x, log_x), scale(y, log_y)))
+    };
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (x, y) in points() {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let unit = |v: f64, lo: f64, hi: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    let mut counts = [0usize; 4];
+    for (x, y) in points() {
+        let (left, right) = (unit(x, x0, x1) < 1.0 / 3.0, unit(x, x0, x1) > 2.0 / 3.0);
+        let (low, high) = (unit(y, y0, y1) < 1.0 / 3.0, unit(y, y0, y1) > 2.0 / 3.0);
+        for (i, inside) in [left && high, right && high, right && low, left && low]
+            .into_iter()
+            .enumerate()
+        {
+            counts[i] += usize::from(inside);
+        }
+    }
+    let corners = [At::UpperLeft, At::UpperRight, At::LowerRight, At::LowerLeft];
+    let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+    corners.into_iter().nth(best).unwrap_or(At::UpperLeft)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,39 +194,4 @@ mod tests {
         let shown: Vec<(f64, &str)> = line.changes().map(|(p, l)| (p.0, table.text(l))).collect();
         assert_eq!(shown, [(1.0, "a"), (3.0, "b"), (5.0, "a")]);
     }
-}
-
-/// The corner of the plot the legend covers fewest points in: of the four boxes a third of
-/// each axis wide at the corners (a log axis measured in logs), the emptiest; upper left on a
-/// tie, then upper right, lower right, lower left.
-pub(super) fn legend_corner(
-    lines: &[Line],
-    log_x: bool,
-    log_y: bool,
-) -> plotters::chart::SeriesLabelPosition {
-    use plotters::chart::SeriesLabelPosition as At;
-    let scale = |v: f64, log: bool| if log { v.ln() } else { v };
-    let points = || {
-        (lines.iter().flat_map(|l| l.points.iter()))
-            .map(|&(x, y)| (scale(x, log_x), scale(y, log_y)))
-    };
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for (x, y) in points() {
-        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
-    }
-    let unit = |v: f64, lo: f64, hi: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-    let mut counts = [0usize; 4];
-    for (x, y) in points() {
-        let (left, right) = (unit(x, x0, x1) < 1.0 / 3.0, unit(x, x0, x1) > 2.0 / 3.0);
-        let (low, high) = (unit(y, y0, y1) < 1.0 / 3.0, unit(y, y0, y1) > 2.0 / 3.0);
-        for (i, inside) in [left && high, right && high, right && low, left && low]
-            .into_iter()
-            .enumerate()
-        {
-            counts[i] += usize::from(inside);
-        }
-    }
-    let corners = [At::UpperLeft, At::UpperRight, At::LowerRight, At::LowerLeft];
-    let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
-    corners.into_iter().nth(best).unwrap_or(At::UpperLeft)
 }
