@@ -72,6 +72,7 @@ fuzz_target!(|text: &str| {
             include_unfit: (h >> 28) % 2 == 0,
             log_x: true,
             log_y: true,
+            label: ((h >> 29) % 2 == 0).then(|| "fits".into()),
         };
         let _ = svg::sweep(&csv[..], "fuzz.csv", &chart);
     }
