@@ -261,13 +261,10 @@ impl<'a> Server<'a> {
     ) -> Result<ServingPoint, ServingError> {
         let c = concurrency.max(1) as f64;
         let (tokens_per_step, decode_iterations) = self.decode_work(shape);
-        let prompt = shape.input_tokens as f64 * (1.0 - self.options.prefix_hit);
-        let cached = shape.input_tokens as f64 - prompt;
+        let prompt = self.prompt_tokens(shape);
         let (k, q) = self.chunking(c, prompt, tokens_per_step, decode_iterations, concurrency)?;
         let context = shape.mean_decode_context();
-        let chunk = prompt / k as f64;
-        // A chunk's prior context: the cached prefix, then the chunks before it.
-        let chunk_context = cached + (k as f64 - 1.0) / 2.0 * chunk;
+        let (chunk, chunk_context) = self.chunk(shape, k as f64);
         let decode = self.cycle(c, context, tokens_per_step, None)?;
         let prefill = self.cycle(
             c - q,
@@ -314,6 +311,20 @@ impl<'a> Server<'a> {
             decode: decode.summary,
             disaggregated: None,
         })
+    }
+
+    /// The prompt tokens a request prefills: those not found in the prefix cache.
+    fn prompt_tokens(&self, shape: RequestShape) -> f64 {
+        shape.input_tokens as f64 * (1.0 - self.options.prefix_hit)
+    }
+
+    /// In `k` chunks, each chunk's tokens and its mean prior context: the cached prefix, then
+    /// the chunks before it.
+    fn chunk(&self, shape: RequestShape, k: f64) -> (f64, f64) {
+        let prompt = self.prompt_tokens(shape);
+        let chunk = prompt / k;
+        let cached = shape.input_tokens as f64 - prompt;
+        (chunk, cached + (k - 1.0) / 2.0 * chunk)
     }
 
     /// Tokens a decoding sequence is given an iteration, and the iterations a request's
