@@ -19,7 +19,9 @@ impl Server<'_> {
     ) -> Result<ServingPoint, ServingError> {
         let c = concurrency.max(1) as f64;
         let (tokens_per_step, decode_iterations) = self.decode_work(shape);
-        let k = (self.prompt_tokens(shape) / self.max_batched_tokens).ceil().max(1.0);
+        let k = (self.prompt_tokens(shape) / self.max_batched_tokens)
+            .ceil()
+            .max(1.0);
         let (chunk, chunk_context) = self.chunk(shape, k);
         let prefill = self.cycle(0.0, 0.0, tokens_per_step, Some((chunk, 1.0, chunk_context)))?;
         let decode = self.cycle(c, shape.mean_decode_context(), tokens_per_step, None)?;
