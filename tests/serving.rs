@@ -340,6 +340,31 @@ fn memory_caps_concurrency() {
 }
 
 #[test]
+fn a_workload_without_sequences_cannot_be_served() {
+    for command in [
+        &["serving", "gemm", "--chip", "h100-sxm"][..],
+        &[
+            "plan",
+            "gemm",
+            "--chip",
+            "h100-sxm",
+            "--rate",
+            "1",
+            "--request",
+            "in=8,out=8",
+        ][..],
+    ] {
+        let out = stepcost().args(command).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("has no `batch` param, so it cannot serve requests"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn bad_serving_input_is_refused() {
     let cases: [(&[&str], &str); 5] = [
         (&["--concurrency", "0"], "at least 1"),

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::checked::{check_fleet, Simulated};
-use super::survey::serve_layouts;
+use super::survey::{servable, serve_layouts};
 use super::Server;
 use super::{Disagg, ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
@@ -114,6 +114,7 @@ pub fn plan_fleet(
     slo: &Slo,
     view: CostView,
 ) -> Result<Vec<FleetEntry>, Error> {
+    servable(workload)?;
     let mut entries = Vec::new();
     for chip in chips {
         for dtypes in &query.dtype_choices {

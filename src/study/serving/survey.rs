@@ -99,6 +99,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
         ));
     }
     query.options.check()?;
+    servable(workload)?;
     let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
         .filter_map(|d| workload.param(*d))
         .collect();
@@ -151,6 +152,19 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
         }
     }
     Ok(survey)
+}
+
+/// Whether `workload` has the params serving sets (sequences, their new tokens, their
+/// context), or which it lacks.
+pub(crate) fn servable(workload: &Workload) -> Result<(), Error> {
+    for p in [
+        ScenarioParam::Batch,
+        ScenarioParam::Tokens,
+        ScenarioParam::Context,
+    ] {
+        workload.require(p, "it cannot serve requests")?;
+    }
+    Ok(())
 }
 
 /// The parallel degrees `scenario` gives the `dims` params.
