@@ -115,16 +115,6 @@ impl<'a> IterationPricer<'a> {
         })
     }
 
-    /// Whether the workload prices prompt tokens beside decode tokens in one step.
-    pub fn mixes(&self) -> bool {
-        self.prefill.is_some()
-    }
-
-    /// The scenario iterations are priced at, without their own params.
-    pub fn scenario(&self) -> &Scenario {
-        &self.scenario
-    }
-
     /// Prices one iteration. With no decoding sequence, it is a plain prefill step of the
     /// prompts' chunks; a workload without the prefill params prices only iterations that
     /// carry decode or prompt tokens alone.

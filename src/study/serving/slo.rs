@@ -3,12 +3,14 @@
 //! at the least cost, from the steady state, each chip's answer then checked by simulation
 //! (`checked`).
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 
 use super::checked::{check_fleet, Simulated};
 use super::survey::{servable, serve_layouts};
 use super::Server;
-use super::{Disagg, ServingError, ServingPoint, ServingQuery};
+use super::{ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -120,13 +122,15 @@ pub fn plan_fleet(
         for dtypes in &query.dtype_choices {
             let mut best: Option<Fleet> = None;
             let mut why = String::from("no layout serves one request");
-            let ways: &[bool] = match query.disagg {
-                Disagg::Off => &[false],
-                Disagg::On => &[true],
-                Disagg::Auto => &[false, true],
-            };
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
-                for &apart in ways {
+                let server = match server {
+                    Ok(server) => server,
+                    Err(e) => {
+                        why = e.to_string().lines().next().unwrap_or_default().into();
+                        return ControlFlow::Continue(());
+                    }
+                };
+                for &apart in query.disagg.ways() {
                     match fleet_at(server, query, slo, apart) {
                         Ok(Some((point, most))) => {
                             let mut fleet = make_fleet(
@@ -149,6 +153,7 @@ pub fn plan_fleet(
                         Err(e) => why = e.to_string().lines().next().unwrap_or_default().into(),
                     }
                 }
+                ControlFlow::Continue(())
             })?;
             if let Some(fleet) = best.as_mut().filter(|f| f.prefill_instances == 0) {
                 check_fleet(workload, chip, query, slo, query.shape, fleet)?;

@@ -1,6 +1,8 @@
 //! Serving surveyed: every chip, choice of types and layout asked for, at every concurrency,
 //! and the frontier of what they offer.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 
 use super::{frontier, KvLink, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
@@ -33,6 +35,17 @@ pub enum Disagg {
     Off,
     On,
     Auto,
+}
+
+impl Disagg {
+    /// Whether prefill is apart, for each way a point is priced.
+    pub fn ways(self) -> &'static [bool] {
+        match self {
+            Disagg::Off => &[false],
+            Disagg::On => &[true],
+            Disagg::Auto => &[false, true],
+        }
+    }
 }
 
 /// The model that drafts tokens for speculative decoding.
@@ -100,21 +113,12 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
     }
     query.options.check()?;
     servable(workload)?;
-    let dims: Vec<usize> = (ScenarioParam::LAYOUT.iter())
-        .filter_map(|d| workload.param(*d))
-        .collect();
     let mut survey = Survey::default();
     for chip in chips {
-        let tried = layouts_of(workload, chip, &dims, query)?;
         for dtypes in &query.dtype_choices {
             let (mut found, mut reasons) = (false, Vec::new());
-            for layout in &tried {
-                let name = layout_name(workload, &dims, layout);
-                let mut scenario = query.scenario.clone();
-                scenario.dtypes = *dtypes;
-                let sizes = layout.iter().map(|&s| s as f64);
-                scenario.overrides.extend(dims.iter().copied().zip(sizes));
-                let why = match survey_layout(workload, chip, &scenario, query) {
+            serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
+                let why = match server.and_then(|s| serve_concurrencies(s, query)) {
                     Ok(points) if !points.is_empty() => {
                         found = true;
                         survey
@@ -122,14 +126,14 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
                             .extend(points.into_iter().map(|(capped_from, point)| ServingRow {
                                 chip: chip.id().to_owned(),
                                 dtypes: *dtypes,
-                                layout: name.clone(),
+                                layout: layout.name.clone(),
                                 capped_from,
                                 point,
                             }));
-                        if query.layouts == LayoutChoice::Smallest {
-                            break;
-                        }
-                        continue;
+                        return match query.layouts {
+                            LayoutChoice::Smallest => ControlFlow::Break(()),
+                            _ => ControlFlow::Continue(()),
+                        };
                     }
                     Ok(_) => "one request does not fit".to_owned(),
                     Err(e) => first_line(&e.to_string()),
@@ -137,10 +141,11 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
                 reasons.push(Skipped {
                     chip: chip.id().to_owned(),
                     dtypes: *dtypes,
-                    layout: name,
+                    layout: layout.name.clone(),
                     why,
                 });
-            }
+                ControlFlow::Continue(())
+            })?;
             // Layouts that did not serve are news only when none did; of a search, the
             // largest one's reason says the most.
             if !found {
@@ -196,15 +201,20 @@ impl Layout {
     }
 }
 
-/// Calls `f` with the name and the server of each layout `query` tries on `chip` with
-/// `dtypes` (every one within the chip's scale-up domain, fewest chips first, or the
-/// scenario's own); a layout whose server cannot be made is passed over.
+/// What [`serve_layouts`] calls per layout: its server, or why none could be made; a break
+/// ends the layouts.
+pub(crate) type VisitLayout<'f> =
+    dyn FnMut(&Layout, Result<&mut Server, ServingError>) -> ControlFlow<()> + 'f;
+
+/// Calls `f` with the name and the server (or why none could be made) of each layout `query`
+/// tries on `chip` with `dtypes`: every one within the chip's scale-up domain, fewest chips
+/// first, or the scenario's own; until `f` breaks.
 pub(crate) fn serve_layouts(
     workload: &Workload,
     chip: &Chip,
     dtypes: Types,
     query: &ServingQuery,
-    f: &mut dyn FnMut(&Layout, &mut Server),
+    f: &mut VisitLayout,
 ) -> Result<(), Error> {
     let named: Vec<(ScenarioParam, usize)> = (ScenarioParam::LAYOUT.iter())
         .filter_map(|d| Some((*d, workload.param(*d)?)))
@@ -215,12 +225,17 @@ pub(crate) fn serve_layouts(
         scenario.dtypes = dtypes;
         let sizes = layout.iter().map(|&s| s as f64);
         scenario.overrides.extend(dims.iter().copied().zip(sizes));
-        if let Ok(mut server) = server_for(workload, chip, &scenario, query) {
-            let named = Layout {
-                name: layout_name(workload, &dims, &layout),
-                sizes: named.iter().map(|(p, _)| *p).zip(layout).collect(),
-            };
-            f(&named, &mut server);
+        let server = server_for(workload, chip, &scenario, query);
+        let named = Layout {
+            name: layout_name(workload, &dims, &layout),
+            sizes: named.iter().map(|(p, _)| *p).zip(layout).collect(),
+        };
+        let flow = match server {
+            Ok(mut server) => f(&named, Ok(&mut server)),
+            Err(e) => f(&named, Err(e)),
+        };
+        if flow.is_break() {
+            break;
         }
     }
     Ok(())
@@ -270,28 +285,20 @@ fn server_for<'a>(
     Ok(Server::new(chip, target, draft, budget, query.options)?)
 }
 
-/// Every concurrency of `query` at one scenario; one above the most that fits is priced at
+/// Every concurrency of `query` on one server; one above the most that fits is priced at
 /// that most instead (once). Empty when one request does not fit.
-fn survey_layout(
-    workload: &Workload,
-    chip: &Chip,
-    scenario: &Scenario,
+fn serve_concurrencies(
+    server: &mut Server,
     query: &ServingQuery,
 ) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
-    let mut server = server_for(workload, chip, scenario, query)?;
     let mut points: Vec<(Option<u64>, ServingPoint)> = Vec::new();
-    let ways: &[bool] = match query.disagg {
-        Disagg::Off => &[false],
-        Disagg::On => &[true],
-        Disagg::Auto => &[false, true],
-    };
     for &c in &query.concurrency {
-        for &apart in ways {
+        for &apart in query.disagg.ways() {
             let at = |server: &mut Server, c| match apart {
                 true => server.disaggregated(query.shape, c, query.kv_link),
                 false => server.steady_state(query.shape, c),
             };
-            at_concurrency(&mut server, c, &mut points, at)?;
+            at_concurrency(server, c, &mut points, at)?;
         }
     }
     Ok(points)
