@@ -9,7 +9,6 @@ use super::{RequestShape, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::engine::chip::Chip;
-use crate::engine::cost::CostView;
 use crate::engine::workload::Workload;
 use crate::study::simulate::{
     simulate, Arrivals, Horizon, LatencyBounds, Lengths, Router, SimConfig,
@@ -82,22 +81,9 @@ pub fn check_fleet(
                 tpot_p90_s: report.tpot.p90_s,
                 met,
             });
-            set_instances(chip, fleet, instances);
-            *fleet = fleet.clone().priced(slo);
+            fleet.set_instances(chip, instances, slo);
             return Ok(());
         }
         instances += 1;
     }
-}
-
-/// The fleet with `n` instances: its chips and costs.
-fn set_instances(chip: &Chip, fleet: &mut Fleet, n: u64) {
-    fleet.instances = n;
-    fleet.chips = n * fleet.point.chips;
-    let per_hour = |view: CostView| {
-        let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
-        Some(usd * fleet.chips as f64)
-    };
-    fleet.cloud_usd_per_hour = per_hour(CostView::Cloud);
-    fleet.tco_usd_per_hour = per_hour(CostView::Tco);
 }

@@ -246,12 +246,7 @@ fn make_fleet(
             .ceil()
             .max(1.0) as u64
     });
-    let chips = (instances + prefill_instances) * point.chips;
-    let per_hour = |view: CostView| {
-        let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
-        Some(usd * chips as f64)
-    };
-    Fleet {
+    let mut fleet = Fleet {
         chip: chip.id().to_owned(),
         dtypes,
         layout: layout.to_owned(),
@@ -261,26 +256,35 @@ fn make_fleet(
         ep: 1,
         instances,
         prefill_instances,
-        chips,
-        cloud_usd_per_hour: per_hour(CostView::Cloud),
-        tco_usd_per_hour: per_hour(CostView::Tco),
+        chips: 0,
+        cloud_usd_per_hour: None,
+        tco_usd_per_hour: None,
         max_concurrency: most,
         cloud_usd_per_million_tokens: None,
         tco_usd_per_million_tokens: None,
         point,
         simulated: None,
-    }
-    .priced(slo)
+    };
+    fleet.set_instances(chip, instances, slo);
+    fleet
 }
 
 impl Fleet {
-    /// With its $ per million tokens worked out from its cost per hour and the rate it serves.
-    pub(crate) fn priced(mut self, slo: &Slo) -> Fleet {
+    /// `n` serving instances (beside the prefill ones): the chips in all, their cost per hour
+    /// and a million tokens at the rate the fleet serves, in each view.
+    pub(crate) fn set_instances(&mut self, chip: &Chip, n: u64, slo: &Slo) {
+        self.instances = n;
+        self.chips = (n + self.prefill_instances) * self.point.chips;
         let tokens_per_hour = slo.rate_per_s * self.output_tokens as f64 * 3600.0;
+        let per_hour = |view: CostView| {
+            let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
+            Some(usd * self.chips as f64)
+        };
+        let (cloud, tco) = (per_hour(CostView::Cloud), per_hour(CostView::Tco));
         let per_million = |usd: Option<f64>| usd.map(|u| u / tokens_per_hour * 1e6);
-        self.cloud_usd_per_million_tokens = per_million(self.cloud_usd_per_hour);
-        self.tco_usd_per_million_tokens = per_million(self.tco_usd_per_hour);
-        self
+        self.cloud_usd_per_million_tokens = per_million(cloud);
+        self.tco_usd_per_million_tokens = per_million(tco);
+        (self.cloud_usd_per_hour, self.tco_usd_per_hour) = (cloud, tco);
     }
 }
 
