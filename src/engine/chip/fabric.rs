@@ -276,3 +276,62 @@ impl Checker<'_> {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(fabric: Fabric, measured: Vec<(u64, f64)>) -> Interconnect {
+        Interconnect {
+            fabric,
+            measured,
+            ..Interconnect::switch(400e9)
+        }
+    }
+
+    #[test]
+    fn a_torus_group_gets_two_links_per_dimension_it_spans() {
+        // 3D 4x4x4: 6 links of 400/6 GB/s each.
+        let cube = link(
+            Fabric::Torus {
+                dims: vec![4, 4, 4],
+            },
+            Vec::new(),
+        );
+        let one = 400e9 / 6.0;
+        for (chips, dims) in [
+            (2.0, 1.0),
+            (4.0, 1.0),
+            (5.0, 2.0),
+            (16.0, 2.0),
+            (17.0, 3.0),
+            (64.0, 3.0),
+        ] {
+            let got = cube.group_bandwidth_bytes_per_s(chips);
+            assert!((got - 2.0 * dims * one).abs() < 1.0, "{chips} chips: {got}");
+        }
+    }
+
+    #[test]
+    fn a_mesh_is_capped_by_the_chip_total() {
+        let mesh = link(
+            Fabric::Mesh {
+                link_bytes_per_s: 64e9,
+            },
+            Vec::new(),
+        );
+        assert_eq!(mesh.group_bandwidth_bytes_per_s(2.0), 64e9);
+        assert_eq!(mesh.group_bandwidth_bytes_per_s(8.0), 400e9); // 7 x 64 = 448, capped
+    }
+
+    #[test]
+    fn the_measured_share_is_the_largest_group_not_above() {
+        let measured = link(Fabric::Switch, vec![(2, 0.7), (8, 0.5)]);
+        let at = |g| measured.expected_fraction(g);
+        assert_eq!(
+            (at(1.0), at(2.0), at(4.0), at(8.0), at(64.0)),
+            (0.7, 0.7, 0.7, 0.5, 0.5)
+        );
+        assert_eq!(link(Fabric::Pcie, Vec::new()).expected_fraction(4.0), 1.0);
+    }
+}
