@@ -429,3 +429,24 @@ fn nemotron_h_decode_reads_each_state_once() {
     let elements = 8.0 * (10240.0 + 128.0) + 384.0 + 2.0 * 8.0 * state + 8.0 * 8192.0;
     assert_eq!(ssm.cost.bytes, 2.0 * elements);
 }
+
+#[test]
+fn the_new_templates_split_across_a_node() {
+    let roofline = crate::common::roofline;
+    for model in ["llama-4-scout", "glm-4.5", "nemotron-h-8b", "gemma-3-27b"] {
+        let one = decode(model, "h200", &[("tp", 1.0)], roofline()).summary;
+        let eight = decode(model, "h200", &[("tp", 8.0)], roofline()).summary;
+        assert!(eight.weight_bytes < one.weight_bytes / 4.0, "{model}");
+        assert_eq!(eight.chips, 8, "{model}");
+    }
+    // Nemotron-H's state splits with its heads: 16 of 128 Mamba heads a chip, 1 of 8 groups.
+    let state = |tp: f64| {
+        let sets = [("tp", tp), ("batch", 4.0)];
+        decode(NEMOTRON, "h200", &sets, roofline())
+            .summary
+            .state_bytes
+    };
+    let per_chip = 4.0 * 24.0 * (16.0 * 64.0 * 128.0 + 3.0 * (1024.0 + 2.0 * 128.0)) * 2.0;
+    assert_eq!(state(8.0), per_chip);
+    assert!(state(1.0) > 7.9 * per_chip);
+}
