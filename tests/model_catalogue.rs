@@ -450,3 +450,38 @@ fn the_new_templates_split_across_a_node() {
     assert_eq!(state(8.0), per_chip);
     assert!(state(1.0) > 7.9 * per_chip);
 }
+
+#[test]
+fn a_gemma_3_config_imports_as_the_shipped_workload() {
+    // The text_config of Gemma-3-27B's config.json (M11): no soft-capping, 5 local : 1 global.
+    let config = r#"{"model_type": "gemma3_text", "hidden_size": 5376, "num_hidden_layers": 62,
+        "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128,
+        "intermediate_size": 21504, "vocab_size": 262208, "sliding_window": 1024,
+        "sliding_window_pattern": 6, "attn_logit_softcapping": null,
+        "final_logit_softcapping": null, "query_pre_attn_scalar": 168}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, out) = (dir.path().join("config.json"), dir.path().join("g.yaml"));
+    std::fs::write(&path, config).unwrap();
+    stepcost()
+        .arg("import")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let imported = stepcost::Workload::load(&stepcost::Source::read(&out).unwrap()).unwrap();
+    let shipped = crate::common::workload("gemma-3-27b");
+    let spec = ScenarioSpec {
+        sets: vec![("batch".into(), 4.0), ("context".into(), 2047.0)],
+        dtypes: vec![(Role::Weight.into(), DType::Bf16.into())],
+        ..crate::common::roofline()
+    };
+    let h200 = crate::common::chip("h200");
+    let priced = |w: &stepcost::Workload| {
+        let scenario = stepcost::Scenario::resolve(w, &spec).unwrap();
+        stepcost::price(w, &h200, &scenario).unwrap()
+    };
+    let (a, b) = (priced(&imported), priced(&shipped));
+    assert_eq!(a.summary, b.summary);
+    assert_eq!(a.prices, b.prices);
+}
