@@ -94,3 +94,66 @@ fn role_types_set_bytes_and_the_compute_type() {
         8.0 * (2.0 * 64.0 + 0.5 * 64.0 * 1000.0 + 2.0 * 1000.0)
     );
 }
+
+/// A state-space layer: a scan over `x` (heads x head_dim per token), B and C (groups x state
+/// per token each) and each sequence's recurrent state (a tensor of role `state`).
+const SCAN: &str = "name: scan
+params:
+  batch: 3
+  tokens: 1
+  heads: 4
+  head_dim: 8
+  state: 16
+  groups: 2
+tensors:
+  xbc: {role: activation, shape: [batch * tokens, heads * head_dim + 2 * groups * state]}
+blocks:
+  - name: layer
+    repeat: 2
+    tensors:
+      h: {role: state, shape: [batch, heads, head_dim, state]}   # one per layer
+    ops:
+      - scan: {name: ssm, of: [xbc, h], sequences: batch, tokens: tokens, heads: heads,
+               head_dim: head_dim, state: state, groups: groups, chunk: 64}
+";
+
+fn scanned(sets: &[(&str, f64)]) -> stepcost::StepReport {
+    let chip = Chip::load(&Source::from_text("c.yaml", CHIP)).unwrap();
+    let w = Workload::load(&Source::from_text("w.yaml", SCAN)).unwrap();
+    let spec = ScenarioSpec {
+        sets: sets.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect(),
+        ..crate::common::roofline()
+    };
+    price(&w, &chip, &Scenario::resolve(&w, &spec).unwrap()).unwrap()
+}
+
+#[test]
+fn a_scan_counts_its_recurrence_and_its_state() {
+    let (batch, heads, p, n, groups) = (3.0, 4.0, 8.0, 16.0, 2.0);
+    let state = heads * p * n; // one sequence's state: 512 elements
+    let xbc = heads * p + 2.0 * groups * n; // 96 per token
+                                            // Decode: per head, decay 128, outer product added 2 x 128, y = h C 2 x 128, x dt 8,
+                                            // skip 2 x 8.
+    let r = scanned(&[]);
+    let ssm = &r.prices[0];
+    assert_eq!(
+        ssm.cost.flops,
+        batch * heads * (128.0 + 256.0 + 256.0 + 8.0 + 16.0)
+    );
+    // Reads x, B, C and the state; writes y and the state back; bf16.
+    let elements = batch * xbc + batch * state + batch * heads * p + batch * state;
+    assert_eq!(ssm.cost.bytes, 2.0 * elements);
+    // The state is resident per sequence in both layers, not KV cache.
+    assert_eq!(r.summary.state_bytes, 2.0 * batch * state * 2.0);
+    assert_eq!(r.summary.kv_bytes, 0.0);
+    // Prefill of 128 tokens: 2 chunks of 64. Per chunk and head the diagonal block
+    // 2 x 64^2 x 8, the chunk state and the output from the carried state 2 x 64 x 16 x 8
+    // each, passing the state 2 x 16 x 8; per chunk and group C B^T 2 x 64^2 x 16.
+    let r = scanned(&[("tokens", 128.0)]);
+    let per_chunk = heads * (65536.0 + 2.0 * 16384.0 + 256.0) + groups * 131072.0;
+    assert_eq!(r.prices[0].cost.flops, batch * 2.0 * per_chunk);
+    let elements = batch * 128.0 * xbc + batch * state + batch * 128.0 * heads * p + batch * state;
+    assert_eq!(r.prices[0].cost.bytes, 2.0 * elements);
+    // and the state does not grow with the tokens
+    assert_eq!(r.summary.state_bytes, 2.0 * batch * state * 2.0);
+}

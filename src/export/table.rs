@@ -208,6 +208,10 @@ fn work_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     row("kernels per step", s.kernels.to_string());
     row("weights", human(s.weight_bytes, "B"));
     row("KV cache", human(s.kv_bytes, "B"));
+    // Only a state-space model keeps a recurrent state; the others' tables stay as they were.
+    if s.state_bytes > 0.0 {
+        row("recurrent state", human(s.state_bytes, "B"));
+    }
     row("peak activations", human(s.activation_bytes, "B"));
     row("activation workspace", human(s.workspace_bytes, "B"));
     row("runtime reserve", human(s.reserve_bytes, "B"));

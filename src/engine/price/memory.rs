@@ -27,7 +27,7 @@ pub(super) struct Memory {
     /// tokens (or the step's own peak, if more); the step's peak where the workload has no
     /// `max_batched_tokens`.
     pub(super) workspace_bytes: f64,
-    /// Weights + KV cache + workspace + reserve.
+    /// Weights + KV cache + recurrent state + workspace + reserve.
     pub(super) footprint_bytes: f64,
     pub(super) max_batch: Option<u64>,
 }
@@ -131,6 +131,10 @@ pub(super) struct Resident {
     /// The part of `kv_bytes` that does not grow with the batch: the cache of a mixed step's
     /// prefilling sequences.
     pub(super) kv_apart_bytes: f64,
+    /// Recurrent state (a state-space layer's, per sequence), and the part of it that does
+    /// not grow with the batch.
+    pub(super) state_bytes: f64,
+    pub(super) state_apart_bytes: f64,
     /// The step's peak activations: the most one kernel reads and writes.
     pub(super) activation_bytes: f64,
 }
@@ -145,10 +149,13 @@ impl Resident {
         activation_bytes: f64,
     ) -> Resident {
         let (weight_bytes, kv_bytes, kv_apart_bytes) = workload.resident_bytes_kept(ev, types);
+        let (state_bytes, state_apart_bytes) = workload.state_split(ev, types);
         Resident {
             weight_bytes,
             kv_bytes,
             kv_apart_bytes,
+            state_bytes,
+            state_apart_bytes,
             activation_bytes,
         }
     }
@@ -167,13 +174,16 @@ pub(super) fn memory(
         weight_bytes,
         kv_bytes,
         kv_apart_bytes,
+        state_bytes,
+        state_apart_bytes,
         activation_bytes,
     } = resident;
     let usable_bytes = chip.capacity_bytes() * utilization;
     let reserve_bytes = chip.runtime_reserve_bytes();
     // With a workspace sized apart from the batch, only the KV cache grows with it, and of
     // that only the batch's sequences' cache.
-    let kv_growing_bytes = kv_bytes - kv_apart_bytes;
+    let kv_growing_bytes = kv_bytes - kv_apart_bytes + (state_bytes - state_apart_bytes);
+    let kv_apart_bytes = kv_apart_bytes + state_apart_bytes;
     let (workspace_bytes, growing_bytes) = match workspace {
         Some(w) => (w.max(activation_bytes), kv_growing_bytes),
         None => (activation_bytes, kv_growing_bytes + activation_bytes),
@@ -188,7 +198,7 @@ pub(super) fn memory(
         usable_bytes,
         reserve_bytes,
         workspace_bytes,
-        footprint_bytes: weight_bytes + kv_bytes + workspace_bytes + reserve_bytes,
+        footprint_bytes: weight_bytes + kv_bytes + state_bytes + workspace_bytes + reserve_bytes,
         max_batch,
     })
 }

@@ -131,6 +131,9 @@ pub struct StepSummary {
     pub weight_bytes: f64,
     /// KV cache resident in HBM: `batch x (context + tokens)` positions.
     pub kv_bytes: f64,
+    /// Recurrent state resident in HBM (a state-space layer's): one per sequence, whatever
+    /// the context; 0 for a model without one.
+    pub state_bytes: f64,
     /// Peak activations: the most activation bytes one kernel reads and writes.
     pub activation_bytes: f64,
     /// Activations a serving engine keeps room for: the peak activations of a step of
@@ -139,7 +142,7 @@ pub struct StepSummary {
     pub workspace_bytes: f64,
     /// The runtime's fixed reserve on the chip (context, communication buffers, graphs).
     pub reserve_bytes: f64,
-    /// Weights + KV cache + activation workspace + runtime reserve.
+    /// Weights + KV cache + recurrent state + activation workspace + runtime reserve.
     pub footprint_bytes: f64,
     /// What the engine may use: the chip's reported capacity x memory utilisation.
     pub usable_bytes: f64,
@@ -480,6 +483,7 @@ impl Totals {
             memory_bound_share: 1.0 - compute_bound_s / t,
             weight_bytes: resident.weight_bytes,
             kv_bytes: resident.kv_bytes,
+            state_bytes: resident.state_bytes,
             activation_bytes,
             workspace_bytes: memory.workspace_bytes,
             reserve_bytes: memory.reserve_bytes,

@@ -89,11 +89,12 @@ pub(super) enum OpFile {
     Reducescatter(CollectiveFile),
     Alltoall(CollectiveFile),
     Sendrecv(CollectiveFile),
+    Scan(Box<ScanFile>),
 }
 
 impl OpFile {
     /// The op kinds as a file writes them (the variants' snake_case names).
-    pub(super) const KINDS: [&'static str; 9] = [
+    pub(super) const KINDS: [&'static str; 10] = [
         "gemm",
         "gemv",
         "kv_read",
@@ -103,6 +104,7 @@ impl OpFile {
         "reducescatter",
         "alltoall",
         "sendrecv",
+        "scan",
     ];
 
     /// The name every op has.
@@ -111,6 +113,7 @@ impl OpFile {
             OpFile::Gemm(g) | OpFile::Gemv(g) => &g.name,
             OpFile::KvRead(r) => &r.name,
             OpFile::Elementwise(e) => &e.name,
+            OpFile::Scan(s) => &s.name,
             OpFile::Allreduce(c)
             | OpFile::Allgather(c)
             | OpFile::Reducescatter(c)
@@ -126,6 +129,7 @@ impl OpFile {
             OpFile::Gemv(_) => "gemv",
             OpFile::KvRead(_) => "kv_read",
             OpFile::Elementwise(_) => "elementwise",
+            OpFile::Scan(_) => "scan",
             _ => self.collective().map_or("", |(c, _)| c.name()),
         }
     }
@@ -151,6 +155,7 @@ impl OpFile {
             OpFile::Gemm(g) | OpFile::Gemv(g) => (&g.of, None),
             OpFile::KvRead(r) => (&r.of, Some(&r.reads)),
             OpFile::Elementwise(e) => (&e.of, Some(&e.reads)),
+            OpFile::Scan(s) => (&s.of, Some(&s.reads)),
             OpFile::Allreduce(c)
             | OpFile::Allgather(c)
             | OpFile::Reducescatter(c)
@@ -217,6 +222,26 @@ pub(super) struct ElementwiseFile {
     pub(super) flops_per_element: Spanned<String>,
     pub(super) out: Option<Spanned<String>>,
     pub(super) out_role: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) reads: IndexMap<String, Spanned<String>>,
+}
+
+/// A state-space scan (Mamba-2's SSD): `sequences` sequences of `tokens` new tokens through
+/// `heads` heads of `head_dim` channels, each with a `state`-wide recurrent state per channel
+/// whose input and output projections (B, C) are shared by the heads of each of `groups`
+/// groups; the chunked kernel works in chunks of `chunk` tokens.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ScanFile {
+    pub(super) name: Spanned<String>,
+    pub(super) of: Spanned<Names>,
+    pub(super) sequences: Spanned<String>,
+    pub(super) tokens: Spanned<String>,
+    pub(super) heads: Spanned<String>,
+    pub(super) head_dim: Spanned<String>,
+    pub(super) state: Spanned<String>,
+    pub(super) groups: Spanned<String>,
+    pub(super) chunk: Spanned<String>,
     #[serde(default)]
     pub(super) reads: IndexMap<String, Spanned<String>>,
 }

@@ -16,12 +16,14 @@ mod graph;
 mod memo;
 mod reach;
 mod resident;
+mod scan;
 mod work;
 
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
 pub use graph::{FusionPlan, Kernel, KernelRead};
 pub(crate) use memo::WorkspaceMemo;
+pub use scan::{ScanDims, ScanSizes};
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -61,6 +63,10 @@ pub struct Tensor {
     pub shape: Vec<Field>,
     /// The block it belongs to (one copy per repeat), or `None` for the whole step.
     pub block: Option<usize>,
+    /// A sequence's recurrent state (the file's role `state`: a state-space layer's, kept
+    /// from step to step like a KV cache but not growing with the context). It is stored in
+    /// the activation type and reported apart, as `state_bytes`.
+    pub recurrent: bool,
 }
 
 /// A run of ops executed `repeat` times (the layers of a model); a block repeated 0 times is
@@ -173,6 +179,10 @@ pub enum OpKind {
         flops_per_element: Field,
         out: Option<Field>,
     },
+    /// A state-space scan (Mamba-2's SSD) of the sizes in [`ScanDims`]: its FLOPs follow
+    /// from them (`ScanSizes::flops`), and it writes each token's output and each sequence's
+    /// updated recurrent state.
+    Scan(Box<ScanDims>),
     /// A collective of `elements` (see [`Collective`]) over `group` chips, on the chip's
     /// interconnect (the network beyond one domain). `algorithm`: the fastest when `None`.
     Collective {
@@ -190,6 +200,7 @@ pub enum KernelKind {
     Gemv,
     KvRead,
     Elementwise,
+    Scan,
     /// Several ops run as one kernel.
     Fused,
     Collective(Collective),
@@ -203,6 +214,7 @@ impl KernelKind {
             KernelKind::Gemv => "gemv",
             KernelKind::KvRead => "kv_read",
             KernelKind::Elementwise => "elementwise",
+            KernelKind::Scan => "scan",
             KernelKind::Fused => "fused",
             KernelKind::Collective(c) => c.name(),
         }
@@ -233,6 +245,7 @@ impl OpKind {
             OpKind::Gemm { gemv: true, .. } => KernelKind::Gemv,
             OpKind::KvRead { .. } => KernelKind::KvRead,
             OpKind::Elementwise { .. } => KernelKind::Elementwise,
+            OpKind::Scan(_) => KernelKind::Scan,
             OpKind::Collective { collective, .. } => KernelKind::Collective(*collective),
         }
     }
@@ -241,7 +254,9 @@ impl OpKind {
         self.kernel_kind().name()
     }
 
-    /// Whether the op's FLOPs run on the matrix unit (else the vector unit).
+    /// Whether the op's FLOPs run on the matrix unit (else the vector unit). A scan's do: the
+    /// chunked kernel's work is small matrix products (at one token a step it is bound by the
+    /// state's bytes whichever unit it runs on).
     pub fn matrix_unit(&self) -> bool {
         !matches!(self, OpKind::Elementwise { .. })
     }

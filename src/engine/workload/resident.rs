@@ -1,4 +1,4 @@
-//! What a scenario keeps resident in HBM: weights and KV cache.
+//! What a scenario keeps resident in HBM: weights, KV cache and recurrent state.
 
 use super::{Evaluation, Ref, Workload};
 use crate::base::dtype::Role;
@@ -58,6 +58,23 @@ impl Workload {
 
     fn kv_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {
         self.kv_split(ev, types).0
+    }
+
+    /// The recurrent state's bytes (tensors of the file's role `state`), and those of them in
+    /// tensors whose shape does not follow `batch`.
+    pub(crate) fn state_split(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
+        let (mut state, mut apart) = (0.0, 0.0);
+        for (t, tensor) in self.tensors.iter().enumerate() {
+            if tensor.recurrent {
+                let bytes =
+                    ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
+                state += bytes;
+                if !self.follows_batch[t] {
+                    apart += bytes;
+                }
+            }
+        }
+        (state, apart)
     }
 
     /// The KV cache's bytes, and those of them in tensors whose shape does not follow

@@ -1,6 +1,9 @@
 //! The work of one op in a scenario: its FLOPs, output and reads, from its kind's sizes.
 
-use super::{Collective, Evaluation, Field, GemmDims, Op, OpKind, ReadSize, Ref, Workload};
+use super::{
+    Collective, Evaluation, Field, GemmDims, Op, OpKind, ReadSize, Ref, ScanDims, ScanSizes,
+    Workload,
+};
 use crate::base::error::Error;
 
 /// What one op does in a scenario: its FLOPs and output elements, and for a GEMM the
@@ -36,6 +39,7 @@ impl Workload {
                 flops_per_element,
                 out,
             } => self.elementwise_work(op, elements.as_ref(), flops_per_element, out, ev)?,
+            OpKind::Scan(dims) => self.scan_work(dims, ev)?,
             OpKind::Collective {
                 collective,
                 elements,
@@ -124,6 +128,24 @@ impl Workload {
         Ok(Work {
             flops: n * per_element,
             out,
+            ..Work::default()
+        })
+    }
+
+    /// A state-space scan's FLOPs and output, from its sizes (see [`ScanSizes`]).
+    fn scan_work(&self, d: &ScanDims, ev: &Evaluation) -> Result<Work, Error> {
+        let sizes = ScanSizes {
+            sequences: self.dim(&d.sequences, ev)?,
+            tokens: self.dim(&d.tokens, ev)?,
+            heads: self.dim(&d.heads, ev)?,
+            head_dim: self.dim(&d.head_dim, ev)?,
+            state: self.dim(&d.state, ev)?,
+            groups: self.dim(&d.groups, ev)?,
+            chunk: self.dim(&d.chunk, ev)?,
+        };
+        Ok(Work {
+            flops: sizes.flops(),
+            out: sizes.out_elements(),
             ..Work::default()
         })
     }

@@ -159,6 +159,7 @@ impl SummaryRow<'_> {
         f("memory_bound_share", num(|s| s.memory_bound_share));
         f("weight_bytes", num(|s| s.weight_bytes));
         f("kv_bytes", num(|s| s.kv_bytes));
+        f("state_bytes", num(|s| s.state_bytes));
         f("activation_bytes", num(|s| s.activation_bytes));
         f("workspace_bytes", num(|s| s.workspace_bytes));
         f("reserve_bytes", num(|s| s.reserve_bytes));

@@ -36,7 +36,8 @@ fn kind_colour(kind: KernelKind) -> RGBColor {
     match kind {
         KernelKind::Gemm | KernelKind::Gemv => RGBColor(70, 130, 180),
         KernelKind::Fused => RGBColor(218, 112, 214),
-        KernelKind::KvRead => RGBColor(60, 179, 113),
+        // A scan streams each sequence's recurrent state as a KV read streams its cache.
+        KernelKind::KvRead | KernelKind::Scan => RGBColor(60, 179, 113),
         KernelKind::Elementwise | KernelKind::Collective(_) => RGBColor(160, 160, 160),
     }
 }
@@ -46,6 +47,7 @@ fn legend_kind(kind: KernelKind) -> KernelKind {
     match kind {
         KernelKind::Gemm | KernelKind::Gemv => KernelKind::Gemm,
         KernelKind::Fused | KernelKind::KvRead | KernelKind::Elementwise => kind,
+        KernelKind::Scan => KernelKind::KvRead,
         KernelKind::Collective(_) => KernelKind::Elementwise,
     }
 }

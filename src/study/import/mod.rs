@@ -330,6 +330,16 @@ impl<'a> Config<'a> {
         if family.template != "mla-moe" {
             self.attention(model_type, used, &mut params)?;
         }
+        // A Gemma without soft-capping (Gemma-3) prices the gemma2 template's cap passes at 0
+        // FLOPs. Absent, `attn_logit_softcapping` is its config class's default (HF-CFG):
+        // 50 for Gemma-2, none for Gemma-3.
+        let capped = match self.fields.get("attn_logit_softcapping") {
+            Some(v) => !v.is_null(),
+            None => model_type == "gemma2",
+        };
+        if family.template == "gemma2" && !capped {
+            params.push(("softcap_flops", 0.0));
+        }
         Ok(params)
     }
 

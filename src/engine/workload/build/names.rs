@@ -2,6 +2,7 @@
 //! namespace of tensors and ops, with the role of each op's output.
 
 use indexmap::IndexMap;
+use serde_saphyr::Spanned;
 
 use super::{valid_name, Builder, NAME_RULE};
 use crate::base::dtype::Role;
@@ -61,7 +62,12 @@ impl Builder {
                     format!("`{name}` is not a valid name ({NAME_RULE})"),
                 );
             }
-            let role = self.role(&format!("{field}.role"), &file.role);
+            // `state` is a role of tensors only: a recurrent state, stored as an activation.
+            let recurrent = file.role.value.trim() == "state";
+            let role = match recurrent {
+                true => Some(Role::Activation),
+                false => self.tensor_role(&format!("{field}.role"), &file.role),
+            };
             if file.shape.value.is_empty() {
                 self.problem(
                     self.at(format!("{field}.shape"), &file.shape),
@@ -87,9 +93,26 @@ impl Builder {
                     slot,
                     shape,
                     block,
+                    recurrent,
                 });
             }
         }
+    }
+
+    /// A tensor's role; `None` after recording a problem that names every role a tensor may
+    /// have.
+    fn tensor_role(&mut self, field: &str, value: &Spanned<String>) -> Option<Role> {
+        let role = value.value.parse::<Role>().ok();
+        if role.is_none() {
+            self.problem(
+                self.at(field, value),
+                format!(
+                    "unknown role `{}`; expected one of weight, activation, kv, state",
+                    value.value
+                ),
+            );
+        }
+        role
     }
 
     /// The names of `tensors` and of the ops of `blocks`, each checked to be valid and unique.

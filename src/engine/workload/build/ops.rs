@@ -9,9 +9,11 @@ use serde_saphyr::Spanned;
 use super::names::Scope;
 use super::Builder;
 use crate::base::diagnostic::Origin;
-use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile};
+use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile, ScanFile};
 use crate::engine::workload::graph::op_cycle;
-use crate::engine::workload::{Algorithm, Block, Collective, Field, Op, OpKind, ReadSize};
+use crate::engine::workload::{
+    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, ScanDims,
+};
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
 /// read slots the ops use in all.
@@ -132,11 +134,34 @@ impl Builder {
                     out: out?,
                 })
             }
+            OpFile::Scan(s) => self.scan(prefix, s),
             _ => {
                 let (collective, c) = op.collective()?;
                 self.collective(prefix, collective, c)
             }
         }
+    }
+
+    /// A state-space scan: each of its sizes compiled.
+    fn scan(&mut self, prefix: &str, s: &ScanFile) -> Option<OpKind> {
+        let mut field =
+            |name: &str, value: &Spanned<String>| self.expr(&format!("{prefix}.{name}"), value);
+        let sequences = field("sequences", &s.sequences);
+        let tokens = field("tokens", &s.tokens);
+        let heads = field("heads", &s.heads);
+        let head_dim = field("head_dim", &s.head_dim);
+        let state = field("state", &s.state);
+        let groups = field("groups", &s.groups);
+        let chunk = field("chunk", &s.chunk);
+        Some(OpKind::Scan(Box::new(ScanDims {
+            sequences: sequences?,
+            tokens: tokens?,
+            heads: heads?,
+            head_dim: head_dim?,
+            state: state?,
+            groups: groups?,
+            chunk: chunk?,
+        })))
     }
 
     /// A GEMM, or a GEMV (whose `m` is 1 unless it says otherwise).
@@ -243,6 +268,15 @@ fn op_deps(op: &Op) -> Vec<usize> {
             .chain(std::iter::once(flops_per_element))
             .chain(out)
             .collect(),
+        OpKind::Scan(d) => vec![
+            &d.sequences,
+            &d.tokens,
+            &d.heads,
+            &d.head_dim,
+            &d.state,
+            &d.groups,
+            &d.chunk,
+        ],
         OpKind::Collective {
             elements, group, ..
         } => vec![elements, group],

@@ -1,0 +1,132 @@
+//! The state-space scan op (`scan`): Mamba-2's selective state-space layer, its FLOPs and what
+//! it writes, counted from its sizes (Dao and Gu, "Transformers are SSMs", arXiv 2405.21060,
+//! section 6, the SSD algorithm; docs/sources.md, M17).
+//!
+//! Each of `heads` heads carries, per sequence, a `head_dim x state` recurrent state h. Per
+//! token t: h = a_t h + x_t B_t^T (a scalar decay a_t per head, x_t the head's `head_dim`
+//! inputs, B_t the `state`-wide input projection its group shares), and y_t = h C_t (C_t the
+//! group's output projection); `groups` groups share B and C among their heads.
+//!
+//! - One token a step (decode, `selective_state_update`): per head the state is decayed
+//!   (1 multiply per state element), x dt is formed (1 per channel) and its outer product
+//!   with B added (2 per state element), and y = h C read off (2 per state element), plus the
+//!   skip D x (2 per channel): 5 head_dim state + 3 head_dim FLOPs.
+//! - Several tokens (prefill, the chunked SSD kernel) in chunks of q = min(tokens, chunk):
+//!   per chunk and head, the diagonal block (C B^T masked by the decays) times X, 2 q^2
+//!   head_dim; the chunk's state B^T X, 2 q state head_dim; the output from the carried
+//!   state C h, 2 q state head_dim; passing the state to the next chunk, 2 state head_dim; and
+//!   per chunk and group C B^T itself, 2 q^2 state; tokens / q chunks (a last, partial chunk
+//!   counted as its fraction). The decay masks' exponentials and
+//!   the skip (O(q) and O(1) per token and head) are left out.
+//!
+//! The kernel reads its inputs (x, B, C, dt and each sequence's state) and writes y and each
+//! sequence's updated state; the chunk states of a prefill stay on chip (one fused kernel).
+
+use super::Field;
+
+/// The sizes of a scan as the file writes them (expressions over params).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanDims {
+    pub sequences: Field,
+    pub tokens: Field,
+    pub heads: Field,
+    pub head_dim: Field,
+    pub state: Field,
+    pub groups: Field,
+    pub chunk: Field,
+}
+
+/// The sizes of a scan in one scenario.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScanSizes {
+    pub sequences: f64,
+    pub tokens: f64,
+    pub heads: f64,
+    pub head_dim: f64,
+    pub state: f64,
+    pub groups: f64,
+    pub chunk: f64,
+}
+
+impl ScanSizes {
+    /// The FLOPs of the step: the recurrent update at one token a sequence, the chunked
+    /// kernel otherwise (see the module's counts).
+    pub fn flops(&self) -> f64 {
+        let ScanSizes {
+            sequences,
+            tokens,
+            heads,
+            head_dim: p,
+            state: n,
+            groups,
+            chunk,
+        } = *self;
+        if tokens <= 1.0 {
+            return sequences * tokens * heads * (5.0 * p * n + 3.0 * p);
+        }
+        let q = tokens.min(chunk);
+        let per_chunk =
+            heads * (2.0 * q * q * p + 4.0 * q * n * p + 2.0 * n * p) + groups * 2.0 * q * q * n;
+        sequences * (tokens / q) * per_chunk
+    }
+
+    /// The elements one sequence's recurrent state holds: heads x head_dim x state.
+    pub fn state_elements(&self) -> f64 {
+        self.heads * self.head_dim * self.state
+    }
+
+    /// What the kernel writes: each token's output (heads x head_dim) and each sequence's
+    /// updated state.
+    pub fn out_elements(&self) -> f64 {
+        self.sequences * (self.tokens * self.heads * self.head_dim + self.state_elements())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ScanSizes;
+
+    /// Nemotron-H-8B's Mamba-2 layer (128 heads of 64, state 128, 8 groups, chunk 128).
+    fn nemotron(sequences: f64, tokens: f64) -> ScanSizes {
+        ScanSizes {
+            sequences,
+            tokens,
+            heads: 128.0,
+            head_dim: 64.0,
+            state: 128.0,
+            groups: 8.0,
+            chunk: 128.0,
+        }
+    }
+
+    #[test]
+    fn decode_is_the_recurrent_update() {
+        // Per head: decay 64 x 128, outer product x B^T added 2 x 64 x 128, y = h C
+        // 2 x 64 x 128, x dt 64, skip D x 2 x 64.
+        let per_head = 8192.0 + 16384.0 + 16384.0 + 64.0 + 128.0;
+        let s = nemotron(3.0, 1.0);
+        assert_eq!(s.flops(), 3.0 * 128.0 * per_head);
+        // Each sequence's output (128 x 64) and its updated state (128 x 64 x 128).
+        assert_eq!(s.out_elements(), 3.0 * (8192.0 + 1_048_576.0));
+        assert_eq!(s.state_elements(), 1_048_576.0);
+    }
+
+    #[test]
+    fn prefill_is_the_chunked_kernel() {
+        // 512 tokens in 4 chunks of 128. Per chunk and head: the diagonal block times X
+        // 2 x 128^2 x 64, the chunk state 2 x 128 x 128 x 64, the output from the carried
+        // state 2 x 128 x 128 x 64, passing the state 2 x 128 x 64; per chunk and group
+        // C B^T 2 x 128^2 x 128.
+        let per_chunk_head = 2_097_152.0 + 2_097_152.0 + 2_097_152.0 + 16_384.0;
+        let per_chunk_group = 4_194_304.0;
+        let s = nemotron(2.0, 512.0);
+        let per_sequence = 4.0 * (128.0 * per_chunk_head + 8.0 * per_chunk_group);
+        assert_eq!(s.flops(), 2.0 * per_sequence);
+        // A prompt shorter than a chunk is one chunk of its length: 100 tokens.
+        let short = nemotron(1.0, 100.0);
+        let head = 2.0 * 100.0 * 100.0 * 64.0 + 2.0 * (2.0 * 100.0 * 128.0 * 64.0);
+        let passing = 2.0 * 128.0 * 64.0;
+        let group = 2.0 * 100.0 * 100.0 * 128.0;
+        assert_eq!(short.flops(), 128.0 * (head + passing) + 8.0 * group);
+    }
+}
