@@ -233,7 +233,8 @@ fn a_file_of_many_errors_fails_fast_with_the_first_problems_listed() {
         ),
         ("params.yaml", "undefined param `q0`"),
     ] {
-        let start = Instant::now();
+        // The timeout is the guard against work that grows with the square of the errors;
+        // speed itself is measured in benches/, never asserted.
         let assert = stepcost()
             .current_dir(dir.path())
             .args(["check", file])
@@ -244,8 +245,6 @@ fn a_file_of_many_errors_fails_fast_with_the_first_problems_listed() {
             .stderr(predicate::str::contains(format!(
                 "{file}: 19900 more problems not listed (the first 100 are above)"
             )));
-        let elapsed = start.elapsed();
-        assert!(elapsed < Duration::from_secs(20), "{file}: {elapsed:?}");
         let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
         let listed = stderr.lines().filter(|l| l.starts_with(file)).count();
         assert_eq!(listed, 101, "{file}: 100 problems and the count of the rest");
