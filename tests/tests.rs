@@ -23,6 +23,7 @@ mod import;
 mod memory;
 mod mixed;
 mod models;
+mod multinode;
 mod ops;
 mod parallel;
 #[cfg(feature = "parquet")]

@@ -45,6 +45,8 @@ pub struct Evaluation {
     pub(crate) gemm: Vec<GemmDims>,
     /// Chips in each collective's group (0 for other ops).
     pub(crate) group: Vec<f64>,
+    /// Chips each collective's group is laid over (its group unless it says otherwise).
+    pub(crate) span: Vec<f64>,
     pub(crate) tokens_per_step: Option<f64>,
     pub(crate) sequences: Option<f64>,
     /// Chips one replica runs on (1 when the workload does not say).
@@ -85,6 +87,7 @@ impl Workload {
             reads: vec![0.0; self.slot_count],
             gemm: vec![GemmDims::default(); self.ops.len()],
             group: vec![0.0; self.ops.len()],
+            span: vec![0.0; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
             workspace_memo: None,

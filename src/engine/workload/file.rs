@@ -167,6 +167,9 @@ pub(super) struct CollectiveFile {
     pub(super) of: Spanned<Names>,
     pub(super) elements: Spanned<String>,
     pub(super) group: Spanned<String>,
+    /// The chips the group is laid over, when its members are not neighbours (`tp * ep` for
+    /// one chip of each of `ep` tensor-parallel groups): where it crosses scale-up domains.
+    pub(super) span: Option<Spanned<String>>,
     pub(super) algorithm: Option<Spanned<String>>,
 }
 

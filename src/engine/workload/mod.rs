@@ -173,12 +173,15 @@ pub enum OpKind {
         flops_per_element: Field,
         out: Option<Field>,
     },
-    /// A collective of `elements` (see [`Collective`]) over `group` chips, on the chip's
-    /// interconnect (the network beyond one domain). `algorithm`: the fastest when `None`.
+    /// A collective of `elements` (see [`Collective`]) over `group` chips laid over `span`
+    /// chips (the group itself when `None`), on the chip's interconnect, and hierarchically over
+    /// the network where the span passes one scale-up domain. `algorithm`: the fastest when
+    /// `None`.
     Collective {
         collective: Collective,
         elements: Field,
         group: Field,
+        span: Option<Field>,
         algorithm: Option<Algorithm>,
     },
 }

@@ -173,11 +173,13 @@ impl Builder {
     ) -> Option<OpKind> {
         let elements = self.expr(&format!("{prefix}.elements"), &c.elements);
         let group = self.expr(&format!("{prefix}.group"), &c.group);
+        let span = self.opt_expr(&format!("{prefix}.span"), &c.span);
         let algorithm = self.algorithm(prefix, collective, &c.algorithm);
         Some(OpKind::Collective {
             collective,
             elements: elements?,
             group: group?,
+            span: span?,
             algorithm: algorithm?,
         })
     }
@@ -244,8 +246,11 @@ fn op_deps(op: &Op) -> Vec<usize> {
             .chain(out)
             .collect(),
         OpKind::Collective {
-            elements, group, ..
-        } => vec![elements, group],
+            elements,
+            group,
+            span,
+            ..
+        } => [elements, group].into_iter().chain(span).collect(),
     };
     fields.extend(op.inputs.iter().filter_map(|i| match &i.size {
         ReadSize::Explicit(f) => Some(f),

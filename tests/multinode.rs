@@ -1,0 +1,133 @@
+//! Layouts past one scale-up domain: hierarchical collectives, expert parallelism as DeepEP
+//! sends tokens, pipelines with micro-batches in flight, and plans over several nodes.
+
+use stepcost::{Bound, Mode, ScenarioSpec};
+
+use crate::common::{assert_close, roofline, run};
+
+/// H100 SXM: NVLink 450 GB/s per direction, 8 GPUs a node, a 400 Gb/s NIC per GPU (50 GB/s);
+/// 2 us a step over NVLink and 5 us across the network, 1.26 us a launch (hardware/h100-sxm.yaml).
+const NVLINK: f64 = 450e9;
+const NIC: f64 = 400e9 / 8.0;
+const NVLINK_STEP_S: f64 = 2e-6;
+const NIC_STEP_S: f64 = 5e-6;
+const LAUNCH_S: f64 = 1.26e-6;
+
+fn llama_70b_tp16(mode: Mode) -> stepcost::StepReport {
+    let sets = [("batch", 16.0), ("context", 1024.0), ("tp", 16.0)];
+    let spec = ScenarioSpec {
+        mode,
+        ..ScenarioSpec::default()
+    };
+    run("llama-3.1-70b", "h100-sxm", &sets, spec)
+}
+
+#[test]
+fn a_tensor_parallel_all_reduce_over_two_nodes_reduces_inside_each_node_first() {
+    let r = llama_70b_tp16(Mode::Roofline);
+    let buffer = 16.0 * 8192.0 * 2.0; // batch x hidden, bf16
+    // Reduce-scatter inside the node (7/8 of the buffer over NVLink), all-reduce of each GPU's
+    // eighth with its peer in the other node (a ring of 2: 2 x 1/2 of it over the NIC), then
+    // all-gather inside the node (7/8 again over NVLink).
+    let over_nvlink = 2.0 * 7.0 / 8.0 * buffer;
+    let over_nic = 2.0 * (1.0 / 2.0) * buffer / 8.0;
+    for name in ["attn_allreduce", "ffn_allreduce"] {
+        let p = r.prices.iter().find(|p| p.name == name).unwrap();
+        assert_eq!((p.cost.count, p.cost.bytes), (80, buffer));
+        assert_eq!(p.cost.bound, Bound::Interconnect);
+        assert_close(p.cost.time_s, over_nvlink / NVLINK + over_nic / NIC, 1e-12);
+    }
+    // Far less than the whole all-reduce over the network: 2 x 15/16 of the buffer at 50 GB/s.
+    let flat_network_s = 2.0 * 15.0 / 16.0 * buffer / NIC;
+    let p = r.prices.iter().find(|p| p.name == "ffn_allreduce").unwrap();
+    assert!(p.cost.time_s < flat_network_s / 5.0);
+}
+
+#[test]
+fn expected_mode_adds_each_phase_s_steps_on_its_own_wire() {
+    let r = llama_70b_tp16(Mode::Expected);
+    let buffer = 16.0 * 8192.0 * 2.0;
+    let inside = 7.0 / 8.0 * buffer / NVLINK + 7.0 * NVLINK_STEP_S; // a ring of 8, each half
+    let shard = buffer / 8.0;
+    let ring = shard / NIC + 2.0 * NIC_STEP_S; // 2 (n - 1) / n = 1 of the shard, 2 steps
+    let tree = 2.0 * shard / NIC + 2.0 * NIC_STEP_S; // log2(2) = 1 level down and up
+    let p = r.prices.iter().find(|p| p.name == "attn_allreduce").unwrap();
+    assert_close(
+        p.cost.time_s,
+        LAUNCH_S + 2.0 * inside + ring.min(tree),
+        1e-12,
+    );
+}
+
+#[test]
+fn a_stage_boundary_between_nodes_crosses_the_network() {
+    let at = |tp: f64| {
+        let sets = [("batch", 16.0), ("tp", tp), ("pp", 2.0)];
+        let r = run("llama-3.1-70b", "h100-sxm", &sets, roofline());
+        let p = r.prices.iter().find(|p| p.name == "stage_send").unwrap();
+        p.cost.time_s
+    };
+    let bytes = 16.0 * 8192.0 * 2.0;
+    // Two stages of 4 GPUs share a node; two of 8 do not.
+    assert_close(at(4.0), bytes / NVLINK, 1e-12);
+    assert_close(at(8.0), bytes / NIC, 1e-12);
+}
+
+/// Expected ranks one token of DeepSeek-V3 reaches (top-8 of 256 experts over `ranks`):
+/// `R (1 - C(256 - 256/R, 8) / C(256, 8))`, the binomials as a product of ratios.
+fn deepseek_ranks(ranks: f64) -> f64 {
+    let others = 256.0 - 256.0 / ranks;
+    let none: f64 = (0..8)
+        .map(|i| (others - i as f64) / (256.0 - i as f64))
+        .product();
+    ranks * (1.0 - none)
+}
+
+fn deepseek_v3(sets: &[(&str, f64)], weight: Option<&str>) -> stepcost::StepReport {
+    let spec = ScenarioSpec {
+        dtypes: weight
+            .map(|w| vec![("weight".parse().unwrap(), w.parse().unwrap())])
+            .unwrap_or_default(),
+        ..roofline()
+    };
+    run("deepseek-v3", "h100-sxm", sets, spec)
+}
+
+#[test]
+fn deepseek_v3_dispatches_each_token_once_per_rank_in_fp8_and_combines_in_bf16() {
+    assert!((deepseek_ranks(8.0) - 5.29).abs() < 0.01); // not 8 copies
+    let r = deepseek_v3(&[("batch", 64.0), ("ep", 8.0)], None);
+    // 8 groups of 8 sequences; a token's 7168 values go to 5.29 ranks on average, as fp8 with
+    // an fp32 scale per 128 values (DeepSeek-V3's fp8-b128 experts run W8A8 on H100).
+    let dispatch = 8.0 * 7168.0 * deepseek_ranks(8.0) * (1.0 + 4.0 / 128.0);
+    let combine = 8.0 * 7168.0 * deepseek_ranks(8.0) * 2.0;
+    for (name, bytes) in [("dispatch", dispatch), ("gather_back", combine)] {
+        let p = r.prices.iter().find(|p| p.name == name).unwrap();
+        assert_eq!(p.cost.count, 58);
+        assert_close(p.cost.bytes, bytes, 1e-12);
+        // all within one node: 7/8 of it leaves the GPU over NVLink
+        assert_close(p.cost.time_s, 7.0 / 8.0 * bytes / NVLINK, 1e-12);
+    }
+    // bf16 experts multiply bf16 activations: the dispatch stays bf16
+    let bf16 = deepseek_v3(&[("batch", 64.0), ("ep", 8.0)], Some("bf16"));
+    let p = bf16.prices.iter().find(|p| p.name == "dispatch").unwrap();
+    assert_close(p.cost.bytes, combine, 1e-12);
+    // hot experts: the busiest group receives 1.5 times the mean
+    let hot = deepseek_v3(&[("batch", 64.0), ("ep", 8.0), ("ep_imbalance", 1.5)], None);
+    let p = hot.prices.iter().find(|p| p.name == "dispatch").unwrap();
+    assert_close(p.cost.bytes, 1.5 * dispatch, 1e-12);
+}
+
+#[test]
+fn a_dispatch_over_two_nodes_sends_the_other_node_s_share_over_the_nic_at_once() {
+    let r = deepseek_v3(&[("batch", 64.0), ("ep", 16.0)], None);
+    let bytes = 4.0 * 7168.0 * deepseek_ranks(16.0) * (1.0 + 4.0 / 128.0);
+    let p = r.prices.iter().find(|p| p.name == "dispatch").unwrap();
+    assert_close(p.cost.bytes, bytes, 1e-12);
+    // Of the 16 ranks' shares, 7 go to the node's other GPUs over NVLink and 8 to the other
+    // node over the NIC, both at once: the NIC's half decides.
+    let nvlink_s = 7.0 / 16.0 * bytes / NVLINK;
+    let nic_s = 8.0 / 16.0 * bytes / NIC;
+    assert!(nic_s > nvlink_s);
+    assert_close(p.cost.time_s, nic_s, 1e-12);
+}
