@@ -131,3 +131,77 @@ fn a_dispatch_over_two_nodes_sends_the_other_node_s_share_over_the_nic_at_once()
     assert!(nic_s > nvlink_s);
     assert_close(p.cost.time_s, nic_s, 1e-12);
 }
+
+fn llama_405b(sets: &[(&str, f64)]) -> stepcost::StepReport {
+    let mut all = vec![("batch", 16.0), ("context", 2048.0), ("tp", 8.0)];
+    all.extend_from_slice(sets);
+    run("llama-3.1-405b", "h200", &all, roofline())
+}
+
+#[test]
+fn micro_batches_in_flight_fill_the_pipeline_but_for_its_bubbles() {
+    // Today's layout: two stages, one micro-batch, each stage idle while the other works.
+    let alone = llama_405b(&[("pp", 2.0), ("micro_batches", 1.0)]).summary;
+    assert_close(
+        alone.tokens_per_s.unwrap(),
+        16.0 / alone.step_time_s,
+        1e-12,
+    );
+    for m in [2.0, 4.0, 16.0] {
+        let r = llama_405b(&[("pp", 2.0), ("micro_batches", m)]);
+        let s = &r.summary;
+        // pp x the one-micro-batch throughput x m / (m + pp - 1), within 1 % (the embedding
+        // and lm_head make the two stages a little unequal)
+        let bubble = 2.0 * alone.tokens_per_s.unwrap() * m / (m + 1.0);
+        assert_close(s.tokens_per_s.unwrap(), bubble, 0.01);
+        // and exactly: the first micro-batch passes both stages, each later one leaves the
+        // slower stage (its half of the layers and the lm_head) one stage time later
+        let time_in = |block: &str| -> f64 {
+            (r.prices.iter())
+                .filter(|p| p.block == block)
+                .map(|p| p.cost.time_s * p.cost.count as f64)
+                .sum()
+        };
+        let (first, last) = (time_in("embed"), time_in("head"));
+        assert!(last > first && first > 0.0);
+        let slowest = (s.step_time_s - first - last) / 2.0 + last;
+        let schedule_s = s.step_time_s + (m - 1.0) * slowest;
+        assert_close(s.pipeline_time_s, schedule_s, 1e-12);
+        assert_close(s.tokens_per_s.unwrap(), m * 16.0 / schedule_s, 1e-12);
+        // a sequence's next token waits for the whole schedule: the stages plus the bubbles
+        assert_close(s.ms_per_token.unwrap(), schedule_s * 1e3, 1e-12);
+        assert_eq!(s.micro_batches, m);
+        // the step itself is unchanged: one micro-batch through both stages
+        assert_close(s.step_time_s, alone.step_time_s, 1e-12);
+    }
+}
+
+#[test]
+fn a_stage_holds_its_layers_kv_for_every_micro_batch_and_only_its_own_end_of_the_model() {
+    let one = llama_405b(&[]).summary;
+    let two = llama_405b(&[("pp", 2.0)]).summary; // two micro-batches by default
+    assert_eq!(two.micro_batches, 2.0);
+    // half the layers' cache, for two micro-batches of 16 sequences
+    assert_close(two.kv_bytes, one.kv_bytes, 1e-12);
+    // the first stage holds the embedding, the last the lm_head (each 128256 x 16384 / 8 in
+    // bf16) and the final norm; a chip holds the larger end, not both
+    let end = 128256.0 * 16384.0 / 8.0 * 2.0;
+    let final_norm = 16384.0 * 2.0;
+    let layers = one.weight_bytes - 2.0 * end - final_norm;
+    assert_close(two.weight_bytes, layers / 2.0 + end + final_norm, 1e-12);
+}
+
+#[test]
+fn micro_batches_are_a_whole_number_of_at_least_one() {
+    let w = crate::common::workload("llama-3.1-405b");
+    for bad in [0.5, 1.5] {
+        let spec = ScenarioSpec {
+            sets: vec![("pp".into(), 2.0), ("micro_batches".into(), bad)],
+            ..roofline()
+        };
+        let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+        let err = stepcost::price(&w, &crate::common::chip("h200"), &scenario).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("micro_batches") && text.contains("whole number"), "{text}");
+    }
+}

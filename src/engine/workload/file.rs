@@ -72,6 +72,9 @@ pub(super) struct BlockFile {
     pub(super) name: Spanned<String>,
     pub(super) repeat: Option<Spanned<String>>,
     pub(super) held: Option<Spanned<String>>,
+    /// `first` or `last`: the pipeline stage that alone runs the block (the embedding, the
+    /// head); without it, the block's work is spread evenly over the stages.
+    pub(super) stage: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     pub(super) ops: Vec<OpFile>,

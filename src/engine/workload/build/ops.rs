@@ -11,7 +11,9 @@ use super::Builder;
 use crate::base::diagnostic::Origin;
 use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile};
 use crate::engine::workload::graph::op_cycle;
-use crate::engine::workload::{Algorithm, Block, Collective, Field, Op, OpKind, ReadSize};
+use crate::engine::workload::{
+    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, Stage,
+};
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
 /// read slots the ops use in all.
@@ -49,6 +51,7 @@ impl Builder {
             let held = self
                 .opt_expr(&format!("blocks[{b}].held"), &block.held)
                 .flatten();
+            let stage = self.stage(b, &block.stage);
             let first = graph.ops.len();
             for (o, op) in block.ops.iter().enumerate() {
                 self.push_op(&mut graph, (b, o), op, scope);
@@ -57,6 +60,7 @@ impl Builder {
                 name: block.name.value.clone(),
                 repeat,
                 held,
+                stage,
                 ops: first..graph.ops.len(),
             });
         }
@@ -162,6 +166,23 @@ impl Builder {
             batch: batch?,
             gemv,
         })
+    }
+
+    /// The stage block `b` names, if any; `None` (recorded) for a name that is none.
+    fn stage(&mut self, b: usize, stage: &Option<Spanned<String>>) -> Option<Stage> {
+        let s = stage.as_ref()?;
+        match s.value.as_str() {
+            "first" => Some(Stage::First),
+            "last" => Some(Stage::Last),
+            other => {
+                let origin = self.at(format!("blocks[{b}].stage"), s);
+                self.problem(
+                    origin,
+                    format!("unknown stage `{other}`; expected first or last"),
+                );
+                None
+            }
+        }
     }
 
     /// A collective of `elements` over `group` chips, by the algorithm it names if any.
