@@ -26,9 +26,9 @@ fn llama_70b_tp16(mode: Mode) -> stepcost::StepReport {
 fn a_tensor_parallel_all_reduce_over_two_nodes_reduces_inside_each_node_first() {
     let r = llama_70b_tp16(Mode::Roofline);
     let buffer = 16.0 * 8192.0 * 2.0; // batch x hidden, bf16
-    // Reduce-scatter inside the node (7/8 of the buffer over NVLink), all-reduce of each GPU's
-    // eighth with its peer in the other node (a ring of 2: 2 x 1/2 of it over the NIC), then
-    // all-gather inside the node (7/8 again over NVLink).
+                                      // Reduce-scatter inside the node (7/8 of the buffer over NVLink), all-reduce of each GPU's
+                                      // eighth with its peer in the other node (a ring of 2: 2 x 1/2 of it over the NIC), then
+                                      // all-gather inside the node (7/8 again over NVLink).
     let over_nvlink = 2.0 * 7.0 / 8.0 * buffer;
     let over_nic = 2.0 * (1.0 / 2.0) * buffer / 8.0;
     for name in ["attn_allreduce", "ffn_allreduce"] {
@@ -51,7 +51,11 @@ fn expected_mode_adds_each_phase_s_steps_on_its_own_wire() {
     let shard = buffer / 8.0;
     let ring = shard / NIC + 2.0 * NIC_STEP_S; // 2 (n - 1) / n = 1 of the shard, 2 steps
     let tree = 2.0 * shard / NIC + 2.0 * NIC_STEP_S; // log2(2) = 1 level down and up
-    let p = r.prices.iter().find(|p| p.name == "attn_allreduce").unwrap();
+    let p = r
+        .prices
+        .iter()
+        .find(|p| p.name == "attn_allreduce")
+        .unwrap();
     assert_close(
         p.cost.time_s,
         LAUNCH_S + 2.0 * inside + ring.min(tree),
@@ -142,11 +146,7 @@ fn llama_405b(sets: &[(&str, f64)]) -> stepcost::StepReport {
 fn micro_batches_in_flight_fill_the_pipeline_but_for_its_bubbles() {
     // Today's layout: two stages, one micro-batch, each stage idle while the other works.
     let alone = llama_405b(&[("pp", 2.0), ("micro_batches", 1.0)]).summary;
-    assert_close(
-        alone.tokens_per_s.unwrap(),
-        16.0 / alone.step_time_s,
-        1e-12,
-    );
+    assert_close(alone.tokens_per_s.unwrap(), 16.0 / alone.step_time_s, 1e-12);
     for m in [2.0, 4.0, 16.0] {
         let r = llama_405b(&[("pp", 2.0), ("micro_batches", m)]);
         let s = &r.summary;
@@ -202,6 +202,72 @@ fn micro_batches_are_a_whole_number_of_at_least_one() {
         let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
         let err = stepcost::price(&w, &crate::common::chip("h200"), &scenario).unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("micro_batches") && text.contains("whole number"), "{text}");
+        assert!(
+            text.contains("micro_batches") && text.contains("whole number"),
+            "{text}"
+        );
     }
+}
+
+/// `stepcost plan ARGS --format csv`: its header and rows.
+fn plan_csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let out = crate::common::stepcost()
+        .arg("plan")
+        .args(args)
+        .args(["--format", "csv"])
+        .assert()
+        .success();
+    crate::common::csv_rows(&String::from_utf8_lossy(&out.get_output().stdout))
+}
+
+#[test]
+fn deepseek_v3_on_h100_is_planned_over_two_nodes_and_ranked_with_four() {
+    // 671B parameters in fp8 are 84 GB over 8 GPUs, more than the 0.9 x 85.5 = 77 GB an
+    // H100 engine uses: no layout within one 8-GPU node holds them.
+    let (header, rows) = plan_csv(&["deepseek-v3", "--chip", "h100-sxm"]);
+    let get = |row: &Vec<String>, c: &str| crate::common::cell(&header, row, c).to_owned();
+    // the checkpoint's own types: fp8-b128 weights, bf16 embeddings
+    let native: Vec<&Vec<String>> = (rows.iter())
+        .filter(|r| get(r, "weight_dtype") == "fp8-b128")
+        .collect();
+    let at = |chips: &str| -> Vec<String> {
+        let mut layouts: Vec<String> = (native.iter())
+            .filter(|r| get(r, "chips_per_replica") == chips)
+            .map(|r| get(r, "layout"))
+            .collect();
+        layouts.sort();
+        layouts
+    };
+    // two nodes, as they are run: tensor parallel within the node with two pipeline stages
+    // or two expert-parallel groups across, or data-parallel attention with 16-way experts
+    assert_eq!(at("16"), ["ep=16", "tp=8 ep=2", "tp=8 pp=2"]);
+    // and the larger ones beside them
+    assert_eq!(at("32"), ["ep=32", "tp=8 ep=4", "tp=8 pp=4"]);
+    assert_eq!(native.len(), 6, "nothing on one node, nothing past four");
+    // ranked by $ per million tokens, every type choice together
+    let usd: Vec<f64> = (rows.iter())
+        .map(|r| get(r, "usd_per_million_tokens").parse().unwrap())
+        .collect();
+    assert!(usd.windows(2).all(|w| w[0] <= w[1]), "{usd:?}");
+    // each row is one replica of its chips, and its $/M is what they cost an hour over the
+    // tokens they make in it (2.69 USD per H100-hour)
+    for r in &native {
+        let chips: f64 = get(r, "chips").parse().unwrap();
+        let per_chip: f64 = get(r, "tokens_per_s_per_chip").parse().unwrap();
+        let usd: f64 = get(r, "usd_per_million_tokens").parse().unwrap();
+        assert_close(usd, 2.69 / 3600.0 / per_chip * 1e6, 1e-9);
+        assert_eq!(get(r, "chips_per_replica"), get(r, "chips"));
+        assert!(chips == 16.0 || chips == 32.0);
+    }
+}
+
+#[test]
+fn llama_405b_in_fp8_on_h200_stays_within_one_node() {
+    let (header, rows) = plan_csv(&["llama-3.1-405b", "--chip", "h200", "--dtype", "weight=fp8"]);
+    assert_eq!(rows.len(), 1);
+    let get = |c: &str| crate::common::cell(&header, &rows[0], c).to_owned();
+    // 405B parameters in fp8 are 405 GB: 51 GB on each of a node's eight H200s, of the
+    // 0.9 x 150.8 = 136 GB each uses; the KV cache takes the rest
+    assert_eq!(get("layout"), "tp=8");
+    assert_eq!(get("chips_per_replica"), "8");
 }

@@ -161,7 +161,9 @@ mod tests {
         let at = |text: &str| compile(text).unwrap().eval(&VALUES).unwrap();
         // Top-8 of 256 experts over 8 ranks of 32: a rank holds none of the 8 with chance
         // (224 x 223 x ... x 217) / (256 x 255 x ... x 249), by hand.
-        let none: f64 = (0..8).map(|i| (224.0 - i as f64) / (256.0 - i as f64)).product();
+        let none: f64 = (0..8)
+            .map(|i| (224.0 - i as f64) / (256.0 - i as f64))
+            .product();
         assert!((at("ranks_touched(256, 8, 8)") - 8.0 * (1.0 - none)).abs() < 1e-12);
         assert!((at("ranks_touched(256, 8, 8)") - 5.2947).abs() < 1e-4);
         // One rank holds every expert; one expert per token reaches one rank; 2 of 4 experts

@@ -42,7 +42,12 @@ pub(super) fn price_collective(
         Some(d) if span > d as f64 => {
             let nodes = (span / d as f64).ceil().min(n);
             let link = route(cx.chip, op, dtype, n / nodes)?;
-            Plan::hierarchical(collective, bytes, (n / nodes, nodes), (link, network(cx.chip, op, dtype, n)?))
+            Plan::hierarchical(
+                collective,
+                bytes,
+                (n / nodes, nodes),
+                (link, network(cx.chip, op, dtype, n)?),
+            )
         }
         _ => Plan::flat(Transfer {
             collective,

@@ -30,10 +30,10 @@ use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, KernelKind, Workload};
 
 use context::{price_any, Context};
-use totals::Totals;
 pub use iteration::{Iteration, IterationPricer};
 pub use memory::DEFAULT_MEMORY_UTILIZATION;
 pub use request::{price_request, RequestSummary};
+use totals::Totals;
 
 /// Which limit sets a kernel's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -142,11 +142,17 @@ impl Workload {
         let n = self.dim(elements, ev)?;
         let chips = self.dim(group, ev)?;
         let spread = span.map_or(Ok(chips), |s| self.dim(s, ev))?;
-        for (field, value, what) in [(group, chips, "a group is"), (span.unwrap_or(group), spread, "a span is")] {
+        for (field, value, what) in [
+            (group, chips, "a group is"),
+            (span.unwrap_or(group), spread, "a span is"),
+        ] {
             if value.fract() != 0.0 {
                 return Err(self.problem(
                     &field.origin,
-                    format!("`{}` is {value}; {what} a whole number of chips", self.exprs[field.id]),
+                    format!(
+                        "`{}` is {value}; {what} a whole number of chips",
+                        self.exprs[field.id]
+                    ),
                 ));
             }
         }

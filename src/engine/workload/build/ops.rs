@@ -11,9 +11,7 @@ use super::Builder;
 use crate::base::diagnostic::Origin;
 use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile};
 use crate::engine::workload::graph::op_cycle;
-use crate::engine::workload::{
-    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, Stage,
-};
+use crate::engine::workload::{Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, Stage};
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
 /// read slots the ops use in all.
