@@ -16,7 +16,9 @@ use super::{Bound, Context, KernelCost, Unit};
 /// Prices a collective on the interconnect: roofline mode counts the bytes each chip must send
 /// over its link (a ring's `2 (n - 1) / n` of the buffer for an all-reduce, `(n - 1) / n` for the
 /// others); expected mode adds a latency per algorithm step and takes the faster of a ring and
-/// a tree (all-reduce), plus the kernel's launch. A group of one chip is no collective at all.
+/// a tree (all-reduce), plus the kernel's launch. A group laid over more than one scale-up
+/// domain is priced as its phases inside and across the nodes ([`Phases::hierarchical`]), each
+/// on its own wire. A group of one chip is no collective at all.
 pub(super) fn price_collective(
     cx: &Context,
     kernel: &Kernel,
@@ -38,30 +40,30 @@ pub(super) fn price_collective(
     // group / nodes of them.
     let span = cx.ev.span[i];
     let domain = (cx.chip.interconnect.as_ref()).and_then(|link| link.domain);
-    let plan = match domain {
+    let phases = match domain {
         Some(d) if span > d as f64 => {
             let nodes = (span / d as f64).ceil().min(n);
             let link = route(cx.chip, op, dtype, n / nodes)?;
-            Plan::hierarchical(
+            Phases::hierarchical(
                 collective,
                 bytes,
                 (n / nodes, nodes),
                 (link, network(cx.chip, op, dtype, n)?),
             )
         }
-        _ => Plan::flat(Transfer {
+        _ => Phases::flat(Transfer {
             collective,
             bytes,
             chips: n,
             route: route(cx.chip, op, dtype, n)?,
         }),
     };
-    let roofline = plan.time_s(Transfer::roofline_s);
+    let roofline = phases.time_s(Transfer::roofline_s);
     let (time_s, launch_s) = match cx.mode {
         Mode::Roofline => (roofline, 0.0),
         Mode::Expected => {
             let launch = cx.chip.launch_s.unwrap_or(0.0);
-            (launch + plan.time_s(|t| t.expected_s(algorithm)), launch)
+            (launch + phases.time_s(|t| t.expected_s(algorithm)), launch)
         }
     };
     Ok(KernelCost {
@@ -183,16 +185,16 @@ fn network(chip: &Chip, op: &Op, dtype: DType, n: f64) -> Result<Route, Error> {
 
 /// A collective as the transfers it runs: one over the whole group, or the phases of a
 /// hierarchical one, each a flat transfer over the chips of one node or one chip per node.
-struct Plan {
+struct Phases {
     phases: [Option<Transfer>; 3],
     /// Whether the phases run at once on their different wires (an all-to-all's transfers
     /// inside and across nodes), so the slowest decides, rather than one after the other.
     concurrent: bool,
 }
 
-impl Plan {
-    fn flat(transfer: Transfer) -> Plan {
-        Plan {
+impl Phases {
+    fn flat(transfer: Transfer) -> Phases {
+        Phases {
             phases: [Some(transfer), None, None],
             concurrent: false,
         }
@@ -211,7 +213,7 @@ impl Plan {
         bytes: f64,
         (inner, nodes): (f64, f64),
         (link, net): (Route, Route),
-    ) -> Plan {
+    ) -> Phases {
         let phase = |collective, bytes, chips, route| {
             Some(Transfer {
                 collective,
@@ -247,7 +249,7 @@ impl Plan {
             ],
             Collective::SendRecv => [phase(Collective::SendRecv, bytes, 2.0, net), None, None],
         };
-        Plan {
+        Phases {
             phases,
             concurrent: collective == Collective::AllToAll,
         }
