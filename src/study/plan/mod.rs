@@ -140,9 +140,10 @@ const MAX_BATCH: u64 = 1 << 20;
 
 /// Plans `request` on every chip and type choice; for a workload with parallel params, every
 /// layout within the chip's scale-up domain is tried and the cheapest kept, and where none
-/// fits, the multi-node layouts of [`nodes`] are each an entry of their own. Entries come sorted: chips with a price by
-/// cost per hour, then chips without one by chips needed, then the choices that cannot meet
-/// the request on one chip, with the reason.
+/// fits, the multi-node layouts (tensor within the node, pipeline or expert across) are each an
+/// entry of their own. Entries come sorted: chips with a price by cost per hour, then chips
+/// without one by chips needed, then the choices that cannot meet the request, with the
+/// reason.
 pub fn plan(
     workload: &Workload,
     chips: &[Chip],
