@@ -271,3 +271,40 @@ fn llama_405b_in_fp8_on_h200_stays_within_one_node() {
     assert_eq!(get("layout"), "tp=8");
     assert_eq!(get("chips_per_replica"), "8");
 }
+
+#[test]
+fn a_group_past_a_domain_without_a_network_is_refused_by_name() {
+    // An H100 SXM file without its `network`: two 8-way stages span 16 chips, two nodes
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/hardware/h100-sxm.yaml"
+    ))
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("network:"))
+        .unwrap();
+    let kept: Vec<&str> = (lines.iter().enumerate())
+        .filter(|(i, _)| !(at..at + 3).contains(i))
+        .map(|(_, l)| *l)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-network.yaml");
+    std::fs::write(&path, kept.join("\n")).unwrap();
+    let source = stepcost::Source::resolve(path.to_str().unwrap(), stepcost::FileKind::Chip);
+    let chip = stepcost::Chip::load(&source.unwrap()).unwrap();
+    let w = crate::common::workload("llama-3.1-70b");
+    let spec = ScenarioSpec {
+        sets: vec![("tp".into(), 8.0), ("pp".into(), 2.0)],
+        ..roofline()
+    };
+    let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+    let err = stepcost::price(&w, &chip, &scenario).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("stage_send") && text.contains("spans 16 chips"),
+        "{text}"
+    );
+    assert!(text.contains("no `network`"), "{text}");
+}

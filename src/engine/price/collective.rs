@@ -48,7 +48,7 @@ pub(super) fn price_collective(
                 collective,
                 bytes,
                 (n / nodes, nodes),
-                (link, network(cx.chip, op, dtype, n)?),
+                (link, network(cx.chip, op, dtype, span)?),
             )
         }
         _ => Phases::flat(Transfer {
