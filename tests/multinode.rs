@@ -308,3 +308,29 @@ fn a_group_past_a_domain_without_a_network_is_refused_by_name() {
     );
     assert!(text.contains("no `network`"), "{text}");
 }
+
+#[test]
+fn a_request_through_a_pipeline_waits_for_every_micro_batch_s_turn() {
+    let w = crate::common::workload("llama-3.1-405b");
+    let c = crate::common::chip("h200");
+    let at = |m: f64| {
+        let spec = ScenarioSpec {
+            sets: vec![
+                ("batch".into(), 16.0),
+                ("tp".into(), 8.0),
+                ("pp".into(), 2.0),
+                ("micro_batches".into(), m),
+            ],
+            ..roofline()
+        };
+        let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+        stepcost::internals::price::price_request(&w, &c, &scenario, 512, 1).unwrap()
+    };
+    let (one, two) = (at(1.0), at(2.0));
+    // A prompt of 8192 tokens (16 x 512) makes the stages compute-bound: both stages take
+    // about the same time t, so one micro-batch takes 2t and two take 3t, and each holds 16
+    // sequences, whose one output token comes from the prefill.
+    assert_close(two.ttft_s / one.ttft_s, 1.5, 0.01);
+    assert_close(one.output_tokens_per_s, 16.0 / one.e2e_s, 1e-12);
+    assert_close(two.output_tokens_per_s, 32.0 / two.e2e_s, 1e-12);
+}
