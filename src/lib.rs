@@ -56,7 +56,7 @@ pub use base::format::{Format, Scheme};
 pub use base::param::ScenarioParam;
 pub use base::source::{FileKind, Source};
 pub use base::types::{Slot, TypeKey, Types, WeightGroup};
-pub use engine::chip::Chip;
+pub use engine::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
 pub use engine::price::{
     price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
     StepSummary,

@@ -21,6 +21,22 @@ const CATALOGUE: &[(&str, &[&str])] = &[
     ),
     ("chip/empty.yaml", &[":1:1:", "unexpected end of input"]),
     (
+        "chip/mesh-without-link.yaml",
+        &[
+            ":8:11:",
+            "field `interconnect.link_bandwidth`",
+            "a `mesh` fabric needs",
+        ],
+    ),
+    (
+        "chip/unknown-fabric.yaml",
+        &[
+            ":8:11:",
+            "field `interconnect.fabric`",
+            "`ring` is not a fabric",
+        ],
+    ),
+    (
         "chip/huge-peak.yaml",
         &[":6:9:", "field `matrix.bf16`", "finite number"],
     ),

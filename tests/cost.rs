@@ -18,7 +18,7 @@ fn chip_files() -> Vec<(String, String)> {
         })
         .collect();
     files.sort();
-    assert_eq!(files.len(), 17, "the catalogue's chips");
+    assert_eq!(files.len(), 26, "the catalogue's chips");
     files
 }
 

@@ -108,6 +108,8 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("interconnect.bandwidth", "450e9 B/s"),
     ("interconnect.domain", "8"),
     ("interconnect.latency", "2e-6 s"),
+    ("interconnect.link_bandwidth", "64e9 B/s"),
+    ("interconnect.expected", "0.75"),
     ("network.bandwidth", "50e9 B/s"),
     ("network.latency", "5e-6 s"),
     ("power", "700 W"),
@@ -139,7 +141,8 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          cache: {{size: {}, bandwidth: {}}}\n\
          compute_units: {}\n\
          launch: {}\n\
-         interconnect: {{bandwidth: {}, domain: {}, latency: {}}}\n\
+         interconnect: {{fabric: mesh, bandwidth: {}, domain: {}, latency: {}, link_bandwidth: {}, \
+         expected: {{2: {}}}}}\n\
          network: {{bandwidth: {}, latency: {}}}\n\
          power: {}\n\
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
@@ -159,6 +162,8 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("interconnect.bandwidth"),
         v("interconnect.domain"),
         v("interconnect.latency"),
+        v("interconnect.link_bandwidth"),
+        v("interconnect.expected"),
         v("network.bandwidth"),
         v("network.latency"),
         v("power"),

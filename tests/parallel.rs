@@ -100,7 +100,10 @@ fn a_group_beyond_the_domain_crosses_the_network() {
         ..roofline()
     };
     let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
-    let err = stepcost::price(&w, &crate::common::chip("l40s"), &scenario).unwrap_err();
+    let linkless = "name: no link\nmemory: {capacity: 48 GB, bandwidth: 864 GB/s}\n\
+                    matrix: {bf16: 362 TFLOPS}\nvector: {fp32: 91.6 TFLOPS}\n";
+    let chip = stepcost::Chip::load(&stepcost::Source::from_text("linkless.yaml", linkless));
+    let err = stepcost::price(&w, &chip.unwrap(), &scenario).unwrap_err();
     assert!(err.to_string().contains("spans 2 chips"), "{err}");
 }
 

@@ -37,14 +37,17 @@ fn the_basis_prices_the_chips_runpod_rents_at_its_reading() {
         ("a100-80gb", 1.49),
         ("b200", 4.99),
         ("b300", 6.59),
+        ("h100-nvl", 3.07),
         ("h100-pcie", 2.39),
         ("h100-sxm", 2.69),
         ("h200", 3.59),
+        ("h200-nvl", 3.39),
         ("l40s", 0.86),
         ("mi300x", 1.99),
+        ("rtx-pro-6000", 1.69),
     ];
     let (header, rows) = chips();
-    assert_eq!(rows.len(), 17);
+    assert_eq!(rows.len(), 26);
     for row in &rows {
         let chip = cell(&header, row, "chip");
         let price = number(&header, &rows, chip, "usd_per_hour");

@@ -224,7 +224,7 @@ fn a_grid_above_the_limit_is_refused_before_any_work() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "17000000000000 scenarios, more than --max-scenarios 100000000",
+            "24000000000000 scenarios, more than --max-scenarios 100000000",
         ));
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(!out.exists());

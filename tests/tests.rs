@@ -4,11 +4,13 @@ mod common;
 
 mod builtins;
 mod catalogue;
+mod chip_catalogue;
 mod cli;
 mod columns;
 mod cost;
 mod errors;
 mod expected;
+mod fabric;
 mod filter;
 mod fit;
 mod fleet;

@@ -11,8 +11,10 @@
 use crate::base::units;
 
 mod cost;
+mod fabric;
 mod serving;
 pub use cost::*;
+pub use fabric::*;
 pub use serving::*;
 
 /// The range of one field: `min..=max` in `unit`, and why.
@@ -312,6 +314,8 @@ pub const CHIP: &[Range] = &[
     INTERCONNECT_BANDWIDTH,
     INTERCONNECT_DOMAIN,
     INTERCONNECT_LATENCY,
+    INTERCONNECT_LINK_BANDWIDTH,
+    INTERCONNECT_EXPECTED,
     NETWORK_BANDWIDTH,
     NETWORK_LATENCY,
     POWER,

@@ -3,11 +3,13 @@
 //! values, asks the study or the engine, and hands the result to an exporter; none of them
 //! prices or formats by itself.
 
+mod announced;
 mod args;
 mod case_file;
 mod columns;
 pub(crate) mod cost;
 mod fit_command;
+mod help;
 mod output;
 mod plan_command;
 mod scenario;
@@ -34,7 +36,7 @@ use output::{emit, Inputs};
 
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::Chip;
+use crate::engine::chip::{Announced, Chip};
 use crate::engine::price::{price, StepReport};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
@@ -143,7 +145,7 @@ fn price_on_chips(
     let saver = settled.saver(&inputs, &targets)?;
     let plan = output::plan_all(targets, &inputs)?;
     let workload = Workload::load(&source)?;
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let compared = compare(workload, chips, &args.scenario.spec())?;
     Ok((compared, plan, saver))
 }
@@ -153,7 +155,11 @@ fn chips_command(names: &[String], output: OutputArgs) -> Result<()> {
     inputs.named(names);
     let plan = output::plan(output.out.as_deref(), &inputs)?;
     let all = ["all".to_owned()];
-    let chips = Chip::load_all(if names.is_empty() { &all } else { names })?;
+    // The catalogue lists the announced chips too, marked as such.
+    let chips = Chip::load_selected(
+        if names.is_empty() { &all } else { names },
+        Announced::Include,
+    )?;
     let mut buffer = Vec::new();
     let format = &output.format;
     exporter::write_chips(&mut buffer, &chips, format.into(), &format.shape()?)?;

@@ -12,7 +12,6 @@ use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
 use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
@@ -53,6 +52,8 @@ pub(crate) struct PlanArgs {
     /// Chips to consider, comma-separated, or `all`
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub(crate) chip: Vec<String>,
+    #[command(flatten)]
+    pub(crate) announced: super::announced::AnnouncedArg,
     /// Data types to try: ROLE=LIST (repeatable; default weight=bf16,fp8); every combination
     /// is tried on every chip
     #[arg(long = "dtype", value_name = "KEY=LIST", value_parser = parse_dtype_axis)]
@@ -138,7 +139,7 @@ pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Resul
         assumed: plan::assumptions(&workload, &scenario)?,
         scenario,
     };
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let entries = plan::plan(&workload, &chips, &request)?;
     let mut buffer = Vec::new();
     let (format, shape) = (&args.output.format, args.output.format.shape()?);

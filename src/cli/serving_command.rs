@@ -56,6 +56,8 @@ pub(crate) struct ServingArgs {
         default_value = "h100-sxm,h200,b200,mi300x"
     )]
     chip: Vec<String>,
+    #[command(flatten)]
+    announced: super::announced::AnnouncedArg,
     /// Prompt and output tokens of every request
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, default_value = "in=1024,out=1024")]
     request: (u64, u64),
@@ -162,7 +164,7 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
         kv_link: KvLink::Priced,
         scenario,
     };
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let mut survey = serving::survey(&workload, &chips, &query)?;
     if args.frontier {
         survey.rows = serving::frontier_rows(&survey.rows);
@@ -291,7 +293,7 @@ pub(crate) fn fleet_command(
         kv_link: KvLink::Priced,
         scenario,
     };
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let view = chips
         .first()
         .map_or(CostView::Cloud, |c| c.cost_model().view());

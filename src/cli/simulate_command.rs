@@ -29,6 +29,15 @@ pub(crate) struct SimulateArgs {
     /// How requests arrive at --rate: a Poisson process, or evenly spaced
     #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
     pub(crate) arrival: ArrivalArg,
+    /// Gaps from a gamma distribution of this shape, as vLLM's `bench serve --burstiness`:
+    /// 1 is Poisson, larger more evenly paced, smaller burstier
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub(crate) burstiness: f64,
     /// Requests from a CSV file with the columns arrival_s,input_tokens,output_tokens
     /// (instead of --rate and --request)
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["rate", "request", "duration", "requests"])]
@@ -113,10 +122,10 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
         (Some(t), _) => format!("requests from {}", t.display()),
         (None, a) => format!(
             "{} arrivals at {} requests/s, in={},out={}{}",
-            if matches!(a, ArrivalArg::Poisson) {
-                "Poisson"
-            } else {
-                "evenly spaced"
+            match a {
+                ArrivalArg::Poisson if args.burstiness == 1.0 => "Poisson".to_string(),
+                ArrivalArg::Poisson => format!("gamma (burstiness {})", args.burstiness),
+                ArrivalArg::Uniform => "evenly spaced".to_string(),
             },
             args.rate.unwrap_or(0.0),
             args.request.0,
@@ -163,10 +172,19 @@ fn config(args: &SimulateArgs) -> Result<SimConfig> {
     let max_ttft_s = positive("max-ttft-ms", args.max_ttft_ms)?.map(|m| m / 1e3);
     let max_tpot_s = positive("max-ms-per-token", args.max_ms_per_token)?.map(|m| m / 1e3);
     let lengths = Lengths::new(args.request.0, args.request.1, args.range_ratio)?;
+    if args.burstiness != 1.0
+        && (args.trace.is_some() || matches!(args.arrival, ArrivalArg::Uniform))
+    {
+        bail!("--burstiness {}: it shapes Poisson arrivals at --rate, not evenly spaced or traced ones", args.burstiness);
+    }
     let arrivals = match (&args.trace, rate) {
         (Some(path), _) => Arrivals::Trace(simulate::read_trace(&Source::read(path)?)?),
         (None, Some(rate_per_s)) => match args.arrival {
-            ArrivalArg::Poisson => Arrivals::Poisson { rate_per_s },
+            ArrivalArg::Poisson if args.burstiness == 1.0 => Arrivals::Poisson { rate_per_s },
+            ArrivalArg::Poisson => Arrivals::Gamma {
+                rate_per_s,
+                burstiness: args.burstiness,
+            },
             ArrivalArg::Uniform => Arrivals::Uniform { rate_per_s },
         },
         (None, None) => bail!("give --rate R (requests per second) or --trace FILE.csv"),

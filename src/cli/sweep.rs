@@ -14,7 +14,6 @@ use super::args::{SweepArgs, SweepFormatArgs};
 use super::output;
 use super::scenario::Given;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::Chip;
 use crate::engine::workload::Workload;
 use crate::export::atomic::{AtomicFile, Target};
 use crate::export::stream::{StreamFormat, SweepRows};
@@ -68,7 +67,7 @@ pub(crate) fn sweep_command(mut args: SweepArgs, given: &Given) -> Result<ExitCo
     let plan = output::plan_all(vec![target], &inputs)?;
     let out = file_target(plan.targets());
     let workload = Workload::load(&source)?;
-    let chips = args.cost.apply(Chip::load_all(&args.chip)?)?;
+    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let total = grid_size(&workload, chips.len(), &args)?;
     let sink = rows(&workload, &args, format)?;
     let chips = sweep::what_if_chips(chips, &args.chip_sets)?;

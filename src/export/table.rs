@@ -8,7 +8,7 @@ use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
 use crate::base::units::{human, three_significant};
-use crate::engine::chip::Chip;
+use crate::engine::chip::{Chip, ChipStatus};
 use crate::engine::price::{Price, StepReport};
 use crate::study::validate::{ErrorStats, Outcome};
 
@@ -303,13 +303,19 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         header.push(format!("{d} peak"));
         header.push(format!("{d} ridge"));
     }
+    header.push("fabric".to_owned());
     header.push("SKU".to_owned());
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
     table.set_header(header);
     for chip in chips {
+        let announced = chip.status() == ChipStatus::Announced;
         let mut row = vec![
-            chip.id.clone(),
+            if announced {
+                format!("{} (announced)", chip.id)
+            } else {
+                chip.id.clone()
+            },
             human(chip.capacity_bytes, "B"),
             chip.capacity_basis.name().to_owned(),
             human(chip.reserve_bytes, "B"),
@@ -324,6 +330,7 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
                 None => row.extend(["-".to_owned(), "-".to_owned()]),
             }
         }
+        row.push(fabric_cell(chip));
         row.push(chip.sku.clone());
         table.add_row(row);
     }
@@ -334,8 +341,19 @@ pub fn write_chips(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         "peaks are dense matrix-unit FLOP/s; ridge = peak / bandwidth in FLOP per byte of HBM traffic;\n\
          HBM is what the device reports to software where `basis` is `reported`, the vendor's GiB\n\
          (`vendor_gib`) or the marketed figure (`marketed`); reserve is the runtime's share of it;\n\
+         fabric: the scale-up fabric, its rate per direction and chips per domain; (announced):\n\
+         a roadmap part, left out of `--chip all` unless `--include-announced`;\n\
          `--format csv` lists every data type, prices and power"
     )
+}
+
+/// The scale-up fabric in a few characters: `switch 450 GB/s x8`.
+fn fabric_cell(chip: &Chip) -> String {
+    chip.interconnect().map_or("-".to_owned(), |link| {
+        let domain = link.domain.map_or(String::new(), |d| format!(" x{d}"));
+        let rate = human(link.bandwidth_bytes_per_s, "B/s");
+        format!("{} {rate}{domain}", link.fabric.name())
+    })
 }
 
 pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<()> {

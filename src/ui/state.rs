@@ -10,7 +10,7 @@ use super::request::{ScenarioRequest, PASTED_CONFIG, PASTED_YAML};
 use super::Limits;
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::Chip;
+use crate::engine::chip::{Chip, ChipStatus};
 use crate::engine::workload::Workload;
 use crate::study::import;
 
@@ -121,8 +121,12 @@ pub(crate) fn chips(request: &ScenarioRequest) -> Result<Vec<Chip>, ApiError> {
     let mut chips = Vec::new();
     for name in &names {
         if name == "all" {
+            // As the command line's `--chip all`: the chips that ship.
             for (id, _) in builtin::CHIPS {
-                chips.push(Chip::load(&Source::builtin(id, FileKind::Chip)?)?);
+                let chip = Chip::load(&Source::builtin(id, FileKind::Chip)?)?;
+                if chip.status() == ChipStatus::Available {
+                    chips.push(chip);
+                }
             }
         } else {
             chips.push(Chip::load(&Source::builtin(name, FileKind::Chip)?)?);

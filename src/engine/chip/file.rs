@@ -12,6 +12,8 @@ pub(super) struct ChipFile {
     pub(super) name: Spanned<String>,
     pub(super) sku: Option<Spanned<String>>,
     pub(super) family: Option<Spanned<String>>,
+    /// `available` (the default) or `announced`: checked in `load`.
+    pub(super) status: Option<Spanned<String>>,
     pub(super) memory: MemoryFile,
     pub(super) matrix: IndexMap<String, Spanned<String>>,
     #[serde(default)]
@@ -81,9 +83,17 @@ pub(super) struct CacheFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct InterconnectFile {
+    /// `switch` (the default), `mesh`, `torus` or `pcie`: checked in `fabric`.
+    pub(super) fabric: Option<Spanned<String>>,
     pub(super) bandwidth: Spanned<String>,
+    /// A mesh's one peer link, per direction.
+    pub(super) link_bandwidth: Option<Spanned<String>>,
+    /// A torus's chips along each dimension.
+    pub(super) torus: Option<Spanned<Vec<u64>>>,
     pub(super) domain: Option<Spanned<u64>>,
     pub(super) latency: Option<Spanned<String>>,
+    /// Measured share of the group's bandwidth a collective reaches, by group size.
+    pub(super) expected: Option<Spanned<IndexMap<u64, f64>>>,
 }
 
 #[derive(Debug, Deserialize)]

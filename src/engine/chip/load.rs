@@ -12,11 +12,9 @@ use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
 
-use super::file::{
-    CacheFile, ChipFile, ExpectedFile, ExpectedFragment, InterconnectFile, MemoryFile, NetworkFile,
-};
+use super::file::{CacheFile, ChipFile, ExpectedFile, ExpectedFragment, MemoryFile, NetworkFile};
 use super::DEFAULT_RUNTIME_RESERVE_BYTES;
-use super::{Achievable, Cache, CapacityBasis, Chip, Interconnect, Network, PeakTable, Support};
+use super::{Achievable, Cache, CapacityBasis, Chip, ChipStatus, Network, PeakTable, Support};
 
 impl Chip {
     /// Parses and validates a chip file; every problem found is reported.
@@ -42,6 +40,7 @@ impl Chip {
             .unwrap_or(DEFAULT_RUNTIME_RESERVE_BYTES);
         let (matrix, vector) = check.units(&file);
         check.counts_and_name(&file);
+        let status = check.status(&file);
         let expected = file.expected.as_ref().and_then(|e| check.achievable(e));
         let (Some((capacity_bytes, marketed_capacity_bytes, bandwidth_bytes_per_s)), true) =
             (memory, check.problems.is_empty())
@@ -57,6 +56,7 @@ impl Chip {
                 .map_or_else(|| name.clone(), |s| s.value.trim().to_owned()),
             name,
             family: file.family.map(|f| f.value),
+            status,
             capacity_bytes,
             marketed_capacity_bytes,
             capacity_basis: (file.memory.capacity_basis)
@@ -103,6 +103,11 @@ pub(super) struct Checker<'a> {
 impl Checker<'_> {
     pub(super) fn problem(&mut self, origin: &Origin, message: impl Into<String>) {
         self.problems.push(self.source.problem(origin, message));
+    }
+
+    /// Problems found so far: a section checks whether it added any.
+    pub(super) fn problem_count(&self) -> usize {
+        self.problems.len()
     }
 
     /// Parses a quantity of `kind` inside `range` (whose field is the one named), or reports
@@ -166,24 +171,6 @@ impl Checker<'_> {
         Some(Cache {
             size_bytes: size?,
             bandwidth_bytes_per_s: bandwidth,
-        })
-    }
-
-    fn interconnect(&mut self, link: &InterconnectFile) -> Option<Interconnect> {
-        let bandwidth = self.quantity(
-            &ranges::INTERCONNECT_BANDWIDTH,
-            &link.bandwidth,
-            QuantityKind::Bandwidth,
-        );
-        let latency = self.optional(
-            &ranges::INTERCONNECT_LATENCY,
-            link.latency.as_ref(),
-            QuantityKind::Time,
-        );
-        Some(Interconnect {
-            bandwidth_bytes_per_s: bandwidth?,
-            domain: link.domain.as_ref().map(|d| d.value),
-            latency_s: latency.unwrap_or(0.0),
         })
     }
 
@@ -289,6 +276,24 @@ impl Checker<'_> {
                 &Origin::of("sku", sku),
                 "must not be empty (omit it to use the name)",
             );
+        }
+    }
+
+    /// `available` (the default) or `announced`.
+    fn status(&mut self, file: &ChipFile) -> ChipStatus {
+        let Some(status) = file.status.as_ref() else {
+            return ChipStatus::Available;
+        };
+        match status.value.trim() {
+            "available" => ChipStatus::Available,
+            "announced" => ChipStatus::Announced,
+            other => {
+                self.problem(
+                    &Origin::of("status", status),
+                    format!("`{other}` is not a status: expected available or announced"),
+                );
+                ChipStatus::Available
+            }
         }
     }
 

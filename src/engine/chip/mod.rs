@@ -5,6 +5,7 @@
 //! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types
 //! and `load` turns a file into a validated `Chip`.
 
+mod fabric;
 mod file;
 mod load;
 mod price;
@@ -19,6 +20,8 @@ use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
 use crate::engine::cost::{CostGap, CostModel};
+
+pub use fabric::{Fabric, Interconnect};
 
 /// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
 /// assumption (a CUDA/HIP context of 0.5 GiB, 0.5 GiB of NCCL/RCCL buffers and captured
@@ -47,6 +50,35 @@ impl CapacityBasis {
             CapacityBasis::Marketed => "marketed",
         }
     }
+}
+
+/// Whether a chip ships: an announced one (a roadmap part) is left out of `all` unless asked
+/// for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChipStatus {
+    #[default]
+    Available,
+    Announced,
+}
+
+impl ChipStatus {
+    /// As the chip file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChipStatus::Available => "available",
+            ChipStatus::Announced => "announced",
+        }
+    }
+}
+
+/// Whether `all` takes in the announced built-in chips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Announced {
+    /// `all` is the chips that ship (the default of every command).
+    #[default]
+    Exclude,
+    /// `all` is every built-in chip, announced ones too (`--include-announced`).
+    Include,
 }
 
 /// What a chip costs as its file gives it: per hour on one cloud price basis, and to buy.
@@ -102,17 +134,6 @@ impl PeakTable {
 pub struct Cache {
     pub size_bytes: f64,
     pub bandwidth_bytes_per_s: Option<f64>,
-}
-
-/// Scale-up link of one chip.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Interconnect {
-    /// Per direction, per chip.
-    pub bandwidth_bytes_per_s: f64,
-    /// Chips in one scale-up domain (an 8-GPU NVLink node, a 72-GPU NVL72 rack).
-    pub domain: Option<u64>,
-    /// Time one step of a collective algorithm takes beyond its bytes (0 when not given).
-    pub latency_s: f64,
 }
 
 /// The scale-out network between domains, per chip.
@@ -174,6 +195,8 @@ pub struct Chip {
     /// Vendor and generation (`nvidia-hopper`): chips whose expected-mode constants may be
     /// fitted together; `None` where the file names none.
     pub(crate) family: Option<String>,
+    /// Shipping, or only announced.
+    pub(crate) status: ChipStatus,
     /// Usable HBM.
     pub(crate) capacity_bytes: f64,
     pub(crate) marketed_capacity_bytes: Option<f64>,
@@ -214,6 +237,16 @@ impl Chip {
     /// Vendor and generation (`nvidia-hopper`), where the chip file names one.
     pub fn family(&self) -> Option<&str> {
         self.family.as_deref()
+    }
+
+    /// Shipping, or only announced (a roadmap part).
+    pub fn status(&self) -> ChipStatus {
+        self.status
+    }
+
+    /// The scale-up fabric, where the chip has one.
+    pub fn interconnect(&self) -> Option<&Interconnect> {
+        self.interconnect.as_ref()
     }
 
     /// The constants of expected mode, where the chip file has an `expected` section.
@@ -319,13 +352,26 @@ impl Chip {
         Chip::load(&Source::resolve(name, FileKind::Chip)?)
     }
 
-    /// Loads each chip named: a built-in name or a YAML file; `all` is every built-in chip.
+    /// Loads each chip named: a built-in name or a YAML file; `all` is every built-in chip
+    /// that ships (announced ones are left out).
     pub fn load_all(names: &[impl AsRef<str>]) -> Result<Vec<Chip>, Error> {
+        Chip::load_selected(names, Announced::Exclude)
+    }
+
+    /// As [`Chip::load_all`], with `announced` saying whether `all` takes in the announced
+    /// chips; a chip named by itself loads whatever its status.
+    pub fn load_selected(
+        names: &[impl AsRef<str>],
+        announced: Announced,
+    ) -> Result<Vec<Chip>, Error> {
         let mut chips = Vec::new();
         for name in names.iter().map(AsRef::as_ref) {
             if name == "all" {
                 for (id, _) in builtin::CHIPS {
-                    chips.push(Chip::load(&Source::resolve(id, FileKind::Chip)?)?);
+                    let chip = Chip::load(&Source::resolve(id, FileKind::Chip)?)?;
+                    if announced == Announced::Include || chip.status == ChipStatus::Available {
+                        chips.push(chip);
+                    }
                 }
             } else {
                 chips.push(Chip::load(&Source::resolve(name, FileKind::Chip)?)?);

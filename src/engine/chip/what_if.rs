@@ -79,11 +79,7 @@ impl Chip {
             ChipField::InterconnectBandwidth => match self.interconnect.as_mut() {
                 Some(link) => link.bandwidth_bytes_per_s = value,
                 None => {
-                    self.interconnect = Some(Interconnect {
-                        bandwidth_bytes_per_s: value,
-                        domain: None,
-                        latency_s: 0.0,
-                    })
+                    self.interconnect = Some(Interconnect::switch(value))
                 }
             },
             ChipField::Launch => self.launch_s = Some(value),

@@ -7,7 +7,7 @@
 use crate::base::dtype::DType;
 use crate::base::error::{Error, Unsupported};
 use crate::base::format::Format;
-use crate::engine::chip::Chip;
+use crate::engine::chip::{Chip, Interconnect};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{Algorithm, Collective, Kernel, Op, OpKind, Ref};
 
@@ -125,6 +125,8 @@ fn wire(cx: &Context, i: usize, collective: Collective) -> (DType, f64) {
 struct Route {
     bandwidth_bytes_per_s: f64,
     latency_s: f64,
+    /// Measured share of the bandwidth a collective reaches (expected mode).
+    expected_fraction: f64,
 }
 
 /// The interconnect for a group of `n` chips within the scale-up domain, the network beyond
@@ -153,12 +155,10 @@ fn route(chip: &Chip, op: &Op, dtype: DType, n: f64) -> Result<Route, Error> {
             Route {
                 bandwidth_bytes_per_s: net.bandwidth_bytes_per_s,
                 latency_s: net.latency_s,
+                expected_fraction: 1.0,
             }
         }
-        _ => Route {
-            bandwidth_bytes_per_s: link.bandwidth_bytes_per_s,
-            latency_s: link.latency_s,
-        },
+        _ => within_domain(link, n),
     })
 }
 
@@ -180,6 +180,7 @@ fn network(chip: &Chip, op: &Op, dtype: DType, n: f64) -> Result<Route, Error> {
     Ok(Route {
         bandwidth_bytes_per_s: net.bandwidth_bytes_per_s,
         latency_s: net.latency_s,
+        expected_fraction: 1.0,
     })
 }
 
@@ -266,6 +267,17 @@ impl Phases {
     }
 }
 
+/// A group of `n` chips inside one scale-up domain: the bandwidth its fabric gives each chip
+/// (a switch all of it, a mesh the links to the group, a torus a ring per dimension spanned),
+/// and the share of it measured on real collectives.
+fn within_domain(link: &Interconnect, n: f64) -> Route {
+    Route {
+        bandwidth_bytes_per_s: link.group_bandwidth_bytes_per_s(n),
+        latency_s: link.latency_s,
+        expected_fraction: link.expected_fraction(n),
+    }
+}
+
 /// One collective's buffer moved among its group.
 struct Transfer {
     collective: Collective,
@@ -298,11 +310,13 @@ impl Transfer {
     /// ring, a tree, or (no algorithm named) the faster of the two.
     fn expected_s(&self, algorithm: Option<Algorithm>) -> f64 {
         let Route {
-            bandwidth_bytes_per_s: bandwidth,
+            bandwidth_bytes_per_s: roofline_bandwidth,
             latency_s: latency,
+            expected_fraction,
         } = self.route;
-        let (_, steps) = self.ring();
-        let ring = self.roofline_s() + steps * latency;
+        let bandwidth = roofline_bandwidth * expected_fraction;
+        let (share, steps) = self.ring();
+        let ring = share * self.bytes / bandwidth + steps * latency;
         let tree = 2.0 * self.bytes / bandwidth + 2.0 * self.chips.log2().ceil() * latency;
         match (self.collective, algorithm) {
             (Collective::AllReduce, None) => ring.min(tree),

@@ -33,5 +33,16 @@ impl Row for ChipRow<'_> {
         f("price_basis", Value::Text(c.cloud_basis().unwrap_or("")));
         f("purchase_usd", c.purchase_usd().into());
         f("power_w", c.power_w.into());
+        f("status", Value::Text(c.status().name()));
+        let link = c.interconnect();
+        f("fabric", Value::Text(link.map_or("", |l| l.fabric.name())));
+        f(
+            "interconnect_gb_s",
+            link.map(|l| l.bandwidth_bytes_per_s / 1e9).into(),
+        );
+        f(
+            "domain",
+            link.and_then(|l| l.domain).map(|d| d as f64).into(),
+        );
     }
 }

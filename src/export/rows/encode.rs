@@ -26,8 +26,12 @@ pub fn push_number(out: &mut Vec<u8>, x: f64) {
         // positive exponent with its sign (`1e+17`), which rows leave out (`1e17`), as ryu does.
         let mut buffer = zmij::Buffer::new();
         let text = buffer.format_finite(x).as_bytes();
-        match text.iter().position(|&b| b == b'+') {
-            Some(plus) => {
+        // The sign can only follow the `e` of an exponent of at most three digits: look
+        // among the last five bytes rather than through every digit.
+        let tail = text.len().saturating_sub(5);
+        match text[tail..].iter().position(|&b| b == b'+') {
+            Some(at) => {
+                let plus = tail + at;
                 out.extend_from_slice(&text[..plus]);
                 out.extend_from_slice(&text[plus + 1..]);
             }
@@ -95,11 +99,27 @@ struct Written {
     text: [u8; 24],
 }
 
+/// A text cell as [`push_csv_text`] last wrote it in one column: its text, the mode, and the
+/// bytes written.
+#[derive(Default)]
+struct WrittenText {
+    source: String,
+    mode: CsvText,
+    cell: Vec<u8>,
+}
+
+/// One column's last cell.
+#[derive(Default)]
+struct Last {
+    number: Written,
+    text: WrittenText,
+}
+
 thread_local! {
     /// Each column's last number and its text: from one row of a sweep to the next, most
     /// columns keep their value (a model's shape, the chip's price), and copying the text is
     /// cheaper than writing the number again.
-    static LAST: std::cell::RefCell<Vec<Written>> = const { std::cell::RefCell::new(Vec::new()) };
+    static LAST: std::cell::RefCell<Vec<Last>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Appends `x` as [`push_number`] does, reusing `last`'s text when it was written from the
@@ -123,23 +143,39 @@ fn push_number_again(out: &mut Vec<u8>, x: f64, last: &mut Written) {
     }
 }
 
+/// Appends `text` as [`push_csv_text`] does, reusing `last`'s cell when it was written from
+/// the same text in the same mode (a sweep's names and types repeat row after row).
+fn push_csv_text_again(out: &mut Vec<u8>, text: &str, mode: CsvText, last: &mut WrittenText) {
+    if last.mode == mode && last.source == text {
+        out.extend_from_slice(&last.cell);
+        return;
+    }
+    let start = out.len();
+    push_csv_text(out, text, mode);
+    last.source.clear();
+    last.source.push_str(text);
+    last.mode = mode;
+    last.cell.clear();
+    last.cell.extend_from_slice(&out[start..]);
+}
+
 /// Appends `row` as one CSV line.
 pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     LAST.with_borrow_mut(|last| csv_line_with(out, row, mode, last));
 }
 
-fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, last: &mut Vec<Written>) {
+fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, last: &mut Vec<Last>) {
     let mut column = 0;
     row.visit(&mut |_, value| {
         if column > 0 {
             out.push(b',');
         }
         if column == last.len() {
-            last.push(Written::default());
+            last.push(Last::default());
         }
         match value {
-            Value::Text(s) => push_csv_text(out, s, mode),
-            Value::Num(x) => push_number_again(out, x, &mut last[column]),
+            Value::Text(s) => push_csv_text_again(out, s, mode, &mut last[column].text),
+            Value::Num(x) => push_number_again(out, x, &mut last[column].number),
             Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Empty => {}
@@ -316,6 +352,30 @@ mod tests {
         assert!(expected.starts_with("0.1,2.5\n0.1,2.5\n0.30000000000000004,2.5\n8192,"));
         // NaN is an empty cell, and -0 is written as the integer it equals.
         assert!(expected.contains("\n,2.5\n8192,2.5\n0,2.5\n0,2.5\n"));
+    }
+
+    /// One column of text.
+    struct Named<'a>(&'a str);
+
+    impl Row for Named<'_> {
+        fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+            f("name", Value::Text(self.0));
+        }
+    }
+
+    #[test]
+    fn a_column_repeating_its_text_writes_the_same_cell() {
+        let texts = ["h100", "h100", "a,b", "a,b", "=1", "h100", "", "h100"];
+        let mut lines = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            // Modes alternate every two rows: a cell is reused only in its own mode.
+            let mode = [CsvText::Neutralised, CsvText::Raw][i / 2 % 2];
+            csv_line(&mut lines, &Named(t), mode);
+        }
+        assert_eq!(
+            String::from_utf8(lines).unwrap(),
+            "h100\nh100\n\"a,b\"\n\"a,b\"\n'=1\nh100\n\nh100\n"
+        );
     }
 
     struct Formulas;

@@ -14,9 +14,15 @@
 //!   is the decode iterations a request needs (`O - 1`, or fewer with speculation);
 //! - `q = max(1, k C / (D + k))`: the fewest prompts per iteration with `N >= 0`.
 //!
-//! A generation lasts `G = N T_decode + P T_prefill`, which is each request's end-to-end
-//! latency (Little's law: `C` in flight, `C / G` finishing per second). TTFT is the `k`
-//! iterations its prompt rides in; TPOT spreads the rest over the `O - 1` later tokens.
+//! A generation lasts `G = N T_decode + P T_prefill`. A request arriving finds the other
+//! requests' iteration under way, at a point independent of it, and waits out its rest,
+//! `W = T_decode / 2` on average (arrivals a generation's `C`-th apart land past the prefill
+//! iterations the previous arrival set off; `T_prefill / 2` where every iteration carries
+//! prompts; none at `C = 1`, where the engine is idle). TTFT is `W` plus the `k` iterations its prompt rides in, the
+//! end-to-end latency `W + G` (Little's law, the waiting request counted in flight: `C / (W
+//! + G)` finish per second; the iterations are priced at all `C`, which overstates their
+//! batch by `W / G`, about `1 / 2O`); TPOT spreads the rest of `G` over the `O - 1` later
+//! tokens.
 //! Decoding sequences are priced at their mean context, `I + (O - 2) / 2` (the mean of the
 //! contexts a request's decode steps see), and a prompt's chunks at their mean prior context:
 //! attention is linear in the context, so means price sums exactly. At `C = 1` this is a
@@ -274,10 +280,21 @@ impl<'a> Server<'a> {
         )?;
         let prefill_iterations = c * k as f64 / q;
         let decode_only = (decode_iterations - k as f64 * (c - q) / q).max(0.0);
-        let e2e = decode_only * decode.time_s + prefill_iterations * prefill.time_s;
-        let ttft = k as f64 * prefill.time_s;
+        let generation = decode_only * decode.time_s + prefill_iterations * prefill.time_s;
+        // An arrival waits out the iteration the other requests keep running, half of it on
+        // average: a decode-only one where there are any (a prompt's own prefill iterations
+        // follow its arrival, so the next arrival, a generation's C-th later, lands past
+        // them), else one carrying prompts. Alone (C = 1) it finds the engine idle.
+        let wait = match (c > 1.0, decode_only > 0.0) {
+            (false, _) => 0.0,
+            (true, true) => decode.time_s / 2.0,
+            (true, false) => prefill.time_s / 2.0,
+        };
+        let prompt_s = k as f64 * prefill.time_s;
+        let ttft = wait + prompt_s;
+        let e2e = wait + generation;
         let output = shape.output_tokens as f64;
-        let tpot = (e2e - ttft) / (output - 1.0);
+        let tpot = (generation - prompt_s) / (output - 1.0);
         let rate = c * output / e2e;
         let chips = decode.summary.chips;
         let footprint = decode.footprint_bytes.max(prefill.footprint_bytes);

@@ -22,6 +22,12 @@ pub enum Arrivals {
     Poisson { rate_per_s: f64 },
     /// Evenly spaced, `1 / rate` apart, the first at time 0.
     Uniform { rate_per_s: f64 },
+    /// Gaps drawn from a gamma distribution of shape `burstiness` and mean `1 / rate`, as
+    /// vLLM's `vllm bench serve --burstiness` draws them (docs/sources.md, SE-6): 1 is
+    /// Poisson, larger is more evenly paced (the gaps' coefficient of variation is
+    /// `1 / sqrt(burstiness)`) while the phase against the engine's iterations stays random,
+    /// smaller is burstier.
+    Gamma { rate_per_s: f64, burstiness: f64 },
     /// Every request read from a trace, in its order (arrival times not decreasing).
     Trace(Vec<Request>),
 }
@@ -95,11 +101,19 @@ pub fn requests(
     lengths: &Lengths,
     seed: u64,
 ) -> Result<Vec<Request>, Error> {
-    let (rate, poisson) = match arrivals {
+    let rate = match arrivals {
         Arrivals::Trace(list) => return Ok(list.clone()),
-        Arrivals::Poisson { rate_per_s } => (*rate_per_s, true),
-        Arrivals::Uniform { rate_per_s } => (*rate_per_s, false),
+        Arrivals::Poisson { rate_per_s }
+        | Arrivals::Uniform { rate_per_s }
+        | Arrivals::Gamma { rate_per_s, .. } => *rate_per_s,
     };
+    if let Arrivals::Gamma { burstiness, .. } = arrivals {
+        if !(burstiness.is_finite() && *burstiness > 0.0) {
+            return Err(Error::value(format!(
+                "--burstiness {burstiness}: a burstiness is a positive number (1 is Poisson)"
+            )));
+        }
+    }
     if !(rate.is_finite() && rate > 0.0) {
         return Err(Error::value(format!(
             "--rate {rate}: an arrival rate is a positive number of requests per second"
@@ -111,8 +125,13 @@ pub fn requests(
         SplitMix64::new(seeds.next_u64()),
     );
     let mut out = Vec::new();
-    let mut t = 0.0;
+    // Drawn gaps accumulate; evenly spaced arrivals place the n-th at n / rate.
+    let mut drawn_t = 0.0;
     loop {
+        let t = match arrivals {
+            Arrivals::Uniform { .. } => out.len() as f64 / rate,
+            _ => drawn_t,
+        };
         let done = match horizon {
             Horizon::Duration { s } => t >= s,
             Horizon::Requests { n } => out.len() as u64 >= n,
@@ -126,11 +145,13 @@ pub fn requests(
             input_tokens,
             output_tokens,
         });
-        t += if poisson {
-            gaps.exponential(rate)
-        } else {
-            1.0 / rate
-        };
+        match arrivals {
+            Arrivals::Poisson { .. } => drawn_t += gaps.exponential(rate),
+            Arrivals::Gamma { burstiness, .. } => {
+                drawn_t += gaps.gamma(*burstiness) / (rate * burstiness)
+            }
+            Arrivals::Uniform { .. } | Arrivals::Trace(_) => {}
+        }
     }
     if out.len() >= MAX_REQUESTS {
         return Err(Error::value(format!(
