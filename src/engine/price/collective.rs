@@ -129,37 +129,22 @@ struct Route {
     expected_fraction: f64,
 }
 
-/// The interconnect for a group of `n` chips within the scale-up domain, the network beyond
-/// it; an error when the chip has neither that reaches.
+/// The interconnect for a group of `n` chips within one scale-up domain (a group past it is
+/// priced by phases, each within a domain or across the network); an error when the chip has
+/// no interconnect.
 fn route(chip: &Chip, op: &Op, dtype: DType, n: f64) -> Result<Route, Error> {
-    let unreachable = || {
+    let link = chip.interconnect.as_ref().ok_or_else(|| {
         Error::Unsupported(Box::new(Unsupported {
             op: op.name.clone(),
             dtype,
             chip: chip.id.clone(),
             reason: format!(
-                "spans {n} chips, but chip `{}` has no interconnect{}",
-                chip.id,
-                if chip.interconnect.is_some() {
-                    " domain that large and no `network` beyond it"
-                } else {
-                    ""
-                }
+                "spans {n} chips, but chip `{}` has no interconnect",
+                chip.id
             ),
         }))
-    };
-    let link = chip.interconnect.as_ref().ok_or_else(unreachable)?;
-    Ok(match link.domain {
-        Some(domain) if n > domain as f64 => {
-            let net = chip.network.as_ref().ok_or_else(unreachable)?;
-            Route {
-                bandwidth_bytes_per_s: net.bandwidth_bytes_per_s,
-                latency_s: net.latency_s,
-                expected_fraction: 1.0,
-            }
-        }
-        _ => within_domain(link, n),
-    })
+    })?;
+    Ok(within_domain(link, n))
 }
 
 /// The network between scale-up domains, for a group of `n` chips that spans them; an error
