@@ -136,6 +136,22 @@ const CATALOGUE: &[(&str, &[&str])] = &[
         &[":12:9:", "unknown op kind `convolution`; op kinds: gemm,"],
     ),
     (
+        "workload/unknown-stage.yaml",
+        &[
+            ":9:12:",
+            "field `blocks[0].stage`",
+            "expected first or last",
+        ],
+    ),
+    (
+        "workload/span-below-group.yaml",
+        &[":12:87:", "allreduce.span", "a span holds its group"],
+    ),
+    (
+        "workload/zero-micro-batches.yaml",
+        &[":6:18:", "params.micro_batches", "at least 1"],
+    ),
+    (
         "workload/unknown-tensor.yaml",
         &[":12:38:", "unknown tensor or op `porj`"],
     ),

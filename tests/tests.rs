@@ -26,6 +26,7 @@ mod memory;
 mod mixed;
 mod model_catalogue;
 mod models;
+mod multinode;
 mod ops;
 mod parallel;
 #[cfg(feature = "parquet")]

@@ -34,11 +34,13 @@ pub enum ScenarioParam {
     /// Positions each prefilling sequence already holds in its cache (a later chunk of a
     /// long prompt).
     PrefillContext,
+    /// Micro-batches of `batch` sequences in flight through the pipeline stages at once.
+    MicroBatches,
 }
 
 impl ScenarioParam {
     /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
-    pub const ALL: [ScenarioParam; 11] = [
+    pub const ALL: [ScenarioParam; 12] = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -50,6 +52,7 @@ impl ScenarioParam {
         ScenarioParam::PrefillTokens,
         ScenarioParam::PrefillSeqs,
         ScenarioParam::PrefillContext,
+        ScenarioParam::MicroBatches,
     ];
 
     /// The param's name in workload files.
@@ -66,6 +69,7 @@ impl ScenarioParam {
             ScenarioParam::PrefillTokens => "prefill_tokens",
             ScenarioParam::PrefillSeqs => "prefill_seqs",
             ScenarioParam::PrefillContext => "prefill_context",
+            ScenarioParam::MicroBatches => "micro_batches",
         }
     }
 

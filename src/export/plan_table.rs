@@ -123,7 +123,7 @@ fn write_plan_header(
     }
     writeln!(
         out,
-        "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), decoding at the largest batch that fits and meets the bound"
+        "; per chip and types the cheapest parallel layout within one node (tensor, pipeline, expert), or where none fits, each layout over the fewest nodes that fit and twice as many (tensor within the node, pipeline or expert across), decoding at the largest batch that fits and meets the bound"
     )?;
     writeln!(
         out,

@@ -162,6 +162,17 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
             ),
         );
     }
+    if s.micro_batches > 1.0 {
+        // The step is one micro-batch's pass; the rates below follow all of them.
+        row(
+            "pipeline",
+            format!(
+                "{} micro-batches in flight: {} through every stage",
+                number(s.micro_batches),
+                human(s.pipeline_time_s, "s")
+            ),
+        );
+    }
     if let (Some(n), Some(rate)) = (s.tokens_per_step, s.tokens_per_s) {
         row("tokens per step", number(n));
         row("tokens per second", number(rate));

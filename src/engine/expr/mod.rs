@@ -3,8 +3,11 @@
 //!
 //! Grammar: numbers (`8192`, `1e-3`, `1_000`), param names, `+ - * /`, unary minus,
 //! parentheses and the functions `min(a, b, ...)`, `max(a, b, ...)`, `ceil(x)`, `floor(x)`,
-//! `pow(x, y)` and `experts_touched(E, k, n)`: the expected number of distinct experts that
-//! `n` tokens routed uniformly to `k` of `E` experts each reach, `E (1 - (1 - k/E)^n)`.
+//! `pow(x, y)`, `experts_touched(E, k, n)`: the expected number of distinct experts that
+//! `n` tokens routed uniformly to `k` of `E` experts each reach, `E (1 - (1 - k/E)^n)`, and
+//! `ranks_touched(E, k, R)`: the expected number of ranks one token's `k` distinct experts
+//! fall on when the `E` experts are spread evenly over `R` ranks,
+//! `R (1 - C(E - E/R, k) / C(E, k))`.
 //! Names are resolved to param indices when the expression is compiled, so evaluation is a walk
 //! over a small tree with a slice of values and no lookups.
 //!
@@ -151,6 +154,26 @@ mod tests {
             .unwrap_err()
             .0
             .contains("unknown function"));
+    }
+
+    #[test]
+    fn ranks_touched_by_one_token() {
+        let at = |text: &str| compile(text).unwrap().eval(&VALUES).unwrap();
+        // Top-8 of 256 experts over 8 ranks of 32: a rank holds none of the 8 with chance
+        // (224 x 223 x ... x 217) / (256 x 255 x ... x 249), by hand.
+        let none: f64 = (0..8)
+            .map(|i| (224.0 - i as f64) / (256.0 - i as f64))
+            .product();
+        assert!((at("ranks_touched(256, 8, 8)") - 8.0 * (1.0 - none)).abs() < 1e-12);
+        assert!((at("ranks_touched(256, 8, 8)") - 5.2947).abs() < 1e-4);
+        // One rank holds every expert; one expert per token reaches one rank; 2 of 4 experts
+        // over 2 ranks: both on one rank in 2 of the C(4, 2) = 6 choices, so 2 - 2/6 ranks.
+        assert_eq!(at("ranks_touched(256, 8, 1)"), 1.0);
+        assert!((at("ranks_touched(64, 1, 8)") - 1.0).abs() < 1e-12);
+        assert!((at("ranks_touched(4, 2, 2)") - (2.0 - 2.0 / 6.0)).abs() < 1e-12);
+        // More experts picked than the other ranks hold together leaves no rank out.
+        assert_eq!(at("ranks_touched(16, 13, 4)"), 4.0);
+        assert!(at("ranks_touched(1e300, 1e300, 1e300)").is_finite());
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub(super) enum Func {
     Floor,
     Pow,
     ExpertsTouched,
+    RanksTouched,
 }
 
 impl Func {
@@ -24,6 +25,7 @@ impl Func {
             "floor" => Func::Floor,
             "pow" => Func::Pow,
             "experts_touched" => Func::ExpertsTouched,
+            "ranks_touched" => Func::RanksTouched,
             _ => return None,
         })
     }
@@ -33,7 +35,7 @@ impl Func {
         match self {
             Func::Ceil | Func::Floor => (1, 1),
             Func::Pow => (2, 2),
-            Func::ExpertsTouched => (3, 3),
+            Func::ExpertsTouched | Func::RanksTouched => (3, 3),
             Func::Min | Func::Max => (2, usize::MAX),
         }
     }
@@ -184,7 +186,7 @@ impl Parser<'_> {
     fn call(&mut self, name: &str) -> Result<Node, ParseError> {
         let func = Func::from_name(name).ok_or_else(|| {
             ParseError(format!(
-                "unknown function `{name}`; expected min, max, ceil, floor, pow or experts_touched"
+                "unknown function `{name}`; expected min, max, ceil, floor, pow, experts_touched or ranks_touched"
             ))
         })?;
         self.pos += 1;

@@ -15,6 +15,7 @@ pub(super) enum Instr {
     Floor,
     Pow,
     ExpertsTouched,
+    RanksTouched,
     /// Fold the top `n` values with min or max.
     Min(usize),
     Max(usize),
@@ -29,6 +30,32 @@ fn experts_touched(e: f64, k: f64, n: f64) -> f64 {
         return 0.0;
     }
     e * (1.0 - (1.0 - (k / e).min(1.0)).powf(n))
+}
+
+/// Expected distinct ranks one token reaches when its `k` of `e` experts (distinct, uniformly
+/// chosen) are spread evenly over `r` ranks: `r (1 - C(e - e/r, k) / C(e, k))`, the chance that
+/// a rank holds none of them being the ratio of the binomials (docs/sources.md, X2). Evaluated
+/// as a product of `k` ratios, so that no factorial overflows; `k` is rounded to a count. Past
+/// 4096 factors the rest are taken at the last ratio (they only fall, and the product is then
+/// far below any figure a report prints), so an absurd `k` costs no time.
+fn ranks_touched(e: f64, k: f64, r: f64) -> f64 {
+    if e <= 0.0 || k <= 0.0 || r <= 0.0 {
+        return 0.0;
+    }
+    let others = e - e / r; // experts on the other ranks
+    let k = k.round().min(e);
+    let mut none_here = 1.0;
+    let mut i = 0.0;
+    while i < k && none_here > 0.0 {
+        let ratio = ((others - i) / (e - i)).max(0.0);
+        if i >= 4096.0 {
+            none_here *= ratio.powf(k - i);
+            break;
+        }
+        none_here *= ratio;
+        i += 1.0;
+    }
+    r * (1.0 - none_here)
 }
 
 /// A tree compiled: its program, the params it reads (sorted, without repeats) and the deepest
@@ -85,6 +112,7 @@ impl Compiled {
                     Func::Floor => Instr::Floor,
                     Func::Pow => Instr::Pow,
                     Func::ExpertsTouched => Instr::ExpertsTouched,
+                    Func::RanksTouched => Instr::RanksTouched,
                     Func::Min => Instr::Min(args.len()),
                     Func::Max => Instr::Max(args.len()),
                 });
@@ -120,6 +148,10 @@ impl Expr {
                 Instr::ExpertsTouched => {
                     top -= 2;
                     stack[top - 1] = experts_touched(stack[top - 1], stack[top], stack[top + 1]);
+                }
+                Instr::RanksTouched => {
+                    top -= 2;
+                    stack[top - 1] = ranks_touched(stack[top - 1], stack[top], stack[top + 1]);
                 }
                 Instr::Bin(op) => {
                     let (a, b) = (stack[top - 2], stack[top - 1]);

@@ -101,6 +101,12 @@ impl<'a> IterationPricer<'a> {
             .chain(prefill.into_iter().flatten())
             .collect::<Vec<_>>();
         scenario.overrides.retain(|(i, _)| !mine.contains(i));
+        // An iteration is one pass of the running sequences through every stage: serving
+        // holds its concurrency as one batch, not as micro-batches of it.
+        if let Some(m) = workload.param(ScenarioParam::MicroBatches) {
+            scenario.overrides.retain(|(i, _)| *i != m);
+            scenario.overrides.push((m, 1.0));
+        }
         Ok(IterationPricer {
             workload,
             chip,

@@ -16,6 +16,7 @@ mod iteration;
 mod kernel;
 mod memory;
 mod request;
+mod totals;
 
 use serde::Serialize;
 
@@ -32,6 +33,7 @@ use context::{price_any, Context};
 pub use iteration::{Iteration, IterationPricer};
 pub use memory::DEFAULT_MEMORY_UTILIZATION;
 pub use request::{price_request, RequestSummary};
+use totals::Totals;
 
 /// Which limit sets a kernel's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -114,11 +116,21 @@ pub struct StepSummary {
     pub mbu: f64,
     /// Kernel launches per step.
     pub kernels: u64,
+    /// Tokens one micro-batch carries through the step.
     pub tokens_per_step: Option<f64>,
+    /// Tokens per second, every micro-batch in flight counted.
     pub tokens_per_s: Option<f64>,
     /// Time per generated token of one sequence: the step time divided by the tokens each
-    /// sequence gets in the step (the step time, in decode). Needs the workload's `sequences`.
+    /// sequence gets in the step (the step time, in decode); with pipeline stages, the time
+    /// of all the micro-batches in flight (`pipeline_time_s`), which each token waits for.
+    /// Needs the workload's `sequences`.
     pub ms_per_token: Option<f64>,
+    /// Micro-batches of the step's batch in flight through the pipeline stages at once (1
+    /// without a pipeline): `tokens_per_s` counts them all, the KV cache holds them all.
+    pub micro_batches: f64,
+    /// The time those micro-batches take through every stage, bubbles included (the step
+    /// time with one stage): `tokens_per_s` is their tokens over it.
+    pub pipeline_time_s: f64,
     /// Chips one replica of the step runs on (the workload's `chips`, e.g. `tp * pp`).
     pub chips: u64,
     pub tokens_per_s_per_chip: Option<f64>,
@@ -361,7 +373,8 @@ pub fn price_step(
             (costs[k], memo.mfu_s[k], memo.priced[k]) = (cost, mfu_s, true);
         }
         previous_s = costs[k].time_s;
-        totals.add(&costs[k], memo.mfu_s[k]);
+        let stage = workload.blocks[kernel.block].stage;
+        totals.add(&costs[k], memo.mfu_s[k], stage);
     }
     totals.check_finite()?;
     let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
@@ -369,131 +382,6 @@ pub fn price_step(
     memo.set(key);
     ev.kernel_memo = memo;
     Ok(summary)
-}
-
-/// The step's kernels summed, every execution counted.
-#[derive(Default)]
-struct Totals {
-    step_time_s: f64,
-    roofline_step_time_s: f64,
-    flops: f64,
-    /// HBM traffic: a collective's bytes cross the link, not HBM.
-    bytes: f64,
-    kernels: u64,
-    /// Time in compute-bound kernels.
-    compute_bound_s: f64,
-    /// Time the FLOPs need at the MFU reference peaks.
-    mfu_time_s: f64,
-    /// The most activation bytes one kernel reads and writes.
-    activation_bytes: f64,
-    /// The scheme of the weight-multiplying kernel with the most FLOPs in the step.
-    scheme: Option<(f64, Scheme)>,
-}
-
-impl Totals {
-    /// Adds a kernel's executions; `mfu_s` is one execution's FLOPs at the reference peaks.
-    fn add(&mut self, cost: &KernelCost, mfu_s: f64) {
-        let n = cost.count as f64;
-        self.roofline_step_time_s += cost.roofline_time_s * n;
-        if cost.count > 0 {
-            self.activation_bytes = self.activation_bytes.max(cost.activation_bytes);
-        }
-        self.step_time_s += cost.time_s * n;
-        self.flops += cost.flops * n;
-        if cost.bound != Bound::Interconnect {
-            self.bytes += cost.bytes * n; // a collective's bytes cross the link, not HBM
-        }
-        self.kernels += cost.count;
-        self.mfu_time_s += mfu_s * n;
-        let flops = cost.flops * n;
-        if let Some(s) = cost
-            .scheme
-            .filter(|_| self.scheme.is_none_or(|(f, _)| flops > f))
-        {
-            self.scheme = Some((flops, s));
-        }
-        if cost.bound == Bound::Compute {
-            self.compute_bound_s += cost.time_s * n;
-        }
-    }
-
-    fn check_finite(&self) -> Result<(), Error> {
-        let Totals {
-            step_time_s,
-            flops,
-            bytes,
-            ..
-        } = *self;
-        if step_time_s.is_finite() && flops.is_finite() && bytes.is_finite() {
-            Ok(())
-        } else {
-            Err(Error::value(format!(
-                "the step's totals overflow ({step_time_s:e} s, {flops:e} FLOPs, {bytes:e} bytes): check the params"
-            )))
-        }
-    }
-
-    /// The step's summary: rates, utilisations, shares, and the memory footprint.
-    fn summary(
-        &self,
-        workload: &Workload,
-        chip: &Chip,
-        ev: &mut Evaluation,
-        scenario: &Scenario,
-        workspace: Option<f64>,
-    ) -> Result<StepSummary, Error> {
-        let (dtypes, utilization) = (&scenario.dtypes, scenario.memory_utilization);
-        let Totals {
-            step_time_s: t,
-            roofline_step_time_s,
-            flops,
-            bytes,
-            kernels,
-            compute_bound_s,
-            mfu_time_s,
-            activation_bytes,
-            scheme,
-        } = *self;
-        let resident = memory::Resident::of(workload, ev, dtypes, activation_bytes);
-        let memory = memory::memory(workload, chip, ev, (utilization, workspace), resident)?;
-        let tokens_per_s = ev.tokens_per_step.map(|n| n / t);
-        // A whole number from 1 to 10^6 (the workload's evaluation checks it), so exact.
-        let chips = ev.chips as u64;
-        Ok(StepSummary {
-            step_time_s: t,
-            roofline_step_time_s,
-            fraction_of_roofline: roofline_step_time_s / t,
-            flops,
-            bytes,
-            intensity_flop_per_byte: flops / bytes,
-            attained_flop_per_s: flops / t,
-            mfu: mfu_time_s / t / ev.stages,
-            mbu: bytes / (t * chip.bandwidth_bytes_per_s) / ev.stages,
-            kernels,
-            tokens_per_step: ev.tokens_per_step,
-            tokens_per_s,
-            ms_per_token: ev
-                .tokens_per_step
-                .zip(ev.sequences)
-                .map(|(tokens, sequences)| t * 1e3 * sequences / tokens),
-            chips,
-            tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
-            cost: StepCost::of(chip, chips, tokens_per_s),
-            compute_bound_share: compute_bound_s / t,
-            memory_bound_share: 1.0 - compute_bound_s / t,
-            weight_bytes: resident.weight_bytes,
-            kv_bytes: resident.kv_bytes,
-            state_bytes: resident.state_bytes,
-            activation_bytes,
-            workspace_bytes: memory.workspace_bytes,
-            reserve_bytes: memory.reserve_bytes,
-            footprint_bytes: memory.footprint_bytes,
-            usable_bytes: memory.usable_bytes,
-            fits: memory.footprint_bytes <= memory.usable_bytes,
-            max_batch: memory.max_batch,
-            scheme: scheme.map(|(_, s)| s),
-        })
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! A whole request: the prompt's prefill, then one decode step per further output token with
-//! the context growing, each priced as a step at the scenario's batch.
+//! the context growing, each priced as a step at the scenario's batch. With pipeline stages,
+//! each step is the schedule of the micro-batches in flight (`StepSummary::pipeline_time_s`),
+//! which a sequence's every token waits for, and every micro-batch's sequences count.
 
 use serde::Serialize;
 
@@ -64,17 +66,16 @@ pub fn price_request(
     };
     let prefill = step(input as f64, 0.0)?;
     let decode_steps = output - 1;
-    let decode = decode_time(
-        decode_steps,
-        input as f64,
-        |c| Ok(step(1.0, c)?.step_time_s),
-    )?;
+    let decode = decode_time(decode_steps, input as f64, |c| {
+        Ok(step(1.0, c)?.pipeline_time_s)
+    })?;
     let sequences = prefill.tokens_per_step.map_or(1.0, |t| t / input as f64);
-    let e2e = prefill.step_time_s + decode;
+    let sequences = sequences * prefill.micro_batches;
+    let e2e = prefill.pipeline_time_s + decode;
     Ok(RequestSummary {
         input_tokens: input,
         output_tokens: output,
-        ttft_s: prefill.step_time_s,
+        ttft_s: prefill.pipeline_time_s,
         tpot_s: if decode_steps > 0 {
             decode / decode_steps as f64
         } else {

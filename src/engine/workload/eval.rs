@@ -45,12 +45,17 @@ pub struct Evaluation {
     pub(crate) gemm: Vec<GemmDims>,
     /// Chips in each collective's group (0 for other ops).
     pub(crate) group: Vec<f64>,
+    /// Chips each collective's group is laid over (its group unless it says otherwise).
+    pub(crate) span: Vec<f64>,
     pub(crate) tokens_per_step: Option<f64>,
     pub(crate) sequences: Option<f64>,
     /// Chips one replica runs on (1 when the workload does not say).
     pub(crate) chips: f64,
     /// Pipeline stages (1 when the workload does not say).
     pub(crate) stages: f64,
+    /// Micro-batches in flight through the stages: the `micro_batches` param, else one per
+    /// stage; 1 without a pipeline.
+    pub(crate) micro_batches: f64,
     /// The last activation workspace priced, and what it depends on (see `price::memory`):
     /// a sweep changes batch or context far more often than what the workspace depends on.
     pub(crate) workspace_memo: Option<WorkspaceMemo>,
@@ -59,7 +64,7 @@ pub struct Evaluation {
     pub(crate) kernel_memo: KernelMemo,
     /// The resident weight bytes last counted and the types they were counted under; cleared
     /// by an evaluation that may change them.
-    pub(super) weight_memo: Option<(Types, f64)>,
+    pub(super) weight_memo: Option<(Types, f64, f64)>,
 }
 
 impl Workload {
@@ -85,6 +90,7 @@ impl Workload {
             reads: vec![0.0; self.slot_count],
             gemm: vec![GemmDims::default(); self.ops.len()],
             group: vec![0.0; self.ops.len()],
+            span: vec![0.0; self.ops.len()],
             tokens_per_step: None,
             sequences: None,
             workspace_memo: None,
@@ -92,6 +98,7 @@ impl Workload {
             weight_memo: None,
             chips: 1.0,
             stages: 1.0,
+            micro_batches: 1.0,
         }
     }
 
@@ -331,6 +338,7 @@ impl Workload {
             Some(f) => self.dim(f, ev)?,
             None => 1.0,
         };
+        ev.micro_batches = self.micro_batches(ev)?;
         for (b, block) in self.blocks.iter().enumerate() {
             ev.held[b] = match &block.held {
                 Some(f) => self.amount(Some(f), ev)?,
@@ -357,6 +365,28 @@ impl Workload {
 
     /// The chips of one replica: a dimension rounded up to a whole count inside
     /// [`ranges::WORKLOAD_CHIPS`], never saturated.
+    /// The micro-batches in flight: a whole number of at least 1 where the workload names
+    /// them, one per stage where it does not, 1 with one stage (nothing to overlap).
+    fn micro_batches(&self, ev: &Evaluation) -> Result<f64, Error> {
+        if ev.stages <= 1.0 {
+            return Ok(1.0);
+        }
+        let Some(i) = self.param(ScenarioParam::MicroBatches) else {
+            return Ok(ev.stages);
+        };
+        let m = ev.params[i];
+        if m >= 1.0 && m.fract() == 0.0 && m <= ranges::MAX_COUNT {
+            return Ok(m);
+        }
+        Err(self.problem(
+            &self.params[i].origin,
+            format!(
+                "`{}` is {m}; micro-batches in flight are a whole number, at least 1",
+                self.params[i].name
+            ),
+        ))
+    }
+
     fn chips(&self, field: &Field, ev: &Evaluation) -> Result<f64, Error> {
         let chips = self.dim(field, ev)?.ceil();
         let what = Backticked(&self.exprs[field.id]);

@@ -72,6 +72,9 @@ pub(super) struct BlockFile {
     pub(super) name: Spanned<String>,
     pub(super) repeat: Option<Spanned<String>>,
     pub(super) held: Option<Spanned<String>>,
+    /// `first` or `last`: the pipeline stage that alone runs the block (the embedding, the
+    /// head); without it, the block's work is spread evenly over the stages.
+    pub(super) stage: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     pub(super) ops: Vec<OpFile>,
@@ -172,6 +175,9 @@ pub(super) struct CollectiveFile {
     pub(super) of: Spanned<Names>,
     pub(super) elements: Spanned<String>,
     pub(super) group: Spanned<String>,
+    /// The chips the group is laid over, when its members are not neighbours (`tp * ep` for
+    /// one chip of each of `ep` tensor-parallel groups): where it crosses scale-up domains.
+    pub(super) span: Option<Spanned<String>>,
     pub(super) algorithm: Option<Spanned<String>>,
 }
 

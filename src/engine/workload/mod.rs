@@ -78,8 +78,19 @@ pub struct Block {
     /// Repeats one chip holds the tensors of, when fewer than it runs (`layers / pp`: a
     /// pipeline stage holds its share of the layers, while a step runs them all in turn).
     pub held: Option<Field>,
+    /// The one pipeline stage that runs the block, or `None` when every stage runs its share.
+    pub stage: Option<Stage>,
     /// Indices into `Workload::ops`.
     pub ops: Range<usize>,
+}
+
+/// A pipeline stage a block belongs to alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The first stage (the embedding).
+    First,
+    /// The last stage (the final norm and the head).
+    Last,
 }
 
 /// What an op reads: a declared tensor, another op's output, or a GEMM's own weight matrix.
@@ -183,12 +194,15 @@ pub enum OpKind {
     /// from them (`ScanSizes::flops`), and it writes each token's output and each sequence's
     /// updated recurrent state.
     Scan(Box<ScanDims>),
-    /// A collective of `elements` (see [`Collective`]) over `group` chips, on the chip's
-    /// interconnect (the network beyond one domain). `algorithm`: the fastest when `None`.
+    /// A collective of `elements` (see [`Collective`]) over `group` chips laid over `span`
+    /// chips (the group itself when `None`), on the chip's interconnect, and hierarchically over
+    /// the network where the span passes one scale-up domain. `algorithm`: the fastest when
+    /// `None`.
     Collective {
         collective: Collective,
         elements: Field,
         group: Field,
+        span: Option<Field>,
         algorithm: Option<Algorithm>,
     },
 }

@@ -1,6 +1,6 @@
 //! What a scenario keeps resident in HBM: weights, KV cache and recurrent state.
 
-use super::{Evaluation, Ref, Workload};
+use super::{Evaluation, Ref, Stage, Workload};
 use crate::base::dtype::Role;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -22,10 +22,10 @@ impl Workload {
         types: &Types,
     ) -> (f64, f64, f64) {
         let weight = match ev.weight_memo {
-            Some((kept, bytes)) if kept == *types => bytes,
+            Some((kept, stages, bytes)) if kept == *types && stages == ev.stages => bytes,
             _ => {
                 let bytes = self.weight_bytes(ev, types);
-                ev.weight_memo = Some((*types, bytes));
+                ev.weight_memo = Some((*types, ev.stages, bytes));
                 bytes
             }
         };
@@ -37,23 +37,51 @@ impl Workload {
         block.map_or(1.0, |b| ev.held[b])
     }
 
+    /// The weights one chip holds: with pipeline stages, those every stage holds a share of
+    /// and the larger of what the first stage alone holds (the embedding) and the last (the
+    /// head); with one stage, all of them.
     fn weight_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {
-        let mut weight = 0.0;
+        // Spread over the stages, the first's alone, the last's alone.
+        let mut weight = [0.0; 3];
+        let place = |stage: Option<Stage>| match stage {
+            None => 0,
+            Some(Stage::First) => 1,
+            Some(Stage::Last) => 2,
+        };
         for (t, tensor) in self.tensors.iter().enumerate() {
             if tensor.role() == Role::Weight {
                 let format = types.get(tensor.slot);
-                weight += ev.tensors[t] * format.bytes() * self.held(ev, tensor.block);
+                let bytes = ev.tensors[t] * format.bytes() * self.held(ev, tensor.block);
+                weight[place(self.tensor_stage(t))] += bytes;
             }
         }
         for op in &self.ops {
             for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
                 if matches!(input.source, Ref::OwnWeight(_)) {
                     let format = types.get(input.slot);
-                    weight += ev.reads[slot] * format.bytes() * self.held(ev, Some(op.block));
+                    let bytes = ev.reads[slot] * format.bytes() * self.held(ev, Some(op.block));
+                    weight[place(self.blocks[op.block].stage)] += bytes;
                 }
             }
         }
-        weight
+        let [spread, first, last] = weight;
+        match ev.stages > 1.0 {
+            true => spread + first.max(last),
+            false => spread + first + last,
+        }
+    }
+
+    /// The one stage that holds tensor `t`: its block's, or for a tensor of the whole step,
+    /// the stage of every block whose ops read it, when they agree.
+    fn tensor_stage(&self, t: usize) -> Option<Stage> {
+        if let Some(b) = self.tensors[t].block {
+            return self.blocks[b].stage;
+        }
+        let mut readers = (self.ops.iter())
+            .filter(|op| (op.inputs.iter()).any(|i| i.source == Ref::Tensor(t)))
+            .map(|op| self.blocks[op.block].stage);
+        let first = readers.next().flatten()?;
+        readers.all(|s| s == Some(first)).then_some(first)
     }
 
     fn kv_bytes(&self, ev: &Evaluation, types: &Types) -> f64 {

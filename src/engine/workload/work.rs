@@ -44,8 +44,9 @@ impl Workload {
                 collective,
                 elements,
                 group,
+                span,
                 ..
-            } => self.collective_work(index, *collective, elements, group, ev)?,
+            } => self.collective_work(index, *collective, elements, (group, span.as_ref()), ev)?,
         };
         if !work.flops.is_finite() || !work.out.is_finite() {
             return Err(self.problem(
@@ -150,27 +151,45 @@ impl Workload {
         })
     }
 
-    /// A collective of `elements` over a whole number of chips; records the group in `ev`.
+    /// A collective of `elements` over a whole number of chips, laid over a whole number at
+    /// least that large; records both in `ev`.
     fn collective_work(
         &self,
         index: usize,
         collective: Collective,
         elements: &Field,
-        group: &Field,
+        (group, span): (&Field, Option<&Field>),
         ev: &mut Evaluation,
     ) -> Result<Work, Error> {
         let n = self.dim(elements, ev)?;
         let chips = self.dim(group, ev)?;
-        if chips.fract() != 0.0 {
+        let spread = span.map_or(Ok(chips), |s| self.dim(s, ev))?;
+        for (field, value, what) in [
+            (group, chips, "a group is"),
+            (span.unwrap_or(group), spread, "a span is"),
+        ] {
+            if value.fract() != 0.0 {
+                return Err(self.problem(
+                    &field.origin,
+                    format!(
+                        "`{}` is {value}; {what} a whole number of chips",
+                        self.exprs[field.id]
+                    ),
+                ));
+            }
+        }
+        if spread < chips {
+            let field = span.unwrap_or(group);
             return Err(self.problem(
-                &group.origin,
+                &field.origin,
                 format!(
-                    "`{}` is {chips}; a group is a whole number of chips",
-                    self.exprs[group.id]
+                    "`{}` is {spread}, fewer chips than the group's {chips}; a span holds its group",
+                    self.exprs[field.id]
                 ),
             ));
         }
         ev.group[index] = chips;
+        ev.span[index] = spread;
         let out = match collective {
             Collective::ReduceScatter => n / chips,
             _ => n,

@@ -12,7 +12,7 @@ use crate::base::diagnostic::Origin;
 use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile, ScanFile};
 use crate::engine::workload::graph::op_cycle;
 use crate::engine::workload::{
-    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, ScanDims,
+    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, ScanDims, Stage,
 };
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
@@ -51,6 +51,7 @@ impl Builder {
             let held = self
                 .opt_expr(&format!("blocks[{b}].held"), &block.held)
                 .flatten();
+            let stage = self.stage(b, &block.stage);
             let first = graph.ops.len();
             for (o, op) in block.ops.iter().enumerate() {
                 self.push_op(&mut graph, (b, o), op, scope);
@@ -59,6 +60,7 @@ impl Builder {
                 name: block.name.value.clone(),
                 repeat,
                 held,
+                stage,
                 ops: first..graph.ops.len(),
             });
         }
@@ -189,6 +191,23 @@ impl Builder {
         })
     }
 
+    /// The stage block `b` names, if any; `None` (recorded) for a name that is none.
+    fn stage(&mut self, b: usize, stage: &Option<Spanned<String>>) -> Option<Stage> {
+        let s = stage.as_ref()?;
+        match s.value.as_str() {
+            "first" => Some(Stage::First),
+            "last" => Some(Stage::Last),
+            other => {
+                let origin = self.at(format!("blocks[{b}].stage"), s);
+                self.problem(
+                    origin,
+                    format!("unknown stage `{other}`; expected first or last"),
+                );
+                None
+            }
+        }
+    }
+
     /// A collective of `elements` over `group` chips, by the algorithm it names if any.
     fn collective(
         &mut self,
@@ -198,11 +217,13 @@ impl Builder {
     ) -> Option<OpKind> {
         let elements = self.expr(&format!("{prefix}.elements"), &c.elements);
         let group = self.expr(&format!("{prefix}.group"), &c.group);
+        let span = self.opt_expr(&format!("{prefix}.span"), &c.span);
         let algorithm = self.algorithm(prefix, collective, &c.algorithm);
         Some(OpKind::Collective {
             collective,
             elements: elements?,
             group: group?,
+            span: span?,
             algorithm: algorithm?,
         })
     }
@@ -278,8 +299,11 @@ fn op_deps(op: &Op) -> Vec<usize> {
             &d.chunk,
         ],
         OpKind::Collective {
-            elements, group, ..
-        } => vec![elements, group],
+            elements,
+            group,
+            span,
+            ..
+        } => [elements, group].into_iter().chain(span).collect(),
     };
     fields.extend(op.inputs.iter().filter_map(|i| match &i.size {
         ReadSize::Explicit(f) => Some(f),

@@ -14,6 +14,11 @@ use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
 
+mod nodes;
+mod point;
+
+use point::best_point;
+
 /// How a plan's entries are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PlanSort {
@@ -133,10 +138,12 @@ pub struct PlanEntry {
 /// Largest batch the search considers.
 const MAX_BATCH: u64 = 1 << 20;
 
-/// Plans `request` on every chip and type choice; for a workload with a `tp` param, every
-/// tensor-parallel layout within the chip's scale-up domain is tried and the cheapest kept. Entries come sorted: chips with a price by
-/// cost per hour, then chips without one by chips needed, then the choices that cannot meet
-/// the request on one chip, with the reason.
+/// Plans `request` on every chip and type choice; for a workload with parallel params, every
+/// layout within the chip's scale-up domain is tried and the cheapest kept, and where none
+/// fits, the multi-node layouts (tensor within the node, pipeline or expert across) are each an
+/// entry of their own. Entries come sorted: chips with a price by cost per hour, then chips
+/// without one by chips needed, then the choices that cannot meet the request, with the
+/// reason.
 pub fn plan(
     workload: &Workload,
     chips: &[Chip],
@@ -162,13 +169,15 @@ pub fn plan(
             )));
         }
     }
+    let kinds: Vec<ScenarioParam> = (ScenarioParam::LAYOUT.into_iter())
+        .filter(|d| workload.param(*d).is_some())
+        .collect();
     let mut planner = Planner {
         workload,
         request,
         batch,
-        dims: (ScenarioParam::LAYOUT.iter())
-            .filter_map(|d| workload.param(*d))
-            .collect(),
+        dims: kinds.iter().filter_map(|d| workload.param(*d)).collect(),
+        kinds,
         ev: workload.new_evaluation(),
         costs: Vec::new(),
     };
@@ -183,7 +192,12 @@ pub fn plan(
             .unwrap_or(1);
         let layouts = layouts(planner.dims.len(), domain);
         for dtypes in &request.dtype_choices {
-            entries.push(planner.entry(chip, &layouts, *dtypes));
+            let entry = planner.entry(chip, &layouts, *dtypes);
+            let spill = entry.outcome.is_err() && chip.network.is_some() && domain > 1;
+            entries.push(entry);
+            if spill {
+                entries.extend(planner.beyond_one_node(chip, domain, *dtypes));
+            }
         }
     }
     sort_entries(
@@ -201,13 +215,37 @@ struct Planner<'a> {
     request: &'a PlanRequest,
     /// The batch param.
     batch: usize,
-    /// The parallel dimensions the workload has: tensor, pipeline, expert.
+    /// The parallel dimensions the workload has (tensor, pipeline, expert), and their params.
+    kinds: Vec<ScenarioParam>,
     dims: Vec<usize>,
     ev: Evaluation,
     costs: Vec<KernelCost>,
 }
 
 impl Planner<'_> {
+    /// Where no layout within one node of `domain` chips fits: an entry per multi-node
+    /// layout ([`nodes::layouts_over`]) over the fewest nodes at which one fits, and over twice
+    /// as many, so that the larger deployments are ranked beside the smallest; none when no
+    /// node count tried fits.
+    fn beyond_one_node(&mut self, chip: &Chip, domain: u64, dtypes: Types) -> Vec<PlanEntry> {
+        let mut found: Vec<PlanEntry> = Vec::new();
+        for nodes in nodes::NODE_COUNTS {
+            let layouts = nodes::layouts_over(&self.kinds, domain, nodes);
+            let at_nodes: Vec<PlanEntry> = (layouts.iter())
+                .map(|layout| self.entry(chip, std::slice::from_ref(layout), dtypes))
+                .collect();
+            // The node counts double: the one after the fewest that fit is twice as many.
+            let smallest_found = !found.is_empty();
+            if smallest_found || at_nodes.iter().any(|e| e.outcome.is_ok()) {
+                found.extend(at_nodes);
+            }
+            if smallest_found {
+                break;
+            }
+        }
+        found
+    }
+
     /// The cheapest of the best points of `chip` with `dtypes` over `layouts`, or why none
     /// meets the request (the last layout's reason).
     fn entry(&mut self, chip: &Chip, layouts: &[Vec<u64>], dtypes: Types) -> PlanEntry {
@@ -360,99 +398,4 @@ impl From<Error> for PlanError {
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_owned()
-}
-
-/// The replicas a target needs (one without a target) at `per_replica` tokens per second,
-/// and their chips. Counts are checked, never saturated: a target that needs more chips than a
-/// count holds exactly is a reason on this entry, not a clamped number priced as if it were
-/// true.
-fn replicas(
-    request: &PlanRequest,
-    per_replica: f64,
-    chips_per_replica: u64,
-) -> Result<(u64, u64), PlanError> {
-    let replicas = match request.target_tokens_per_s {
-        Some(target) => (target / per_replica).ceil().max(1.0),
-        None => 1.0,
-    };
-    let too_many = |e: String| PlanError::Infeasible(e);
-    let replicas = ranges::whole(
-        replicas,
-        &ranges::PLAN_CHIPS,
-        "the number of replicas needed",
-    )
-    .map_err(too_many)?;
-    let chips = ranges::whole(
-        replicas as f64 * chips_per_replica as f64,
-        &ranges::PLAN_CHIPS,
-        "the number of chips needed",
-    )
-    .map_err(too_many)?;
-    Ok((replicas, chips))
-}
-
-fn best_point(
-    request: &PlanRequest,
-    chip: &Chip,
-    at: &mut dyn FnMut(u64) -> Result<StepSummary, Error>,
-) -> Result<PlanPoint, PlanError> {
-    let human = crate::base::units::human;
-    let one = at(1)?;
-    let max_batch = one.max_batch.unwrap_or(MAX_BATCH).min(MAX_BATCH);
-    if !one.fits || max_batch == 0 {
-        return Err(PlanError::Infeasible(format!(
-            "does not fit: batch 1 needs {} of the {} usable",
-            human(one.footprint_bytes, "B"),
-            human(one.usable_bytes, "B")
-        )));
-    }
-    let latency = |s: &StepSummary| s.ms_per_token.unwrap_or(s.step_time_s * 1e3);
-    if let Some(limit) = request.max_ms_per_token {
-        if latency(&one) > limit {
-            return Err(PlanError::Infeasible(format!(
-                "too slow: {:.3} ms per token at batch 1, over the {limit} ms bound",
-                latency(&one)
-            )));
-        }
-    }
-    let ok = |s: &StepSummary| s.fits && request.max_ms_per_token.is_none_or(|l| latency(s) <= l);
-    // Fitting and meeting the bound only get harder as the batch grows: the largest batch
-    // that does both is found by bisection, starting from the memory's own limit.
-    let (mut lo, mut best) = (1, one);
-    let top = at(max_batch)?;
-    if ok(&top) {
-        lo = max_batch;
-        best = top;
-    } else {
-        let mut hi = max_batch; // fails
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            let s = at(mid)?;
-            if ok(&s) {
-                lo = mid;
-                best = s;
-            } else {
-                hi = mid;
-            }
-        }
-    }
-    let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s);
-    let per_million = |view: CostView| {
-        let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
-        best.tokens_per_s
-            .map(|rate| usd * best.chips as f64 / 3600.0 / rate * 1e6)
-    };
-    let (replicas, chips) = replicas(request, per_replica, best.chips)?;
-    Ok(PlanPoint {
-        layout: String::new(),
-        tp: best.chips,
-        replicas,
-        batch: lo,
-        max_batch,
-        chips,
-        usd_per_hour: chip.usd_per_hour().ok().map(|p| p * chips as f64),
-        cloud_usd_per_million_tokens: per_million(CostView::Cloud),
-        tco_usd_per_million_tokens: per_million(CostView::Tco),
-        summary: best,
-    })
 }

@@ -1,0 +1,176 @@
+//! A step's totals: its kernels summed, every execution counted, and the summary made of
+//! them: rates, utilisations, shares, the memory footprint, and with pipeline stages the
+//! schedule of the micro-batches in flight.
+
+use super::{memory, Bound, KernelCost, StepSummary};
+use crate::base::error::Error;
+use crate::base::format::Scheme;
+use crate::engine::chip::Chip;
+use crate::engine::cost::StepCost;
+use crate::engine::scenario::Scenario;
+use crate::engine::workload::{Evaluation, Stage, Workload};
+
+/// The step's kernels summed, every execution counted.
+#[derive(Default)]
+pub(super) struct Totals {
+    step_time_s: f64,
+    roofline_step_time_s: f64,
+    flops: f64,
+    /// HBM traffic: a collective's bytes cross the link, not HBM.
+    bytes: f64,
+    kernels: u64,
+    /// Time in compute-bound kernels.
+    compute_bound_s: f64,
+    /// Time the FLOPs need at the MFU reference peaks.
+    mfu_time_s: f64,
+    /// The most activation bytes one kernel reads and writes.
+    activation_bytes: f64,
+    /// The scheme of the weight-multiplying kernel with the most FLOPs in the step.
+    scheme: Option<(f64, Scheme)>,
+    /// Time in the blocks only the first pipeline stage runs, and only the last.
+    first_stage_s: f64,
+    last_stage_s: f64,
+}
+
+impl Totals {
+    /// Adds a kernel's executions; `mfu_s` is one execution's FLOPs at the reference peaks.
+    pub(super) fn add(&mut self, cost: &KernelCost, mfu_s: f64, stage: Option<Stage>) {
+        let n = cost.count as f64;
+        match stage {
+            Some(Stage::First) => self.first_stage_s += cost.time_s * n,
+            Some(Stage::Last) => self.last_stage_s += cost.time_s * n,
+            None => {}
+        }
+        self.roofline_step_time_s += cost.roofline_time_s * n;
+        if cost.count > 0 {
+            self.activation_bytes = self.activation_bytes.max(cost.activation_bytes);
+        }
+        self.step_time_s += cost.time_s * n;
+        self.flops += cost.flops * n;
+        if cost.bound != Bound::Interconnect {
+            self.bytes += cost.bytes * n; // a collective's bytes cross the link, not HBM
+        }
+        self.kernels += cost.count;
+        self.mfu_time_s += mfu_s * n;
+        let flops = cost.flops * n;
+        if let Some(s) = cost
+            .scheme
+            .filter(|_| self.scheme.is_none_or(|(f, _)| flops > f))
+        {
+            self.scheme = Some((flops, s));
+        }
+        if cost.bound == Bound::Compute {
+            self.compute_bound_s += cost.time_s * n;
+        }
+    }
+
+    pub(super) fn check_finite(&self) -> Result<(), Error> {
+        let Totals {
+            step_time_s,
+            flops,
+            bytes,
+            ..
+        } = *self;
+        if step_time_s.is_finite() && flops.is_finite() && bytes.is_finite() {
+            Ok(())
+        } else {
+            Err(Error::value(format!(
+                "the step's totals overflow ({step_time_s:e} s, {flops:e} FLOPs, {bytes:e} bytes): check the params"
+            )))
+        }
+    }
+
+    /// The time `ev.micro_batches` micro-batches take through `ev.stages` stages, each
+    /// starting a stage as soon as the micro-batch before has left it: the first passes through
+    /// every stage (the step, one stage after the other), each later one leaves the slowest
+    /// stage one stage time after the one before, `sum + (m - 1) x slowest`. With balanced
+    /// stages that is `(m + pp - 1)` stage times: throughput `pp x m / (m + pp - 1)` times the
+    /// step's (GPipe's bubble, docs/sources.md X3). The layers and the stage boundaries are
+    /// spread evenly over the stages; the embedding runs on the first and the head on the last.
+    fn pipeline_s(&self, ev: &Evaluation) -> f64 {
+        let t = self.step_time_s;
+        if ev.stages <= 1.0 {
+            return t;
+        }
+        let (first, last) = (self.first_stage_s, self.last_stage_s);
+        let spread = t - first - last;
+        let slowest = spread / ev.stages + first.max(last);
+        t + (ev.micro_batches - 1.0) * slowest
+    }
+
+    /// The step's summary: rates, utilisations, shares, and the memory footprint.
+    pub(super) fn summary(
+        &self,
+        workload: &Workload,
+        chip: &Chip,
+        ev: &mut Evaluation,
+        scenario: &Scenario,
+        workspace: Option<f64>,
+    ) -> Result<StepSummary, Error> {
+        let (dtypes, utilization) = (&scenario.dtypes, scenario.memory_utilization);
+        let Totals {
+            step_time_s: t,
+            roofline_step_time_s,
+            flops,
+            bytes,
+            kernels,
+            compute_bound_s,
+            mfu_time_s,
+            activation_bytes,
+            scheme,
+            ..
+        } = *self;
+        let mut resident = memory::Resident::of(workload, ev, dtypes, activation_bytes);
+        // Each stage keeps the KV cache (and recurrent state) of its layers for every
+        // micro-batch in flight.
+        let m = ev.micro_batches;
+        resident.kv_bytes *= m;
+        resident.kv_apart_bytes *= m;
+        resident.state_bytes *= m;
+        resident.state_apart_bytes *= m;
+        let memory = memory::memory(workload, chip, ev, (utilization, workspace), resident)?;
+        let pipeline_s = self.pipeline_s(ev);
+        // Every micro-batch carries the step's tokens; one sequence's token waits for the
+        // whole schedule.
+        let busy = m * t / pipeline_s;
+        let tokens_per_s = ev.tokens_per_step.map(|n| m * n / pipeline_s);
+        // A whole number from 1 to 10^6 (the workload's evaluation checks it), so exact.
+        let chips = ev.chips as u64;
+        Ok(StepSummary {
+            step_time_s: t,
+            roofline_step_time_s,
+            fraction_of_roofline: roofline_step_time_s / t,
+            flops,
+            bytes,
+            intensity_flop_per_byte: flops / bytes,
+            attained_flop_per_s: flops / t,
+            mfu: mfu_time_s / t / ev.stages * busy,
+            mbu: bytes / (t * chip.bandwidth_bytes_per_s) / ev.stages * busy,
+            kernels,
+            tokens_per_step: ev.tokens_per_step,
+            tokens_per_s,
+            ms_per_token: ev
+                .tokens_per_step
+                .zip(ev.sequences)
+                .map(|(tokens, sequences)| pipeline_s * 1e3 * sequences / tokens),
+            micro_batches: m,
+            pipeline_time_s: pipeline_s,
+            chips,
+            tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
+            cost: StepCost::of(chip, chips, tokens_per_s),
+            compute_bound_share: compute_bound_s / t,
+            memory_bound_share: 1.0 - compute_bound_s / t,
+            weight_bytes: resident.weight_bytes,
+            kv_bytes: resident.kv_bytes,
+            state_bytes: resident.state_bytes,
+            activation_bytes,
+            workspace_bytes: memory.workspace_bytes,
+            reserve_bytes: memory.reserve_bytes,
+            footprint_bytes: memory.footprint_bytes,
+            usable_bytes: memory.usable_bytes,
+            fits: memory.footprint_bytes <= memory.usable_bytes,
+            max_batch: memory.max_batch,
+            scheme: scheme.map(|(_, s)| s),
+        })
+    }
+}
