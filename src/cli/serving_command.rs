@@ -17,7 +17,7 @@ use crate::engine::cost::CostView;
 use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
-use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::launch::{launch, Launch, LaunchLayout, Vendor};
 use crate::export::rows::Shape;
 use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
 use crate::export::{svg, Format};
@@ -305,20 +305,13 @@ pub(crate) fn fleet_command(
     let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
-    let mut launches = Vec::new();
-    if let Some(fleet) = (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
-        let decode = launch_layout(&workload, &chips, fleet, checkpoint, budget, &query);
-        if fleet.prefill_instances == 0 {
-            launches.push((None, launch(&decode)?, decode));
-        } else {
-            let prefill = prefill_launch(&decode, fleet, query.shape);
-            launches.push((Some("prefill pool"), launch(&prefill)?, prefill));
-            launches.push((Some("decode pool"), launch(&decode)?, decode));
+    let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
+        Some(fleet) => {
+            let decode = launch_layout(&workload, &chips, fleet, checkpoint, budget, &query);
+            launches(decode, fleet, shape)?
         }
-    }
-    let launch: Vec<_> = (launches.into_iter())
-        .map(|(pool, settings, layout)| (pool, layout, settings))
-        .collect();
+        None => Vec::new(),
+    };
     let header = FleetHeader {
         workload: &workload.name,
         shape,
@@ -337,6 +330,25 @@ pub(crate) fn fleet_command(
         &format.shape()?,
     )?;
     Ok(plan_out.commit(&[&buffer])?)
+}
+
+/// The launch settings of the fleet's instances: one set, or with prefill apart one per
+/// pool under its name.
+fn launches(
+    decode: LaunchLayout,
+    fleet: &serving::Fleet,
+    shape: RequestShape,
+) -> Result<Vec<(Option<&'static str>, LaunchLayout, Launch)>> {
+    if fleet.prefill_instances == 0 {
+        let settings = launch(&decode)?;
+        return Ok(vec![(None, decode, settings)]);
+    }
+    let prefill = prefill_launch(&decode, fleet, shape);
+    let (p, d) = (launch(&prefill)?, launch(&decode)?);
+    Ok(vec![
+        (Some("prefill pool"), prefill, p),
+        (Some("decode pool"), decode, d),
+    ])
 }
 
 /// The prefill pool's launch settings: the decode pool's with the prefill layout, its

@@ -85,15 +85,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             r.chip.clone(),
             r.dtypes.brief(),
             layout(&r.layout),
-            p.disaggregated.map_or("together".into(), |d| {
-                format!(
-                    "{} x{}, {}:{} chips",
-                    layout(r.prefill_layout.as_deref().unwrap_or_default()),
-                    three_significant(d.prefill_instances),
-                    three_significant(d.prefill_chips),
-                    p.chips
-                )
-            }),
+            prefill_cell(r),
             conc,
             human(p.ttft_s, "s"),
             human(p.tpot_s, "s"),
@@ -126,6 +118,35 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
         }
     }
     Ok(())
+}
+
+/// Where a point prefills: together, or apart on instances of a layout, so many per decode
+/// instance, and the split of chips (prefill:decode).
+fn prefill_cell(r: &crate::study::serving::ServingRow) -> String {
+    let p = &r.point;
+    p.disaggregated.map_or("together".into(), |d| {
+        format!(
+            "{} x{}, {}:{} chips",
+            layout(r.prefill_layout.as_deref().unwrap_or_default()),
+            three_significant(d.prefill_instances),
+            three_significant(d.prefill_chips),
+            p.chips
+        )
+    })
+}
+
+/// Where a fleet prefills: together, or on so many instances of a layout, and the split of
+/// its chips (prefill:decode).
+fn fleet_prefill(f: &crate::study::serving::Fleet) -> String {
+    match f.prefill_instances {
+        0 => "together".into(),
+        n => format!(
+            "{n} x {}, {}:{} chips",
+            layout(&f.prefill_layout),
+            n * f.prefill_chips_per_instance,
+            f.instances * f.point.chips
+        ),
+    }
 }
 
 /// The simulation's 90th percentiles, and the instances it added.
@@ -291,15 +312,7 @@ fn write_fleet_table(
             e.dtypes.brief(),
             layout(&f.layout),
             f.instances.to_string(),
-            match f.prefill_instances {
-                0 => "together".into(),
-                n => format!(
-                    "{n} x {}, {}:{} chips",
-                    layout(&f.prefill_layout),
-                    n * f.prefill_chips_per_instance,
-                    f.instances * f.point.chips
-                ),
-            },
+            fleet_prefill(f),
             f.chips.to_string(),
             format!("{} of {}", p.concurrency, f.max_concurrency),
             human(p.ttft_s, "s"),

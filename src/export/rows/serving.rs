@@ -118,20 +118,7 @@ impl Row for FleetCsvRow<'_> {
         );
         f("chips_per_instance", int(|x| x.point.chips));
         f("instances", int(|x| x.instances));
-        let apart = fleet.filter(|x| x.prefill_instances > 0);
-        f(
-            "prefill_layout",
-            apart.map_or(Value::Empty, |x| Value::Text(&x.prefill_layout)),
-        );
-        f(
-            "prefill_chips_per_instance",
-            apart.map_or(Value::Empty, |x| Value::Int(x.prefill_chips_per_instance)),
-        );
-        f("prefill_instances", int(|x| x.prefill_instances));
-        f(
-            "prefill_chips",
-            int(|x| x.prefill_instances * x.prefill_chips_per_instance),
-        );
+        visit_prefill_pool(fleet, f);
         f("chips", int(|x| x.chips));
         f("concurrency", int(|x| x.point.concurrency));
         f("max_concurrency", int(|x| x.max_concurrency));
@@ -183,4 +170,24 @@ impl Row for FleetCsvRow<'_> {
             Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
         );
     }
+}
+
+/// A fleet's prefill pool: its layout and chips per instance (empty with prefill together),
+/// its instances and chips.
+fn visit_prefill_pool(fleet: Option<&Fleet>, f: &mut dyn FnMut(&str, Value<'_>)) {
+    let apart = fleet.filter(|x| x.prefill_instances > 0);
+    f(
+        "prefill_layout",
+        apart.map_or(Value::Empty, |x| Value::Text(&x.prefill_layout)),
+    );
+    f(
+        "prefill_chips_per_instance",
+        apart.map_or(Value::Empty, |x| Value::Int(x.prefill_chips_per_instance)),
+    );
+    let int = |g: fn(&Fleet) -> u64| fleet.map_or(Value::Empty, |x| Value::Int(g(x)));
+    f("prefill_instances", int(|x| x.prefill_instances));
+    f(
+        "prefill_chips",
+        int(|x| x.prefill_instances * x.prefill_chips_per_instance),
+    );
 }
