@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::checked::{check_fleet, Simulated};
 use super::pools::{check_prefill_sets, prefill_pools, price_way, ways, PrefillOption, Way};
-use super::survey::{servable, serve_layouts, Layout};
+use super::survey::{servable, serve_layouts, Layout, NO_PREFILL_POOL};
 use super::Server;
-use super::{ServingError, ServingPoint, ServingQuery};
+use super::{Disagg, ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -131,7 +131,10 @@ pub fn plan_fleet(
         for dtypes in &query.dtype_choices {
             let pools = prefill_pools(workload, chip, *dtypes, query)?;
             let mut best: Option<Fleet> = None;
-            let mut why = String::from("no layout serves one request");
+            let mut why = String::from(match pools.is_empty() && query.disagg == Disagg::On {
+                true => NO_PREFILL_POOL,
+                false => "no layout serves one request",
+            });
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
                 let server = match server {
                     Ok(server) => server,

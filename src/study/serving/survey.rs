@@ -16,6 +16,9 @@ use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
 use crate::study::plan::{layout_name, layouts};
 
+/// Why prefill apart has no pool: one prompt fits no layout's memory.
+pub(crate) const NO_PREFILL_POOL: &str = "no layout tried fits one prompt's prefill";
+
 /// Which layouts a survey prices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutChoice {
@@ -125,6 +128,15 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
         for dtypes in &query.dtype_choices {
             let (mut found, mut reasons) = (false, Vec::new());
             let pools = prefill_pools(workload, chip, *dtypes, query)?;
+            if query.disagg == Disagg::On && pools.is_empty() {
+                survey.skipped.push(Skipped {
+                    chip: chip.id().to_owned(),
+                    dtypes: *dtypes,
+                    layout: "any layout".to_owned(),
+                    why: NO_PREFILL_POOL.to_owned(),
+                });
+                continue;
+            }
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
                 let priced = server.and_then(|s| serve_concurrencies(s, query, &pools));
                 let why =
