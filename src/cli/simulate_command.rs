@@ -79,7 +79,7 @@ pub(crate) struct SimulateArgs {
     /// Instances behind the router (the decode instances, with --disagg)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) instances: u32,
-    /// How requests are spread over instances
+    /// How requests are spread over instances (over each pool's, with --disagg)
     #[arg(long, value_enum, default_value_t = RouterArg::RoundRobin)]
     pub(crate) router: RouterArg,
     /// SLO: most milliseconds to the first token (for goodput)

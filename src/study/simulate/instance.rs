@@ -293,6 +293,25 @@ mod tests {
     }
 
     #[test]
+    fn a_request_prefilled_elsewhere_is_admitted_decoding_at_its_prompts_context() {
+        let mut inst = Instance::new(1000, 8, 64);
+        inst.arrive_prefilled(0, 100, 3);
+        let mut log = Log::default();
+        // Its cache holds the 100 prompt positions; the sampled first token decodes.
+        let mix = inst.schedule();
+        assert_eq!((mix.decode_seqs, mix.decode_context_sum), (1, 100));
+        assert_eq!((mix.prefill_seqs, mix.prefill_tokens), (0, 0));
+        assert_eq!(inst.free_blocks, 1000 - 101u64.div_ceil(BLOCK_TOKENS));
+        inst.complete(1.0, &mut log);
+        let mix = inst.schedule();
+        assert_eq!(mix.decode_context_sum, 101);
+        inst.complete(2.0, &mut log);
+        // Two decoded tokens after the prefill's: done, with no first token reported here.
+        assert_eq!(log.0, vec![(0, "finished", 2.0)]);
+        assert_eq!(inst.free_blocks, 1000);
+    }
+
+    #[test]
     fn decodes_come_first_and_prompts_fill_what_is_left_of_the_budget() {
         let mut inst = Instance::new(1000, 8, 64);
         inst.arrive(0, 10, 5);

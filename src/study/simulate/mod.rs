@@ -149,9 +149,11 @@ pub struct SimReport {
     pub goodput_requests_per_s: Option<f64>,
     pub goodput_share: Option<f64>,
     pub slo: LatencyBounds,
-    /// Sequences an iteration carries, on average over iterations.
+    /// Sequences an iteration carries, on average over iterations (the decode instances'
+    /// only, where prompts are prefilled apart).
     pub mean_batch: f64,
     pub preemptions: u64,
+    /// Iterations of every instance, both pools'.
     pub iterations: u64,
     /// From the first arrival to the last finish (or the cap).
     pub simulated_s: f64,

@@ -80,6 +80,9 @@ pub(super) fn report(
         exact: config.exact,
         steps_priced: run.clock.steps_priced
             + run.prefill.as_ref().map_or(0, |p| p.clock.steps_priced),
-        cache_max_relative_error: run.clock.audit(),
+        cache_max_relative_error: match (run.clock.audit(), run.prefill.as_ref()) {
+            (Some(a), Some(p)) => Some(a.max(p.clock.audit().unwrap_or(0.0))),
+            (audit, _) => audit,
+        },
     }
 }

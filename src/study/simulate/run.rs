@@ -125,7 +125,7 @@ fn prefill_side<'a>(
     list: &[Request],
 ) -> Result<(PrefillSide<'a>, Setup), Error> {
     let pricer = IterationPricer::new(workload, chip, &apart.scenario)?;
-    let mut clock = Clock::new(pricer, config.exact, false);
+    let mut clock = Clock::new(pricer, config.exact, config.audit);
     let setup = setup(workload, chip, &apart.scenario, config, &mut clock)?;
     check_fits(list, &setup, false)?;
     // The busier side of each transfer: a prefill chip's shard sent, or a decode chip's
