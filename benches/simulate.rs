@@ -35,6 +35,7 @@ fn config(exact: bool, audit: bool) -> SimConfig {
         slo: LatencyBounds::default(),
         exact,
         audit,
+        prefill: None,
     }
 }
 

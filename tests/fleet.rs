@@ -128,3 +128,75 @@ fn bad_fleet_targets_are_refused() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_disaggregated_fleet_is_checked_by_simulation_and_counts_both_pools() {
+    let (h, rows) = plan_csv(&[
+        "--dtype",
+        "weight=bf16",
+        "--disagg",
+        "on",
+        "--max-ttft-ms",
+        "300",
+        "--max-ms-per-token",
+        "30",
+    ]);
+    assert_eq!(rows.len(), 2, "two chips, one weight type");
+    for r in &rows {
+        let prefill = num(&h, r, "prefill_instances");
+        assert!(prefill >= 1.0, "{r:?}");
+        // The simulation of the whole fleet meets both bounds at its 90th percentiles.
+        assert_eq!(cell(&h, r, "simulated_met"), "true", "{r:?}");
+        assert!(num(&h, r, "simulated_ttft_p90_ms") <= 300.0);
+        assert!(num(&h, r, "simulated_tpot_p90_ms") <= 30.0);
+        // Chips: each pool's instances times its instance's chips.
+        let decode = num(&h, r, "instances") * num(&h, r, "chips_per_instance");
+        let apart = prefill * num(&h, r, "prefill_chips_per_instance");
+        assert_eq!(num(&h, r, "prefill_chips"), apart);
+        assert_eq!(num(&h, r, "chips"), decode + apart);
+        // Instances are only ever added to the steady state's.
+        assert!(num(&h, r, "instances") >= num(&h, r, "steady_state_instances"));
+        assert!(prefill >= num(&h, r, "steady_state_prefill_instances"));
+    }
+}
+
+#[test]
+fn a_named_prefill_layout_is_the_prefill_pools_and_its_launch_settings_follow() {
+    let out = stepcost()
+        .args([
+            "plan",
+            "llama-3.1-70b",
+            "--chip",
+            "h200",
+            "--dtype",
+            "weight=fp8",
+        ])
+        .args(["--rate", "4", "--request", "in=1024,out=256"])
+        .args([
+            "--max-ms-per-token",
+            "40",
+            "--disagg",
+            "on",
+            "--prefill-set",
+            "tp=2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("x tp=2"), "{text}");
+    // One launch block per pool, the prefill pool's on two chips.
+    let prefill = text
+        .find("prefill pool:")
+        .expect("a prefill pool's settings");
+    let decode = text.find("decode pool:").expect("a decode pool's settings");
+    assert!(prefill < decode);
+    assert!(
+        text[prefill..decode].contains("--tensor-parallel-size 2"),
+        "{text}"
+    );
+}

@@ -272,6 +272,7 @@ fn wide_survey() -> stepcost::Survey {
         draft: None::<Draft>,
         disagg: stepcost::Disagg::Off,
         kv_link: stepcost::KvLink::Priced,
+        prefill_sets: Vec::new(),
     };
     serving_survey(&w, &chips, &query).unwrap()
 }
@@ -385,5 +386,155 @@ fn bad_serving_input_is_refused() {
         assert!(!out.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+/// The steady state of llama-3.1-70b on h200 with decode on `decode_tp` chips and prompts
+/// prefilled apart on `prefill_tp` chips, at `c` in flight.
+fn pools_apart(
+    decode_tp: f64,
+    prefill_tp: f64,
+    shape: RequestShape,
+    c: u64,
+) -> stepcost::ServingPoint {
+    let pool = with_server(
+        "llama-3.1-70b",
+        "h200",
+        &[("tp", prefill_tp)],
+        ServingOptions::default(),
+        |s| s.prefill_pool(shape).unwrap(),
+    );
+    with_server(
+        "llama-3.1-70b",
+        "h200",
+        &[("tp", decode_tp)],
+        ServingOptions::default(),
+        |s| {
+            s.disaggregated_with(&pool, shape, c, stepcost::KvLink::Priced)
+                .unwrap()
+        },
+    )
+}
+
+#[test]
+fn a_prefill_pool_of_its_own_layout_sets_ttft_and_its_chips_by_hand() {
+    // Llama-3.1-70B's KV: 80 layers x 8 heads x 128 x 2 (k, v) x 2 bytes = 327,680 B a
+    // token; tp=2 holds half the heads on each chip, tp=4 a quarter, tp=8 one head each.
+    // H200's network: 400 Gb/s = 50 GB/s a chip.
+    let (input, c) = (1024u64, 32u64);
+    let shape = RequestShape::new(input, 1024).unwrap();
+    let prompt = |tp: f64| {
+        run(
+            "llama-3.1-70b",
+            "h200",
+            &[
+                ("tp", tp),
+                ("batch", 1.0),
+                ("tokens", 1024.0),
+                ("context", 0.0),
+            ],
+            ScenarioSpec::default(),
+        )
+        .summary
+        .step_time_s
+    };
+    // Decode on tp=4: 32 sequences at the mean context 1024 + 1022 / 2; 1023 steps a request.
+    let decode = run(
+        "llama-3.1-70b",
+        "h200",
+        &[
+            ("tp", 4.0),
+            ("batch", 32.0),
+            ("tokens", 1.0),
+            ("context", 1535.0),
+        ],
+        ScenarioSpec::default(),
+    )
+    .summary
+    .step_time_s;
+    let requests_per_s = c as f64 / (1023.0 * decode);
+    // Each prefill tp=2 chip sends half the cache (a decode tp=4 chip receives a quarter);
+    // with prefill on tp=8, each decode chip's quarter is the larger share.
+    for (prefill_tp, bytes_per_token) in [(2.0, 163_840.0), (8.0, 81_920.0)] {
+        let p = pools_apart(4.0, prefill_tp, shape, c);
+        let d = p.disaggregated.unwrap();
+        let transfer_s = bytes_per_token * input as f64 / 50e9;
+        assert_close(d.kv_transfer_s, transfer_s, 1e-9);
+        assert_close(p.ttft_s, prompt(prefill_tp) + transfer_s, 1e-9);
+        assert_close(p.tpot_s, decode, 1e-9);
+        assert_eq!((p.chips, d.prefill_instance_chips), (4, prefill_tp as u64));
+        // Prefill instances busy at the decode instance's rate, each on its chips.
+        let instances = requests_per_s * prompt(prefill_tp);
+        assert_close(d.prefill_instances, instances, 1e-9);
+        assert_close(d.prefill_chips, instances * prefill_tp, 1e-9);
+        let all_chips = 4.0 + instances * prefill_tp;
+        assert_close(
+            p.output_tokens_per_s_per_chip,
+            requests_per_s * 1024.0 / all_chips,
+            1e-9,
+        );
+    }
+}
+
+#[test]
+fn serving_names_both_layouts_and_the_split_of_chips() {
+    let args = [
+        "serving",
+        "llama-3.1-70b",
+        "--chip",
+        "h200",
+        "--set",
+        "tp=4",
+        "--disagg",
+        "on",
+        "--prefill-set",
+        "tp=2",
+        "--concurrency",
+        "32",
+    ];
+    let out = stepcost()
+        .args(args)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (h, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (cell(&h, r, "layout"), cell(&h, r, "prefill_layout")),
+        ("tp=4", "tp=2")
+    );
+    assert_eq!(cell(&h, r, "prefill_chips_per_instance"), "2");
+    let p = pools_apart(4.0, 2.0, RequestShape::new(1024, 1024).unwrap(), 32);
+    let ttft_ms: f64 = cell(&h, r, "ttft_ms").parse().unwrap();
+    assert_close(ttft_ms, p.ttft_s * 1e3, 1e-9);
+    // The table names the prefill layout and the chips of each pool (prefill:decode).
+    let out = stepcost().args(args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("tp=2 x"), "{text}");
+    assert!(text.contains(":4 chips"), "{text}");
+    // A prefill layout without prefill apart, or of a param that is not a layout, is refused.
+    for (extra, message) in [
+        (&["--prefill-set", "tp=2"][..], "--disagg on or auto"),
+        (
+            &["--disagg", "on", "--prefill-set", "batch=2"][..],
+            "a prefill layout sets only",
+        ),
+    ] {
+        let out = stepcost()
+            .args(["serving", "llama-3.1-8b", "--chip", "h100-sxm"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(message),
+            "{extra:?}: {err}"
+        );
     }
 }

@@ -3,8 +3,8 @@
 
 use stepcost::internals::price::{price_request, IterationPricer};
 use stepcost::{
-    simulate, Arrivals, Chip, Horizon, LatencyBounds, Lengths, RequestShape, Router, Scenario,
-    ScenarioSpec, Server, ServingOptions, SimConfig, SimReport, Workload,
+    simulate, Arrivals, Chip, Horizon, KvLink, LatencyBounds, Lengths, PrefillApart, RequestShape,
+    Router, Scenario, ScenarioSpec, Server, ServingOptions, SimConfig, SimReport, Workload,
 };
 
 use crate::common::{assert_close, chip, stepcost};
@@ -41,6 +41,7 @@ fn config(arrivals: Arrivals, horizon: Horizon, input: u64, output: u64) -> SimC
         slo: LatencyBounds::default(),
         exact: false,
         audit: false,
+        prefill: None,
     }
 }
 
@@ -277,7 +278,15 @@ fn bad_input_is_refused_with_what_was_wrong_and_nothing_written() {
         "arrival_s,input_tokens,output_tokens\n0,100,20\n0.5,abc,20\n",
     )
     .unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--rate", "1", "--disagg", "--prefill-instances", "0"],
+            "--prefill-instances 0: prompts prefilled apart need at least one prefill instance",
+        ),
+        (
+            &["--rate", "1", "--disagg", "--prefill-set", "batch=4"],
+            "--prefill-set batch=4: a prefill layout sets only tp, pp or ep",
+        ),
         (&["--rate", "0"], "--rate 0: give a positive number"),
         (
             &["--rate", "1", "--burstiness", "0"],
@@ -359,4 +368,120 @@ fn a_trace_is_served_as_written_and_two_instances_share_it() {
     let w = mixed("llama-3.1-8b");
     let alone = price_request(&w, &chip("h100-sxm"), &scenario(&w, &[]), 1000, 40).unwrap();
     assert_close(get(&two[0], "e2e_p50_s"), alone.e2e_s, 1e-4);
+}
+
+/// `config` with prompts prefilled apart on `prefill` instances of `prefill_scenario`.
+fn apart(mut config: SimConfig, prefill: u32, prefill_scenario: &Scenario) -> SimConfig {
+    config.prefill = Some(PrefillApart {
+        instances: prefill,
+        scenario: prefill_scenario.clone(),
+        link: KvLink::Priced,
+    });
+    config
+}
+
+#[test]
+fn prefill_apart_at_a_low_rate_is_the_steady_states_prefill_transfer_and_decode_step() {
+    // One request at a time (evenly spaced, far apart): TTFT is the prompt's prefill step on
+    // the prefill instance plus its KV cache over the network, TPOT the decode instance's step
+    // for one sequence. Llama-3.1-8B's KV: 32 layers x 8 heads x 128 x 2 (k, v) x 2 B =
+    // 131,072 B a token, over H100's 50 GB/s a chip; Llama-3.1-70B on H200 decoding on tp=4
+    // and prefilling on tp=2: each prefill chip sends half of 327,680 B a token.
+    let cases = [
+        ("llama-3.1-8b", "h100-sxm", 1.0, 1.0, 131_072.0),
+        ("llama-3.1-70b", "h200", 4.0, 2.0, 163_840.0),
+    ];
+    for (name, chip_name, decode_tp, prefill_tp, bytes_per_token) in cases {
+        let (w, c) = (mixed(name), chip(chip_name));
+        let layout = |tp: f64| {
+            let spec = ScenarioSpec {
+                sets: vec![("tp".into(), tp)],
+                ..ScenarioSpec::default()
+            };
+            Scenario::resolve(&w, &spec).unwrap()
+        };
+        let (decode, prefill) = (layout(decode_tp), layout(prefill_tp));
+        let shape = RequestShape::new(1024, 256).unwrap();
+        let pool = {
+            let pricer = IterationPricer::new(&w, &c, &prefill).unwrap();
+            let mut s = Server::new(&c, pricer, None, 8192.0, ServingOptions::default()).unwrap();
+            s.prefill_pool(shape).unwrap()
+        };
+        let pricer = IterationPricer::new(&w, &c, &decode).unwrap();
+        let mut server = Server::new(&c, pricer, None, 8192.0, ServingOptions::default()).unwrap();
+        let point = server
+            .disaggregated_with(&pool, shape, 1, KvLink::Priced)
+            .unwrap();
+        let transfer_s = bytes_per_token * 1024.0 / 50e9;
+        assert_close(point.ttft_s, pool.prompt_s() + transfer_s, 1e-9);
+        let rate_per_s = 0.2 / point.e2e_s;
+        let cfg = config(
+            Arrivals::Uniform { rate_per_s },
+            Horizon::Requests { n: 20 },
+            1024,
+            256,
+        );
+        let sim = simulate(&w, &c, &decode, &apart(cfg, 1, &prefill)).unwrap();
+        eprintln!(
+            "{name}: TTFT {:.5} vs {:.5}, TPOT {:.6} vs {:.6}",
+            sim.ttft.mean_s, point.ttft_s, sim.tpot.mean_s, point.tpot_s
+        );
+        assert!(sim.stable && sim.finished == 20);
+        assert!(rel(sim.ttft.mean_s, point.ttft_s) < 0.05);
+        assert!(rel(sim.tpot.mean_s, point.tpot_s) < 0.05);
+        // Both pools' chips; every prompt took one prefill iteration.
+        assert_eq!(sim.chips, (decode_tp + prefill_tp) as u64);
+        assert_eq!((sim.prefill_instances, sim.prefill_iterations), (1, 20));
+    }
+}
+
+#[test]
+fn prefill_apart_above_capacity_is_unstable() {
+    let (w, c) = (mixed("llama-3.1-8b"), chip("h100-sxm"));
+    let s = scenario(&w, &[]);
+    let pricer = IterationPricer::new(&w, &c, &s).unwrap();
+    let mut server = Server::new(&c, pricer, None, 8192.0, ServingOptions::default()).unwrap();
+    let shape = RequestShape::new(1024, 256).unwrap();
+    // The decode instance at 1024 sequences (more than its cache holds): no rate above it
+    // can be served.
+    let most = server.disaggregated(shape, 1024, KvLink::Priced).unwrap();
+    let over = 3.0 * most.requests_per_s;
+    for (rate_per_s, stable) in [(over, false), (over / 60.0, true)] {
+        let cfg = config(
+            Arrivals::Poisson { rate_per_s },
+            Horizon::Duration { s: 60.0 },
+            1024,
+            256,
+        );
+        let sim = simulate(&w, &c, &s, &apart(cfg, 1, &s)).unwrap();
+        assert_eq!(sim.stable, stable, "{rate_per_s}/s: {sim:?}");
+    }
+}
+
+#[test]
+fn simulate_disagg_names_both_pools_and_the_same_seed_gives_the_same_bytes() {
+    let args = [
+        "--rate",
+        "4",
+        "--requests",
+        "200",
+        "--disagg",
+        "--prefill-instances",
+        "2",
+        "--instances",
+        "3",
+        "--format",
+        "csv",
+    ];
+    let a = cli_run(&args);
+    let b = cli_run(&args);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout);
+    let (h, rows) = crate::common::csv_rows(&String::from_utf8_lossy(&a.stdout));
+    let get = |c: &str| crate::common::cell(&h, &rows[0], c).to_owned();
+    assert_eq!(
+        (get("instances"), get("prefill_instances"), get("chips")),
+        ("3".into(), "2".into(), "5".into())
+    );
+    assert_eq!(get("finished"), "200");
 }

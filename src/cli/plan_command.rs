@@ -46,6 +46,10 @@ pub(crate) struct PlanArgs {
     /// whichever is cheaper (auto)
     #[arg(long, value_enum, default_value_t = super::serving_command::DisaggArg::Off, requires = "rate")]
     pub(crate) disagg: super::serving_command::DisaggArg,
+    /// With --rate and prefill apart: the prefill pool's layout, e.g. --prefill-set tp=2
+    /// (repeatable; degrees not named are 1); without it every layout one prompt fits on
+    #[arg(long = "prefill-set", value_name = "NAME=VALUE", value_parser = parse_set, requires = "rate")]
+    pub(crate) prefill_sets: Vec<(String, f64)>,
     /// Tokens already in each sequence's KV cache (the workload's `context` param)
     #[arg(long, value_name = "C", value_parser = |t: &str| whole_in(t, &ranges::CONTEXT).map(|c| c as f64))]
     pub(crate) context: Option<f64>,

@@ -17,7 +17,7 @@ use crate::engine::cost::CostView;
 use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
-use crate::export::launch::{launch, LaunchLayout, Vendor};
+use crate::export::launch::{launch, Launch, LaunchLayout, Vendor};
 use crate::export::rows::Shape;
 use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
 use crate::export::{svg, Format};
@@ -98,6 +98,11 @@ pub(crate) struct ServingArgs {
     /// over the network (on), or both, each point priced both ways (auto)
     #[arg(long, value_enum, default_value_t = DisaggArg::Off)]
     disagg: DisaggArg,
+    /// The prefill pool's layout where prefill is apart, e.g. --prefill-set tp=2
+    /// (repeatable; degrees not named are 1); without it the smallest layout one prompt
+    /// fits on, the given layout with --set tp=N, or every one with --frontier
+    #[arg(long = "prefill-set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    prefill_sets: Vec<(String, f64)>,
     /// Fusion plan of the workload
     #[arg(long)]
     fusion: Option<String>,
@@ -162,6 +167,7 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
         draft,
         disagg: args.disagg.into(),
         kv_link: KvLink::Priced,
+        prefill_sets: args.prefill_sets.clone(),
         scenario,
     };
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
@@ -291,6 +297,7 @@ pub(crate) fn fleet_command(
         draft: None,
         disagg: args.disagg.into(),
         kv_link: KvLink::Priced,
+        prefill_sets: args.prefill_sets.clone(),
         scenario,
     };
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
@@ -300,17 +307,20 @@ pub(crate) fn fleet_command(
     let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
-    let layout = (entries.iter())
-        .find_map(|e| e.outcome.as_ref().ok())
-        .map(|fleet| launch_layout(&workload, &chips, fleet, checkpoint, budget, &query));
-    let settings = layout.as_ref().map(launch).transpose()?;
+    let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
+        Some(fleet) => {
+            let decode = launch_layout(&workload, &chips, fleet, checkpoint, budget, &query);
+            launches(decode, fleet, shape)?
+        }
+        None => Vec::new(),
+    };
     let header = FleetHeader {
         workload: &workload.name,
         shape,
         slo: &slo,
         assumed: &assumed,
         view: view.name(),
-        launch: layout.as_ref().zip(settings.as_ref()),
+        launch: &launch,
     };
     let mut buffer = Vec::new();
     let format = &args.output.format;
@@ -322,6 +332,43 @@ pub(crate) fn fleet_command(
         &format.shape()?,
     )?;
     Ok(plan_out.commit(&[&buffer])?)
+}
+
+/// The launch settings of the fleet's instances: one set, or with prefill apart one per
+/// pool under its name.
+fn launches(
+    decode: LaunchLayout,
+    fleet: &serving::Fleet,
+    shape: RequestShape,
+) -> Result<Vec<(Option<&'static str>, LaunchLayout, Launch)>> {
+    if fleet.prefill_instances == 0 {
+        let settings = launch(&decode)?;
+        return Ok(vec![(None, decode, settings)]);
+    }
+    let prefill = prefill_launch(&decode, fleet, shape);
+    let (p, d) = (launch(&prefill)?, launch(&decode)?);
+    Ok(vec![
+        (Some("prefill pool"), prefill, p),
+        (Some("decode pool"), decode, d),
+    ])
+}
+
+/// The prefill pool's launch settings: the decode pool's with the prefill layout, its
+/// instances, and as many sequences as prompts fit a step's token budget.
+fn prefill_launch(
+    decode: &LaunchLayout,
+    fleet: &serving::Fleet,
+    shape: RequestShape,
+) -> LaunchLayout {
+    let prompts = (decode.max_batched_tokens / shape.input_tokens.max(1)).max(1);
+    LaunchLayout {
+        tp: fleet.prefill_tp,
+        pp: fleet.prefill_pp,
+        ep: fleet.prefill_ep,
+        dp: fleet.prefill_instances,
+        max_seqs: prompts,
+        ..decode.clone()
+    }
 }
 
 /// The fleet's instance as serving engines' launch settings: its layout, the most requests in

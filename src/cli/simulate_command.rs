@@ -7,12 +7,16 @@ use clap::{Args, ValueEnum};
 
 use super::args::{parse_request, OutputArgs, ScenarioArgs};
 use super::output::{self, emit, Inputs};
+use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
-use crate::engine::scenario::Scenario;
+use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::simulate::write_simulate;
-use crate::study::simulate::{self, Arrivals, Horizon, LatencyBounds, Lengths, Router, SimConfig};
+use crate::study::serving::KvLink;
+use crate::study::simulate::{
+    self, Arrivals, Horizon, LatencyBounds, Lengths, PrefillApart, Router, SimConfig,
+};
 
 #[derive(Args)]
 pub(crate) struct SimulateArgs {
@@ -72,10 +76,10 @@ pub(crate) struct SimulateArgs {
     /// 1024 with 70 GiB or more, else 256)
     #[arg(long, value_name = "N")]
     pub(crate) max_seqs: Option<u64>,
-    /// Instances behind the router
+    /// Instances behind the router (the decode instances, with --disagg)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) instances: u32,
-    /// How requests are spread over instances
+    /// How requests are spread over instances (over each pool's, with --disagg)
     #[arg(long, value_enum, default_value_t = RouterArg::RoundRobin)]
     pub(crate) router: RouterArg,
     /// SLO: most milliseconds to the first token (for goodput)
@@ -87,6 +91,17 @@ pub(crate) struct SimulateArgs {
     /// Price every iteration exactly instead of from the cache of step times
     #[arg(long)]
     pub(crate) exact: bool,
+    /// Prefill prompts apart, on --prefill-instances of their own, each prompt's KV cache
+    /// then sent over the network to one of the --instances, which only decode
+    #[arg(long)]
+    pub(crate) disagg: bool,
+    /// Prefill instances, with --disagg
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "disagg")]
+    pub(crate) prefill_instances: u32,
+    /// The prefill instances' layout, with --disagg, e.g. --prefill-set tp=2 (repeatable;
+    /// degrees not named are 1); without it the decode instances' layout
+    #[arg(long = "prefill-set", value_name = "NAME=VALUE", value_parser = parse_set, requires = "disagg")]
+    pub(crate) prefill_sets: Vec<(String, f64)>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -116,7 +131,20 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
     let plan = output::plan(args.output.out.as_deref(), &inputs)?;
     let workload = Workload::load(&source)?;
     let chip = Chip::named(&args.chip)?;
-    let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
+    let spec = args.scenario.spec();
+    let scenario = Scenario::resolve(&workload, &spec)?;
+    let mut config = config;
+    if args.disagg {
+        let scenario = Scenario::resolve(
+            &workload,
+            &prefill_spec(&workload, spec, &args.prefill_sets)?,
+        )?;
+        config.prefill = Some(PrefillApart {
+            instances: args.prefill_instances,
+            scenario,
+            link: KvLink::Priced,
+        });
+    }
     let report = simulate::simulate(&workload, &chip, &scenario, &config)?;
     let arrivals = match (&args.trace, args.arrival) {
         (Some(t), _) => format!("requests from {}", t.display()),
@@ -157,6 +185,31 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
     emit(plan, &buffer)
 }
 
+/// The prefill instances' scenario: the decode instances', with the layout `--prefill-set`
+/// names (its other degrees 1) where it names one.
+fn prefill_spec(
+    workload: &Workload,
+    mut spec: ScenarioSpec,
+    prefill_sets: &[(String, f64)],
+) -> Result<ScenarioSpec> {
+    if prefill_sets.is_empty() {
+        return Ok(spec);
+    }
+    for p in ScenarioParam::LAYOUT {
+        if workload.param(p).is_some() {
+            spec.sets.push((p.name().to_owned(), 1.0));
+        }
+    }
+    for (name, value) in prefill_sets {
+        let layout = (ScenarioParam::LAYOUT.iter()).any(|p| p.name() == name);
+        if !layout {
+            bail!("--prefill-set {name}={value}: a prefill layout sets only tp, pp or ep");
+        }
+        spec.sets.push((name.clone(), *value));
+    }
+    Ok(spec)
+}
+
 /// The run the flags ask for, checked before any file is read but the trace.
 fn config(args: &SimulateArgs) -> Result<SimConfig> {
     let positive = |name: &str, v: Option<f64>| -> Result<Option<f64>> {
@@ -172,6 +225,9 @@ fn config(args: &SimulateArgs) -> Result<SimConfig> {
     let max_ttft_s = positive("max-ttft-ms", args.max_ttft_ms)?.map(|m| m / 1e3);
     let max_tpot_s = positive("max-ms-per-token", args.max_ms_per_token)?.map(|m| m / 1e3);
     let lengths = Lengths::new(args.request.0, args.request.1, args.range_ratio)?;
+    if args.disagg && args.prefill_instances == 0 {
+        bail!("--prefill-instances 0: prompts prefilled apart need at least one prefill instance");
+    }
     if args.burstiness != 1.0
         && (args.trace.is_some() || matches!(args.arrival, ArrivalArg::Uniform))
     {
@@ -213,5 +269,6 @@ fn config(args: &SimulateArgs) -> Result<SimConfig> {
         },
         exact: args.exact,
         audit: false,
+        prefill: None,
     })
 }

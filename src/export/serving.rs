@@ -85,12 +85,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             r.chip.clone(),
             r.dtypes.brief(),
             layout(&r.layout),
-            p.disaggregated.map_or("together".into(), |d| {
-                format!(
-                    "apart, {} per decode",
-                    three_significant(d.prefill_instances)
-                )
-            }),
+            prefill_cell(r),
             conc,
             human(p.ttft_s, "s"),
             human(p.tpot_s, "s"),
@@ -125,12 +120,41 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
     Ok(())
 }
 
+/// Where a point prefills: together, or apart on instances of a layout, so many per decode
+/// instance, and the split of chips (prefill:decode).
+fn prefill_cell(r: &crate::study::serving::ServingRow) -> String {
+    let p = &r.point;
+    p.disaggregated.map_or("together".into(), |d| {
+        format!(
+            "{} x{}, {}:{} chips",
+            layout(r.prefill_layout.as_deref().unwrap_or_default()),
+            three_significant(d.prefill_instances),
+            three_significant(d.prefill_chips),
+            p.chips
+        )
+    })
+}
+
+/// Where a fleet prefills: together, or on so many instances of a layout, and the split of
+/// its chips (prefill:decode).
+fn fleet_prefill(f: &crate::study::serving::Fleet) -> String {
+    match f.prefill_instances {
+        0 => "together".into(),
+        n => format!(
+            "{n} x {}, {}:{} chips",
+            layout(&f.prefill_layout),
+            n * f.prefill_chips_per_instance,
+            f.instances * f.point.chips
+        ),
+    }
+}
+
 /// The simulation's 90th percentiles, and the instances it added.
 fn simulated(f: &crate::study::serving::Fleet) -> String {
     let Some(s) = f.simulated else {
-        return "- (prefill apart)".into();
+        return "-".into();
     };
-    let added = f.instances - s.steady_instances;
+    let added = f.instances + f.prefill_instances - s.steady_instances - s.steady_prefill_instances;
     let verdict = match (s.met, added) {
         (false, _) => format!(" missed at +{added}"),
         (true, 0) => " met".into(),
@@ -226,8 +250,9 @@ pub struct FleetHeader<'a> {
     pub assumed: &'a [(String, f64)],
     /// The view that ranks the entries (`cloud` or `tco`).
     pub view: &'a str,
-    /// The first entry's layout as serving engines' launch settings.
-    pub launch: Option<(&'a LaunchLayout, &'a Launch)>,
+    /// The first entry's layout as serving engines' launch settings: one, or with prefill
+    /// apart each pool's under its name.
+    pub launch: &'a [(Option<&'a str>, LaunchLayout, Launch)],
 }
 
 /// Writes a fleet plan in `format`: the table ends with the first entry's launch settings.
@@ -287,10 +312,7 @@ fn write_fleet_table(
             e.dtypes.brief(),
             layout(&f.layout),
             f.instances.to_string(),
-            match f.prefill_instances {
-                0 => "together".into(),
-                n => format!("apart: {n}"),
-            },
+            fleet_prefill(f),
             f.chips.to_string(),
             format!("{} of {}", p.concurrency, f.max_concurrency),
             human(p.ttft_s, "s"),
@@ -307,7 +329,7 @@ fn write_fleet_table(
     writeln!(out, "{table}")?;
     writeln!(
         out,
-        "conc: requests in flight per instance, of the most within the bounds; simulated: one instance served its share as Poisson arrivals ({CHECK_REQUESTS} requests), instances added (+n) until both 90th percentiles meet the bounds"
+        "conc: requests in flight per instance, of the most within the bounds; prefill: together, or instances of their own (layout, prefill:decode chips); simulated: one instance served its share as Poisson arrivals ({CHECK_REQUESTS} requests; prefill apart, the whole fleet, {CHECK_REQUESTS} per decode instance), instances added (+n) until both 90th percentiles meet the bounds"
     )?;
     if !infeasible.is_empty() {
         writeln!(out, "cannot meet the targets:")?;
@@ -316,8 +338,18 @@ fn write_fleet_table(
             writeln!(out, "  {} {}: {why}", e.chip, e.dtypes.brief())?;
         }
     }
-    if let Some((layout, launch)) = h.launch {
+    if h.launch.len() > 1 {
         writeln!(out)?;
+        writeln!(
+            out,
+            "Prefill apart: each pool is launched on its own with its engine's prefill/decode disaggregation enabled (its KV connector and roles are not written here)"
+        )?;
+    }
+    for (pool, layout, launch) in h.launch {
+        writeln!(out)?;
+        if let Some(pool) = pool {
+            writeln!(out, "{pool}:")?;
+        }
         write_launch(out, layout, launch)?;
     }
     Ok(())

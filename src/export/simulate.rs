@@ -22,6 +22,12 @@ impl Row for SimRow<'_> {
         f("chip", Value::Text(self.chip));
         f("instances", Value::Int(r.instances as u64));
         f("router", Value::Text(r.router.name()));
+        f("chips_per_instance", Value::Int(r.chips_per_instance));
+        f("prefill_instances", Value::Int(r.prefill_instances as u64));
+        f(
+            "prefill_chips_per_instance",
+            Value::Int(r.prefill_chips_per_instance),
+        );
         f("chips", Value::Int(r.chips));
         f("max_seqs", Value::Int(r.max_seqs));
         f("max_batched_tokens", Value::Int(r.max_batched_tokens));
@@ -47,6 +53,7 @@ impl Row for SimRow<'_> {
         f("mean_batch", Value::Num(r.mean_batch));
         f("preemptions", Value::Int(r.preemptions));
         f("iterations", Value::Int(r.iterations));
+        f("prefill_iterations", Value::Int(r.prefill_iterations));
         f("simulated_s", Value::Num(r.simulated_s));
         f("arrival_window_s", Value::Num(r.arrival_window_s));
         f("stable", Value::Bool(r.stable));
@@ -87,6 +94,16 @@ fn write_table(out: &mut dyn Write, title: &str, r: &SimReport) -> io::Result<()
         r.kv_blocks,
         if r.exact { "every iteration priced exactly" } else { "iterations priced from a cache (exact in context within a kernel's bound regime)" }
     )?;
+    if r.prefill_instances > 0 {
+        writeln!(
+            out,
+            "prefill apart: {} prefill instance(s) of {} chip(s) ({}:{} chips prefill:decode), each prompt's KV cache sent over the network; TTFT to its arrival at the decode instance",
+            r.prefill_instances,
+            r.prefill_chips_per_instance,
+            r.prefill_instances as u64 * r.prefill_chips_per_instance,
+            r.chips - r.prefill_instances as u64 * r.prefill_chips_per_instance,
+        )?;
+    }
     let ms = |s: f64| human(s, "s");
     let pct = |p: &crate::study::simulate::Percentiles| {
         format!("{} / {} / {}", ms(p.p50_s), ms(p.p90_s), ms(p.p99_s))

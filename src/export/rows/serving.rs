@@ -20,6 +20,26 @@ impl Row for ServingCsvRow<'_> {
         super::visit_types(&r.dtypes, f);
         f("layout", Value::Text(&r.layout));
         f("chips", Value::Int(p.chips));
+        let apart = p.disaggregated;
+        f(
+            "prefill_layout",
+            r.prefill_layout
+                .as_deref()
+                .map_or(Value::Empty, Value::Text),
+        );
+        f(
+            "prefill_chips_per_instance",
+            apart.map_or(Value::Empty, |d| Value::Int(d.prefill_instance_chips)),
+        );
+        f(
+            "prefill_instances",
+            apart.map(|d| d.prefill_instances).into(),
+        );
+        f("prefill_chips", apart.map(|d| d.prefill_chips).into());
+        f(
+            "kv_transfer_ms",
+            apart.map(|d| d.kv_transfer_s * 1e3).into(),
+        );
         f("input_tokens", Value::Int(self.shape.input_tokens));
         f("output_tokens", Value::Int(self.shape.output_tokens));
         f("prefix_hit", Value::Num(self.options.prefix_hit));
@@ -98,7 +118,7 @@ impl Row for FleetCsvRow<'_> {
         );
         f("chips_per_instance", int(|x| x.point.chips));
         f("instances", int(|x| x.instances));
-        f("prefill_instances", int(|x| x.prefill_instances));
+        visit_prefill_pool(fleet, f);
         f("chips", int(|x| x.chips));
         f("concurrency", int(|x| x.point.concurrency));
         f("max_concurrency", int(|x| x.max_concurrency));
@@ -130,6 +150,10 @@ impl Row for FleetCsvRow<'_> {
             "steady_state_instances",
             sim.map_or(Value::Empty, |s| Value::Int(s.steady_instances)),
         );
+        f(
+            "steady_state_prefill_instances",
+            sim.map_or(Value::Empty, |s| Value::Int(s.steady_prefill_instances)),
+        );
         f("cloud_usd_per_hour", opt(|x| x.cloud_usd_per_hour));
         f("tco_usd_per_hour", opt(|x| x.tco_usd_per_hour));
         f(
@@ -146,4 +170,24 @@ impl Row for FleetCsvRow<'_> {
             Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
         );
     }
+}
+
+/// A fleet's prefill pool: its layout and chips per instance (empty with prefill together),
+/// its instances and chips.
+fn visit_prefill_pool(fleet: Option<&Fleet>, f: &mut dyn FnMut(&str, Value<'_>)) {
+    let apart = fleet.filter(|x| x.prefill_instances > 0);
+    f(
+        "prefill_layout",
+        apart.map_or(Value::Empty, |x| Value::Text(&x.prefill_layout)),
+    );
+    f(
+        "prefill_chips_per_instance",
+        apart.map_or(Value::Empty, |x| Value::Int(x.prefill_chips_per_instance)),
+    );
+    let int = |g: fn(&Fleet) -> u64| fleet.map_or(Value::Empty, |x| Value::Int(g(x)));
+    f("prefill_instances", int(|x| x.prefill_instances));
+    f(
+        "prefill_chips",
+        int(|x| x.prefill_instances * x.prefill_chips_per_instance),
+    );
 }

@@ -1,17 +1,18 @@
-//! A fleet's steady state checked by simulation: one instance served its share of the rate as
-//! Poisson arrivals, request by request, and instances added until the 90th percentiles of
-//! TTFT and TPOT meet the bounds.
+//! A fleet's steady state checked by simulation: Poisson arrivals served request by request
+//! (one instance at its share of the rate, or a disaggregated fleet whole), and instances
+//! added until the 90th percentiles of TTFT and TPOT meet the bounds.
 
 use serde::Serialize;
 
 use super::slo::{Fleet, Slo};
-use super::{RequestShape, ServingQuery};
+use super::{KvLink, RequestShape, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::engine::chip::Chip;
+use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
 use crate::study::simulate::{
-    simulate, Arrivals, Horizon, LatencyBounds, Lengths, Router, SimConfig,
+    simulate, Arrivals, Horizon, LatencyBounds, Lengths, PrefillApart, Router, SimConfig,
 };
 
 /// Requests one check simulates.
@@ -22,8 +23,10 @@ pub const CHECK_MOST_ADDED: u64 = 8;
 /// What simulating the fleet's instance found.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Simulated {
-    /// Instances the steady state asked for, before any were added.
+    /// Instances the steady state asked for, before any were added (decode instances, and
+    /// prefill ones apart).
     pub steady_instances: u64,
+    pub steady_prefill_instances: u64,
     /// 90th percentiles at the instance count kept.
     pub ttft_p90_s: f64,
     pub tpot_p90_s: f64,
@@ -31,59 +34,116 @@ pub struct Simulated {
     pub met: bool,
 }
 
-/// Simulates one instance of `fleet` at its share of the rate (Poisson, seed 0, requests of
-/// `shape`), adding instances while the 90th percentiles miss a bound, up to
-/// [`CHECK_MOST_ADDED`]; the fleet's instances, chips and cost follow what is kept.
+/// Simulates `fleet` at the rate (Poisson, seed 0, requests of the query's shape), adding
+/// instances while the 90th percentiles miss a bound, up to [`CHECK_MOST_ADDED`]; the
+/// fleet's instances, chips and cost follow what is kept.
+///
+/// With prefill together, one instance at its share of the rate ([`CHECK_REQUESTS`]
+/// requests) stands for all; an instance is added while a bound is missed. With prefill
+/// apart the whole fleet is simulated (its two pools' instances, [`CHECK_REQUESTS`] requests
+/// per decode instance, each pool routing to its least-loaded instance): a missed TTFT adds
+/// a prefill instance (TTFT is the prefill side's), a missed TPOT or a growing queue a
+/// decode instance.
 pub fn check_fleet(
     workload: &Workload,
     chip: &Chip,
     query: &ServingQuery,
     slo: &Slo,
-    shape: RequestShape,
     fleet: &mut Fleet,
 ) -> Result<(), Error> {
-    let mut scenario = query.scenario.clone();
-    scenario.dtypes = fleet.dtypes;
-    for (p, size) in [
-        (ScenarioParam::Tp, fleet.tp),
-        (ScenarioParam::Pp, fleet.pp),
-        (ScenarioParam::Ep, fleet.ep),
-    ] {
-        if let Some(i) = workload.param(p) {
-            scenario.overrides.push((i, size as f64));
-        }
-    }
-    let steady = fleet.instances;
-    let mut instances = steady;
+    let scenario = fleet_scenario(workload, query, fleet, false);
+    let apart = fleet.prefill_instances > 0;
+    let prefill_scenario = apart.then(|| fleet_scenario(workload, query, fleet, true));
+    let (steady, steady_prefill) = (fleet.instances, fleet.prefill_instances);
+    let (mut decode, mut prefill) = (steady, steady_prefill);
     loop {
-        let config = SimConfig {
-            arrivals: Arrivals::Poisson {
-                rate_per_s: slo.rate_per_s / instances as f64,
-            },
-            horizon: Horizon::Requests { n: CHECK_REQUESTS },
-            lengths: Lengths::new(shape.input_tokens, shape.output_tokens, 0.0)?,
-            seed: 0,
-            max_seqs: Some(fleet.max_concurrency),
-            instances: 1,
-            router: Router::RoundRobin,
-            slo: LatencyBounds::default(),
-            exact: false,
-            audit: false,
-        };
+        let config = check_config(query.shape, slo, fleet, decode, prefill, &prefill_scenario)?;
         let report = simulate(workload, chip, &scenario, &config)?;
-        let met = report.stable
-            && slo.max_ttft_s.is_none_or(|t| report.ttft.p90_s <= t)
-            && slo.max_tpot_s.is_none_or(|t| report.tpot.p90_s <= t);
-        if met || instances >= steady + CHECK_MOST_ADDED {
+        let ttft_met = slo.max_ttft_s.is_none_or(|t| report.ttft.p90_s <= t);
+        let tpot_met = slo.max_tpot_s.is_none_or(|t| report.tpot.p90_s <= t);
+        let met = report.stable && ttft_met && tpot_met;
+        let added = decode + prefill - steady - steady_prefill;
+        if met || added >= CHECK_MOST_ADDED {
             fleet.simulated = Some(Simulated {
                 steady_instances: steady,
+                steady_prefill_instances: steady_prefill,
                 ttft_p90_s: report.ttft.p90_s,
                 tpot_p90_s: report.tpot.p90_s,
                 met,
             });
-            fleet.set_instances(chip, instances, slo);
+            fleet.set_instances(chip, decode, prefill, slo);
             return Ok(());
         }
-        instances += 1;
+        match (apart, ttft_met) {
+            (true, false) => prefill += 1,
+            _ => decode += 1,
+        }
     }
+}
+
+/// The scenario of the fleet's decode (or prefill) instances: the query's, at the fleet's
+/// types and that pool's layout.
+fn fleet_scenario(
+    workload: &Workload,
+    query: &ServingQuery,
+    fleet: &Fleet,
+    prefill: bool,
+) -> Scenario {
+    let mut scenario = query.scenario.clone();
+    scenario.dtypes = fleet.dtypes;
+    let sizes = match prefill {
+        false => [fleet.tp, fleet.pp, fleet.ep],
+        true => [fleet.prefill_tp, fleet.prefill_pp, fleet.prefill_ep],
+    };
+    let params = [ScenarioParam::Tp, ScenarioParam::Pp, ScenarioParam::Ep];
+    for (p, size) in params.into_iter().zip(sizes) {
+        if let Some(i) = workload.param(p) {
+            scenario.overrides.push((i, size as f64));
+        }
+    }
+    scenario
+}
+
+/// One check's run: `decode` instances (one at its share, with prefill together) and
+/// `prefill` ones apart.
+fn check_config(
+    shape: RequestShape,
+    slo: &Slo,
+    fleet: &Fleet,
+    decode: u64,
+    prefill: u64,
+    prefill_scenario: &Option<Scenario>,
+) -> Result<SimConfig, Error> {
+    let apart = prefill_scenario.as_ref().map(|scenario| PrefillApart {
+        instances: prefill as u32,
+        scenario: scenario.clone(),
+        link: KvLink::Priced,
+    });
+    let (rate_per_s, instances, router, n) = match apart {
+        None => (
+            slo.rate_per_s / decode as f64,
+            1,
+            Router::RoundRobin,
+            CHECK_REQUESTS,
+        ),
+        Some(_) => (
+            slo.rate_per_s,
+            decode as u32,
+            Router::LeastLoaded,
+            CHECK_REQUESTS * decode,
+        ),
+    };
+    Ok(SimConfig {
+        arrivals: Arrivals::Poisson { rate_per_s },
+        horizon: Horizon::Requests { n },
+        lengths: Lengths::new(shape.input_tokens, shape.output_tokens, 0.0)?,
+        seed: 0,
+        max_seqs: Some(fleet.max_concurrency),
+        instances,
+        router,
+        slo: LatencyBounds::default(),
+        exact: false,
+        audit: false,
+        prefill: apart,
+    })
 }

@@ -1,41 +1,107 @@
-//! Prefill apart from decode: prompts on instances of their own, each prompt's KV cache sent
-//! to the decode instance that then only decodes.
+//! Prefill apart from decode: prompts on instances of their own (of their own layout), each
+//! prompt's KV cache sent to the decode instance that then only decodes.
+//!
+//! A prefill pool's cost does not depend on the decode side's concurrency: [`PrefillPool`] is
+//! priced once per prefill layout and request shape, then paired with any decode server.
+
+use serde::Serialize;
 
 use super::{
     CostView, Disaggregated, Error, KvLink, RequestShape, Server, ServingError, ServingPoint,
 };
+use crate::engine::chip::Chip;
+use crate::engine::price::Iteration;
+
+/// Positions of the reference decode step whose KV cache gives a pool's bytes per token.
+const REFERENCE_POSITIONS: f64 = 1024.0;
+
+/// One prompt's prefill on an instance of the prefill pool: what pairing it with a decode
+/// instance needs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PrefillPool {
+    /// Iterations a prompt takes (chunks of `max_batched_tokens`), and each one's time.
+    pub chunks: u64,
+    pub chunk_time_s: f64,
+    /// Chips of one prefill instance.
+    pub chips: u64,
+    /// KV bytes one chip of the instance holds per prompt position (what it sends).
+    pub kv_bytes_per_token_per_chip: f64,
+    /// Whether one prompt's prefill fits the instance's memory.
+    pub fits: bool,
+}
+
+impl PrefillPool {
+    /// One prompt's prefill time on the instance.
+    pub fn prompt_s(&self) -> f64 {
+        self.chunks as f64 * self.chunk_time_s
+    }
+}
 
 impl Server<'_> {
-    /// The steady state with prompts prefilled on instances of their own (the served layout's),
-    /// one prompt an iteration in chunks of `max_batched_tokens`, and `concurrency` sequences
-    /// decoding on a decode instance; prefill instances are counted to keep up with it. Its
-    /// TTFT has no wait for a busy prefill instance, as the aggregated state has none for an
-    /// iteration.
+    /// This server as a prefill pool for prompts of `shape`: one prompt an iteration, in
+    /// chunks of `max_batched_tokens`, no decode tokens beside it.
+    pub fn prefill_pool(&mut self, shape: RequestShape) -> Result<PrefillPool, ServingError> {
+        let (tokens_per_step, _) = self.decode_work(shape);
+        let k = (self.prompt_tokens(shape) / self.max_batched_tokens)
+            .ceil()
+            .max(1.0);
+        let (chunk, chunk_context) = self.chunk(shape, k);
+        let prefill = self.cycle(0.0, 0.0, tokens_per_step, Some((chunk, 1.0, chunk_context)))?;
+        Ok(PrefillPool {
+            chunks: k as u64,
+            chunk_time_s: prefill.time_s,
+            chips: prefill.summary.chips,
+            kv_bytes_per_token_per_chip: self.kv_bytes_per_token_per_chip()?,
+            fits: prefill.footprint_bytes <= prefill.summary.usable_bytes,
+        })
+    }
+
+    /// KV bytes one chip holds per position of a sequence (a chip's share under the layout:
+    /// heads split by tp, replicated past the KV heads, layers split by pp).
+    pub(crate) fn kv_bytes_per_token_per_chip(&mut self) -> Result<f64, Error> {
+        let step = (self.target).price(&Iteration::decode(1.0, REFERENCE_POSITIONS - 1.0))?;
+        Ok(step.kv_bytes / REFERENCE_POSITIONS)
+    }
+
+    /// The steady state with prompts prefilled on instances of this server's own layout.
     pub fn disaggregated(
         &mut self,
         shape: RequestShape,
         concurrency: u64,
         link: KvLink,
     ) -> Result<ServingPoint, ServingError> {
+        let pool = self.prefill_pool(shape)?;
+        self.disaggregated_with(&pool, shape, concurrency, link)
+    }
+
+    /// The steady state with prompts prefilled on `pool`'s instances and `concurrency`
+    /// sequences decoding on this server's instance; prefill instances are counted to keep
+    /// up with it. Its TTFT has no wait for a busy prefill instance, as the aggregated state
+    /// has none for an iteration.
+    pub fn disaggregated_with(
+        &mut self,
+        pool: &PrefillPool,
+        shape: RequestShape,
+        concurrency: u64,
+        link: KvLink,
+    ) -> Result<ServingPoint, ServingError> {
         let c = concurrency.max(1) as f64;
         let (tokens_per_step, decode_iterations) = self.decode_work(shape);
-        let k = (self.prompt_tokens(shape) / self.max_batched_tokens)
-            .ceil()
-            .max(1.0);
-        let (chunk, chunk_context) = self.chunk(shape, k);
-        let prefill = self.cycle(0.0, 0.0, tokens_per_step, Some((chunk, 1.0, chunk_context)))?;
         let decode = self.cycle(c, shape.mean_decode_context(), tokens_per_step, None)?;
-        // The prefill step holds one sequence's cache: its bytes per position, per chip.
-        let kv_per_token = prefill.summary.kv_bytes / (chunk_context + chunk);
-        let kv_transfer_s = self.transfer_s(link, kv_per_token * shape.input_tokens as f64)?;
-        let ttft = k * prefill.time_s + kv_transfer_s;
+        let receive = self.kv_bytes_per_token_per_chip()?;
+        let kv_transfer_s = kv_transfer_s(
+            self.chip,
+            link,
+            pool.kv_bytes_per_token_per_chip.max(receive),
+            shape.input_tokens,
+        )?;
+        let ttft = pool.prompt_s() + kv_transfer_s;
         let decoding = decode_iterations * decode.time_s;
         let output = shape.output_tokens as f64;
-        let e2e = ttft + decoding;
         let requests_per_s = c / decoding;
         let rate = requests_per_s * output;
-        let prefill_instances = requests_per_s * k * prefill.time_s;
-        let prefill_chips = prefill_instances * prefill.summary.chips as f64;
+        let prefill_instances = requests_per_s * pool.prompt_s();
+        let prefill_chips = prefill_instances * pool.chips as f64;
         let all_chips = decode.summary.chips as f64 + prefill_chips;
         let per_million = |view: CostView| {
             let usd = self
@@ -50,11 +116,11 @@ impl Server<'_> {
         let kwh = self.chip.cost_model().kwh_per_hour(self.chip);
         Ok(ServingPoint {
             concurrency,
-            chunks_per_prompt: k as u64,
+            chunks_per_prompt: pool.chunks,
             prompts_per_iteration: 1.0,
             ttft_s: ttft,
             tpot_s: decoding / (output - 1.0),
-            e2e_s: e2e,
+            e2e_s: ttft + decoding,
             output_tokens_per_s: rate,
             output_tokens_per_s_per_chip: rate / all_chips,
             tokens_per_s_per_user: (output - 1.0) / decoding,
@@ -64,32 +130,40 @@ impl Server<'_> {
             tco_usd_per_million_tokens: per_million(CostView::Tco),
             tokens_per_kwh: kwh.map(|k| rate * 3600.0 / (k * all_chips)),
             usable_bytes: usable,
-            fits: footprint <= usable && prefill.footprint_bytes <= usable,
+            fits: footprint <= usable && pool.fits,
             footprint_bytes: footprint,
             max_concurrency: decode.max_concurrency,
             decode: decode.summary,
             disaggregated: Some(Disaggregated {
                 prefill_instances,
                 prefill_chips,
+                prefill_instance_chips: pool.chips,
                 kv_transfer_s,
             }),
         })
     }
+}
 
-    /// Sending `bytes` of one chip's KV shard over its network (its scale-up link where it has
-    /// none), or nothing over a free link.
-    fn transfer_s(&self, link: KvLink, bytes: f64) -> Result<f64, Error> {
-        if link == KvLink::Free {
-            return Ok(0.0);
-        }
-        let network = self.chip.network.as_ref().map(|n| n.bandwidth_bytes_per_s);
-        let scale_up = (self.chip.interconnect.as_ref()).map(|i| i.bandwidth_bytes_per_s);
-        match network.or(scale_up) {
-            Some(bandwidth) => Ok(bytes / bandwidth),
-            None => Err(Error::value(format!(
-                "{} has no network or scale-up link to send a prompt's KV cache over",
-                self.chip.id()
-            ))),
-        }
+/// Sending a prompt of `tokens` positions between the pools, `bytes_per_token_per_chip` on
+/// the busiest chip's side (the larger of what each prefill chip sends and each decode chip
+/// receives: a pool of fewer chips holds a larger shard of the cache on each), over the
+/// chip's network (its scale-up link where it has none); nothing over a free link.
+pub fn kv_transfer_s(
+    chip: &Chip,
+    link: KvLink,
+    bytes_per_token_per_chip: f64,
+    tokens: u64,
+) -> Result<f64, Error> {
+    if link == KvLink::Free {
+        return Ok(0.0);
+    }
+    let network = chip.network.as_ref().map(|n| n.bandwidth_bytes_per_s);
+    let scale_up = (chip.interconnect.as_ref()).map(|i| i.bandwidth_bytes_per_s);
+    match network.or(scale_up) {
+        Some(bandwidth) => Ok(bytes_per_token_per_chip * tokens as f64 / bandwidth),
+        None => Err(Error::value(format!(
+            "{} has no network or scale-up link to send a prompt's KV cache over",
+            chip.id()
+        ))),
     }
 }

@@ -31,6 +31,7 @@
 mod checked;
 mod disagg;
 mod frontier;
+mod pools;
 mod slo;
 mod survey;
 
@@ -42,6 +43,7 @@ use crate::engine::cost::{CostView, StepCost};
 use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 
 pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
+pub use disagg::{kv_transfer_s, PrefillPool};
 pub use frontier::frontier;
 pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
 pub use survey::{
@@ -198,8 +200,10 @@ pub struct ServingPoint {
 pub struct Disaggregated {
     /// Prefill instances one decode instance keeps busy (the pools' ratio, x:1).
     pub prefill_instances: f64,
-    /// Their chips, beside the decode instance's `chips`.
+    /// Their chips, beside the decode instance's `chips` (the pools' x:y split of chips).
     pub prefill_chips: f64,
+    /// Chips of one prefill instance (its own layout's).
+    pub prefill_instance_chips: u64,
     /// Sending one prompt's KV cache from the prefill to the decode instance.
     pub kv_transfer_s: f64,
 }

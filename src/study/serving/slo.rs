@@ -8,9 +8,10 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 
 use super::checked::{check_fleet, Simulated};
-use super::survey::{servable, serve_layouts};
+use super::pools::{check_prefill_sets, prefill_pools, price_way, ways, PrefillOption, Way};
+use super::survey::{servable, serve_layouts, Layout, NO_PREFILL_POOL};
 use super::Server;
-use super::{ServingError, ServingPoint, ServingQuery};
+use super::{Disagg, ServingError, ServingPoint, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -78,9 +79,16 @@ pub struct Fleet {
     pub ep: u64,
     /// Instances (replicas of the layout) serving the rate.
     pub instances: u64,
-    /// Prefill instances beside them, of the same layout, where prompts are prefilled apart.
+    /// Prefill instances beside them, where prompts are prefilled apart (else 0).
     pub prefill_instances: u64,
-    /// Chips in all: instances (both kinds) x chips per instance.
+    /// The prefill instances' layout, its degrees and chips (empty and 0 with prefill
+    /// together).
+    pub prefill_layout: String,
+    pub prefill_tp: u64,
+    pub prefill_pp: u64,
+    pub prefill_ep: u64,
+    pub prefill_chips_per_instance: u64,
+    /// Chips in all: each pool's instances x its chips per instance.
     pub chips: u64,
     /// One instance's steady state at the requests in flight it is given: the fewest that
     /// serve its share of the rate.
@@ -94,8 +102,8 @@ pub struct Fleet {
     /// capacity is paid for), in each view.
     pub cloud_usd_per_million_tokens: Option<f64>,
     pub tco_usd_per_million_tokens: Option<f64>,
-    /// The simulation of one instance at its share of the rate, where it ran (prefill
-    /// together only).
+    /// The simulation of one instance at its share of the rate (prefill together), or of
+    /// the whole fleet (prefill apart).
     pub simulated: Option<Simulated>,
 }
 
@@ -117,11 +125,16 @@ pub fn plan_fleet(
     view: CostView,
 ) -> Result<Vec<FleetEntry>, Error> {
     servable(workload)?;
+    check_prefill_sets(workload, query)?;
     let mut entries = Vec::new();
     for chip in chips {
         for dtypes in &query.dtype_choices {
+            let pools = prefill_pools(workload, chip, *dtypes, query)?;
             let mut best: Option<Fleet> = None;
-            let mut why = String::from("no layout serves one request");
+            let mut why = String::from(match pools.is_empty() && query.disagg == Disagg::On {
+                true => NO_PREFILL_POOL,
+                false => "no layout serves one request",
+            });
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
                 let server = match server {
                     Ok(server) => server,
@@ -130,21 +143,15 @@ pub fn plan_fleet(
                         return ControlFlow::Continue(());
                     }
                 };
-                for &apart in query.disagg.ways() {
-                    match fleet_at(server, query, slo, apart) {
-                        Ok(Some((point, most))) => {
-                            let mut fleet = make_fleet(
-                                chip,
-                                *dtypes,
-                                &layout.name,
-                                point,
-                                most,
-                                slo,
-                                query.shape.output_tokens,
-                            );
-                            fleet.tp = layout.size(ScenarioParam::Tp);
-                            fleet.pp = layout.size(ScenarioParam::Pp);
-                            fleet.ep = layout.size(ScenarioParam::Ep);
+                for way in ways(query.disagg, &pools) {
+                    match fleet_at(server, query, slo, way, &pools) {
+                        Ok(Some(at)) => {
+                            let pool = match way {
+                                Way::Together => None,
+                                Way::Apart(i) => Some(&pools[i]),
+                            };
+                            let tokens = query.shape.output_tokens;
+                            let fleet = make_fleet(chip, *dtypes, layout, pool, at, slo, tokens);
                             if best.as_ref().is_none_or(|b| cheaper(&fleet, b, view)) {
                                 best = Some(fleet);
                             }
@@ -155,8 +162,8 @@ pub fn plan_fleet(
                 }
                 ControlFlow::Continue(())
             })?;
-            if let Some(fleet) = best.as_mut().filter(|f| f.prefill_instances == 0) {
-                check_fleet(workload, chip, query, slo, query.shape, fleet)?;
+            if let Some(fleet) = best.as_mut() {
+                check_fleet(workload, chip, query, slo, fleet)?;
             }
             entries.push(FleetEntry {
                 chip: chip.id().to_owned(),
@@ -185,13 +192,10 @@ fn fleet_at(
     server: &mut Server,
     query: &ServingQuery,
     slo: &Slo,
-    apart: bool,
+    way: Way,
+    pools: &[PrefillOption],
 ) -> Result<Option<(ServingPoint, u64)>, ServingError> {
-    let shape = query.shape;
-    let at = |server: &mut Server, c: u64| match apart {
-        true => server.disaggregated(shape, c, query.kv_link),
-        false => server.steady_state(shape, c),
-    };
+    let at = |server: &mut Server, c: u64| price_way(server, way, pools, query, c);
     let one = at(server, 1)?;
     if !one.fits || !slo.met_by(&one) {
         return Ok(None);
@@ -232,9 +236,9 @@ fn fleet_at(
 fn make_fleet(
     chip: &Chip,
     dtypes: Types,
-    layout: &str,
-    point: ServingPoint,
-    most: u64,
+    layout: &Layout,
+    pool: Option<&PrefillOption>,
+    (point, most): (ServingPoint, u64),
     slo: &Slo,
     output_tokens: u64,
 ) -> Fleet {
@@ -246,16 +250,22 @@ fn make_fleet(
             .ceil()
             .max(1.0) as u64
     });
+    let prefill = |p: ScenarioParam| pool.map_or(0, |o| o.layout.size(p));
     let mut fleet = Fleet {
         chip: chip.id().to_owned(),
         dtypes,
-        layout: layout.to_owned(),
+        layout: layout.name.clone(),
         output_tokens,
-        tp: 1,
-        pp: 1,
-        ep: 1,
+        tp: layout.size(ScenarioParam::Tp),
+        pp: layout.size(ScenarioParam::Pp),
+        ep: layout.size(ScenarioParam::Ep),
         instances,
         prefill_instances,
+        prefill_layout: pool.map_or(String::new(), |o| o.layout.name.clone()),
+        prefill_tp: prefill(ScenarioParam::Tp),
+        prefill_pp: prefill(ScenarioParam::Pp),
+        prefill_ep: prefill(ScenarioParam::Ep),
+        prefill_chips_per_instance: pool.map_or(0, |o| o.pool.chips),
         chips: 0,
         cloud_usd_per_hour: None,
         tco_usd_per_hour: None,
@@ -265,16 +275,16 @@ fn make_fleet(
         point,
         simulated: None,
     };
-    fleet.set_instances(chip, instances, slo);
+    fleet.set_instances(chip, instances, prefill_instances, slo);
     fleet
 }
 
 impl Fleet {
-    /// `n` serving instances (beside the prefill ones): the chips in all, their cost per hour
-    /// and a million tokens at the rate the fleet serves, in each view.
-    pub(crate) fn set_instances(&mut self, chip: &Chip, n: u64, slo: &Slo) {
-        self.instances = n;
-        self.chips = (n + self.prefill_instances) * self.point.chips;
+    /// `n` serving (decode) instances and `prefill` prefill instances: the chips in all,
+    /// their cost per hour and a million tokens at the rate the fleet serves, in each view.
+    pub(crate) fn set_instances(&mut self, chip: &Chip, n: u64, prefill: u64, slo: &Slo) {
+        (self.instances, self.prefill_instances) = (n, prefill);
+        self.chips = n * self.point.chips + prefill * self.prefill_chips_per_instance;
         let tokens_per_hour = slo.rate_per_s * self.output_tokens as f64 * 3600.0;
         let per_hour = |view: CostView| {
             let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;

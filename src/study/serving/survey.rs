@@ -5,6 +5,7 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 
+use super::pools::{check_prefill_sets, prefill_pools, price_way, ways, PrefillOption, Way};
 use super::{frontier, KvLink, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
@@ -14,6 +15,9 @@ use crate::engine::price::IterationPricer;
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
 use crate::study::plan::{layout_name, layouts};
+
+/// Why prefill apart has no pool: one prompt fits no layout's memory.
+pub(crate) const NO_PREFILL_POOL: &str = "no layout tried fits one prompt's prefill";
 
 /// Which layouts a survey prices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +77,9 @@ pub struct ServingQuery<'a> {
     pub disagg: Disagg,
     /// How a disaggregated prompt's cache reaches its decode instance.
     pub kv_link: KvLink,
+    /// The prefill pool's layout where prefill is apart (`tp=2`: degrees not named are 1);
+    /// empty to choose it as [`LayoutChoice`] chooses the decode layout.
+    pub prefill_sets: Vec<(String, f64)>,
 }
 
 /// One priced point: chip, types, layout and concurrency.
@@ -82,6 +89,8 @@ pub struct ServingRow {
     pub dtypes: Types,
     /// `tp=4 ep=2`; empty for one chip.
     pub layout: String,
+    /// The prefill pool's layout, where prefill is apart.
+    pub prefill_layout: Option<String>,
     /// The concurrency asked for, where memory capped it to the point's.
     pub capped_from: Option<u64>,
     pub point: ServingPoint,
@@ -113,31 +122,45 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
     }
     query.options.check()?;
     servable(workload)?;
+    check_prefill_sets(workload, query)?;
     let mut survey = Survey::default();
     for chip in chips {
         for dtypes in &query.dtype_choices {
             let (mut found, mut reasons) = (false, Vec::new());
+            let pools = prefill_pools(workload, chip, *dtypes, query)?;
+            if query.disagg == Disagg::On && pools.is_empty() {
+                survey.skipped.push(Skipped {
+                    chip: chip.id().to_owned(),
+                    dtypes: *dtypes,
+                    layout: "any layout".to_owned(),
+                    why: NO_PREFILL_POOL.to_owned(),
+                });
+                continue;
+            }
             serve_layouts(workload, chip, *dtypes, query, &mut |layout, server| {
-                let why = match server.and_then(|s| serve_concurrencies(s, query)) {
-                    Ok(points) if !points.is_empty() => {
-                        found = true;
-                        survey
-                            .rows
-                            .extend(points.into_iter().map(|(capped_from, point)| ServingRow {
-                                chip: chip.id().to_owned(),
-                                dtypes: *dtypes,
-                                layout: layout.name.clone(),
-                                capped_from,
-                                point,
-                            }));
-                        return match query.layouts {
-                            LayoutChoice::Smallest => ControlFlow::Break(()),
-                            _ => ControlFlow::Continue(()),
-                        };
-                    }
-                    Ok(_) => "one request does not fit".to_owned(),
-                    Err(e) => first_line(&e.to_string()),
-                };
+                let priced = server.and_then(|s| serve_concurrencies(s, query, &pools));
+                let why =
+                    match priced {
+                        Ok(points) if !points.is_empty() => {
+                            found = true;
+                            survey.rows.extend(points.into_iter().map(
+                                |(capped_from, way, point)| ServingRow {
+                                    chip: chip.id().to_owned(),
+                                    dtypes: *dtypes,
+                                    layout: layout.name.clone(),
+                                    prefill_layout: prefill_name(way, &pools),
+                                    capped_from,
+                                    point,
+                                },
+                            ));
+                            return match query.layouts {
+                                LayoutChoice::Smallest => ControlFlow::Break(()),
+                                _ => ControlFlow::Continue(()),
+                            };
+                        }
+                        Ok(_) => "one request does not fit".to_owned(),
+                        Err(e) => first_line(&e.to_string()),
+                    };
                 reasons.push(Skipped {
                     chip: chip.id().to_owned(),
                     dtypes: *dtypes,
@@ -187,6 +210,7 @@ fn given_layout(
 }
 
 /// A layout as [`serve_layouts`] names it: `tp=4 ep=2`, and each parallel degree.
+#[derive(Debug, Clone)]
 pub(crate) struct Layout {
     pub name: String,
     pub sizes: Vec<(ScenarioParam, u64)>,
@@ -285,23 +309,34 @@ fn server_for<'a>(
     Ok(Server::new(chip, target, draft, budget, query.options)?)
 }
 
-/// Every concurrency of `query` on one server; one above the most that fits is priced at
-/// that most instead (once). Empty when one request does not fit.
+/// A priced point: the concurrency asked for where it was capped, the way it was priced, and
+/// the point.
+type Priced = (Option<u64>, Way, ServingPoint);
+
+/// Every concurrency of `query` on one server, each way it prices (prefill apart on each of
+/// `pools`); one above the most that fits is priced at that most instead (once). Empty when
+/// one request does not fit.
 fn serve_concurrencies(
     server: &mut Server,
     query: &ServingQuery,
-) -> Result<Vec<(Option<u64>, ServingPoint)>, ServingError> {
-    let mut points: Vec<(Option<u64>, ServingPoint)> = Vec::new();
+    pools: &[PrefillOption],
+) -> Result<Vec<Priced>, ServingError> {
+    let mut points: Vec<Priced> = Vec::new();
     for &c in &query.concurrency {
-        for &apart in query.disagg.ways() {
-            let at = |server: &mut Server, c| match apart {
-                true => server.disaggregated(query.shape, c, query.kv_link),
-                false => server.steady_state(query.shape, c),
-            };
-            at_concurrency(server, c, &mut points, at)?;
+        for way in ways(query.disagg, pools) {
+            let at = |server: &mut Server, c| price_way(server, way, pools, query, c);
+            at_concurrency(server, c, way, &mut points, at)?;
         }
     }
     Ok(points)
+}
+
+/// The name of the prefill pool a point of `way` was priced with.
+fn prefill_name(way: Way, pools: &[PrefillOption]) -> Option<String> {
+    match way {
+        Way::Together => None,
+        Way::Apart(i) => Some(pools[i].layout.name.clone()),
+    }
 }
 
 /// Prices `c` in flight with `at` into `points`; where they do not fit, the most that do
@@ -309,7 +344,8 @@ fn serve_concurrencies(
 fn at_concurrency(
     server: &mut Server,
     c: u64,
-    points: &mut Vec<(Option<u64>, ServingPoint)>,
+    way: Way,
+    points: &mut Vec<Priced>,
     at: impl Fn(&mut Server, u64) -> Result<ServingPoint, ServingError>,
 ) -> Result<(), ServingError> {
     // Over the token budget is as out of reach as over memory.
@@ -320,7 +356,7 @@ fn at_concurrency(
     };
     let point = served(at(server, c))?;
     if let Some(p) = point.as_ref().filter(|p| p.fits) {
-        points.push((None, p.clone()));
+        points.push((None, way, p.clone()));
         return Ok(());
     }
     // The most in flight that fit: memory's estimate bounds it, then a bisection (fitting
@@ -349,10 +385,9 @@ fn at_concurrency(
         None if lo == 1 => one,
         None => at(server, lo)?,
     };
-    let apart = best.disaggregated.is_some();
-    let seen = |p: &ServingPoint| p.concurrency == lo && p.disaggregated.is_some() == apart;
-    if !points.iter().any(|(_, p)| seen(p)) {
-        points.push((Some(c), best));
+    let seen = |(_, w, p): &Priced| p.concurrency == lo && *w == way;
+    if !points.iter().any(seen) {
+        points.push((Some(c), way, best));
     }
     Ok(())
 }

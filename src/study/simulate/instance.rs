@@ -14,6 +14,9 @@
 //!    admitted running sequence not yet given tokens this iteration (itself, if it is the
 //!    last): its blocks are freed and it returns to the front of the queue, to recompute its
 //!    prompt and every token it had generated (vLLM's recompute preemption).
+//!
+//! Where prompts are prefilled apart, a request joins the queue once its KV cache has
+//! arrived, its prompt computed and its first token sampled, and is admitted decoding.
 
 use std::collections::VecDeque;
 
@@ -94,6 +97,20 @@ impl Instance {
         });
     }
 
+    /// Queues a request whose prompt was prefilled elsewhere and whose KV cache has arrived:
+    /// its first token is sampled, the next one decodes.
+    pub fn arrive_prefilled(&mut self, request: u32, input_tokens: u64, output_tokens: u64) {
+        self.waiting.push_back(Seq {
+            request,
+            tokens: input_tokens + 1,
+            computed: input_tokens,
+            generated: 1,
+            output: output_tokens,
+            blocks: 0,
+            scheduled: 0,
+        });
+    }
+
     /// Composes the next iteration (empty when there is nothing to run).
     pub fn schedule(&mut self) -> Mix {
         let mut budget = self.max_batched_tokens;
@@ -151,7 +168,13 @@ impl Instance {
             self.free_blocks -= need;
             s.blocks = need;
             s.scheduled = chunk;
-            add_prompt(&mut mix, chunk, s.computed);
+            // A cache that came from a prefill instance is admitted decoding.
+            if s.computed > 0 && chunk == 1 && s.tokens - s.computed == 1 {
+                mix.decode_seqs += 1;
+                mix.decode_context_sum += s.computed;
+            } else {
+                add_prompt(&mut mix, chunk, s.computed);
+            }
             budget -= chunk;
             self.running.push(s);
         }
@@ -267,6 +290,25 @@ mod tests {
         assert_eq!((inst.running.len(), inst.waiting.len()), (1, 1));
         assert_eq!(inst.waiting[0].tokens - inst.waiting[0].computed, 33);
         assert_eq!(inst.free_blocks, 1);
+    }
+
+    #[test]
+    fn a_request_prefilled_elsewhere_is_admitted_decoding_at_its_prompts_context() {
+        let mut inst = Instance::new(1000, 8, 64);
+        inst.arrive_prefilled(0, 100, 3);
+        let mut log = Log::default();
+        // Its cache holds the 100 prompt positions; the sampled first token decodes.
+        let mix = inst.schedule();
+        assert_eq!((mix.decode_seqs, mix.decode_context_sum), (1, 100));
+        assert_eq!((mix.prefill_seqs, mix.prefill_tokens), (0, 0));
+        assert_eq!(inst.free_blocks, 1000 - 101u64.div_ceil(BLOCK_TOKENS));
+        inst.complete(1.0, &mut log);
+        let mix = inst.schedule();
+        assert_eq!(mix.decode_context_sum, 101);
+        inst.complete(2.0, &mut log);
+        // Two decoded tokens after the prefill's: done, with no first token reported here.
+        assert_eq!(log.0, vec![(0, "finished", 2.0)]);
+        assert_eq!(inst.free_blocks, 1000);
     }
 
     #[test]

@@ -6,7 +6,11 @@
 //! and whether the queue keeps up at all.
 //!
 //! A request's first token comes at the end of the iteration that computes the last of its
-//! prompt; TTFT is that time less its arrival, TPOT `(e2e - TTFT) / (output - 1)`.
+//! prompt; TTFT is that time less its arrival, TPOT `(e2e - TTFT) / (output - 1)`. With
+//! prompts prefilled apart (`prefill`), the first token comes out of the prefill instance and
+//! counts once its KV cache has reached the decode side: TTFT runs to the end of the prompt's
+//! last prefill iteration plus the transfer, as vLLM's, SGLang's and Dynamo's disaggregated
+//! serving report it.
 //!
 //! The run. Arrivals come for the arrival window (`--duration`, or until `--requests` or a
 //! trace's end), then the instances drain. A run stops early, reported unstable, at
@@ -17,6 +21,8 @@
 
 mod clock;
 mod instance;
+mod prefill;
+mod report;
 mod requests;
 mod rng;
 mod run;
@@ -24,10 +30,14 @@ mod stats;
 
 use serde::Serialize;
 
+use crate::engine::scenario::Scenario;
+use crate::study::serving::KvLink;
+
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
 pub use run::simulate;
+
 pub use stats::Percentiles;
 
 /// A run stops at this many arrival windows of simulated time, plus [`TIME_CAP_EXTRA_S`].
@@ -63,6 +73,18 @@ pub struct LatencyBounds {
     pub max_tpot_s: Option<f64>,
 }
 
+/// Prompts prefilled on instances of their own (disaggregated serving), each prompt's KV
+/// cache then sent to a decode instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefillApart {
+    /// Prefill instances (at least one).
+    pub instances: u32,
+    /// Their scenario: the run's types and plan, their own layout.
+    pub scenario: Scenario,
+    /// How a prompt's cache reaches its decode instance.
+    pub link: KvLink,
+}
+
 /// What a simulation runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -80,6 +102,9 @@ pub struct SimConfig {
     pub exact: bool,
     /// Also price every cached iteration exactly and report the cache's largest error.
     pub audit: bool,
+    /// Prompts prefilled apart, on these instances; `None` where each instance prefills its
+    /// own (`instances` are then the decode instances).
+    pub prefill: Option<PrefillApart>,
 }
 
 /// vLLM's default `max_num_seqs` for its OpenAI-compatible server: 1024 on a device of
@@ -98,6 +123,12 @@ pub struct SimReport {
     pub instances: u32,
     pub router: Router,
     pub chips_per_instance: u64,
+    /// Prefill instances apart and each one's chips (0 and 0 where prefill is together).
+    pub prefill_instances: u32,
+    pub prefill_chips_per_instance: u64,
+    /// Iterations the prefill instances ran (within `iterations`).
+    pub prefill_iterations: u64,
+    /// Chips of both pools.
     pub chips: u64,
     pub max_seqs: u64,
     pub max_batched_tokens: u64,
@@ -118,9 +149,11 @@ pub struct SimReport {
     pub goodput_requests_per_s: Option<f64>,
     pub goodput_share: Option<f64>,
     pub slo: LatencyBounds,
-    /// Sequences an iteration carries, on average over iterations.
+    /// Sequences an iteration carries, on average over iterations (the decode instances'
+    /// only, where prompts are prefilled apart).
     pub mean_batch: f64,
     pub preemptions: u64,
+    /// Iterations of every instance, both pools'.
     pub iterations: u64,
     /// From the first arrival to the last finish (or the cap).
     pub simulated_s: f64,

@@ -1,5 +1,7 @@
-//! The event loop: arrivals routed to instances, iterations run back to back while an
-//! instance has work, each request's first and last token recorded.
+//! The event loop: arrivals routed to instances (to prefill instances first, where prompts
+//! are prefilled apart, and on to decode instances once each prompt's KV cache has arrived),
+//! iterations run back to back while an instance has work, each request's first and last
+//! token recorded.
 
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
@@ -7,19 +9,22 @@ use crate::engine::chip::Chip;
 use crate::engine::price::{Iteration, IterationPricer};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
+use crate::study::serving::kv_transfer_s;
 
 use super::clock::{Clock, Mix};
 use super::instance::{Instance, Outcomes, BLOCK_TOKENS};
+use super::prefill::{PrefillInstance, Transfers};
+use super::report::report;
 use super::requests::{requests, Arrivals, Horizon, Request};
-use super::stats::{Percentiles, SecondHalf};
-use super::{default_max_seqs, Router, SimConfig, SimReport};
+use super::stats::SecondHalf;
+use super::{default_max_seqs, PrefillApart, Router, SimConfig, SimReport};
 use super::{MAX_ITERATIONS, TIME_CAP_EXTRA_S, TIME_CAP_WINDOWS};
 
 /// Each request's first and last token times (NaN until they come).
-struct Times {
-    first_s: Vec<f64>,
-    finish_s: Vec<f64>,
-    finished: u64,
+pub(super) struct Times {
+    pub first_s: Vec<f64>,
+    pub finish_s: Vec<f64>,
+    pub finished: u64,
 }
 
 impl Outcomes for Times {
@@ -34,14 +39,17 @@ impl Outcomes for Times {
 }
 
 /// An instance's fixed quantities, from a reference step.
-struct Setup {
-    chips_per_instance: u64,
-    kv_blocks: u64,
-    max_batched_tokens: u64,
-    max_seqs: u64,
+pub(super) struct Setup {
+    pub chips_per_instance: u64,
+    /// KV bytes one chip holds per position of a sequence.
+    pub kv_bytes_per_token: f64,
+    pub kv_blocks: u64,
+    pub max_batched_tokens: u64,
+    pub max_seqs: u64,
 }
 
-/// Simulates `config` for `workload` on `chip` at `scenario` (types, plan, layout, mode).
+/// Simulates `config` for `workload` on `chip` at `scenario` (types, plan, layout, mode; the
+/// decode instances' where prompts are prefilled apart).
 pub fn simulate(
     workload: &Workload,
     chip: &Chip,
@@ -51,6 +59,11 @@ pub fn simulate(
     if config.instances == 0 {
         return Err(Error::value(
             "--instances: a run needs at least one instance",
+        ));
+    }
+    if config.prefill.as_ref().is_some_and(|p| p.instances == 0) {
+        return Err(Error::value(
+            "--prefill-instances 0: prompts prefilled apart need at least one prefill instance",
         ));
     }
     let list = requests(
@@ -65,7 +78,14 @@ pub fn simulate(
         config.audit,
     );
     let setup = setup(workload, chip, scenario, config, &mut clock)?;
-    check_fits(&list, &setup)?;
+    check_fits(&list, &setup, true)?;
+    let (prefill, prefill_setup) = match &config.prefill {
+        None => (None, None),
+        Some(apart) => {
+            let (side, s) = prefill_side(workload, chip, apart, config, &setup, &list)?;
+            (Some(side), Some(s))
+        }
+    };
     let window_s = match (&config.arrivals, config.horizon) {
         (Arrivals::Trace(_), _) | (_, Horizon::Requests { .. }) => {
             list.last().map_or(0.0, |r| r.arrival_s)
@@ -83,12 +103,48 @@ pub fn simulate(
         },
         clock,
         iterations: 0,
+        prefill_iterations: 0,
         batch_sum: 0,
         turn: 0,
         half: SecondHalf::default(),
+        prefill,
     };
     let end = run.events(&list, config.router, window_s)?;
-    Ok(report(run, &list, config, &setup, window_s, end))
+    let setups = (&setup, prefill_setup.as_ref());
+    Ok(report(run, &list, config, setups, window_s, end))
+}
+
+/// The prefill instances of `apart`, their clock and each request's KV transfer time; and
+/// their setup.
+fn prefill_side<'a>(
+    workload: &'a Workload,
+    chip: &'a Chip,
+    apart: &PrefillApart,
+    config: &SimConfig,
+    decode: &Setup,
+    list: &[Request],
+) -> Result<(PrefillSide<'a>, Setup), Error> {
+    let pricer = IterationPricer::new(workload, chip, &apart.scenario)?;
+    let mut clock = Clock::new(pricer, config.exact, config.audit);
+    let setup = setup(workload, chip, &apart.scenario, config, &mut clock)?;
+    check_fits(list, &setup, false)?;
+    // The busier side of each transfer: a prefill chip's shard sent, or a decode chip's
+    // received.
+    let per_token = setup.kv_bytes_per_token.max(decode.kv_bytes_per_token);
+    let transfer_s = (list.iter())
+        .map(|r| kv_transfer_s(chip, apart.link, per_token, r.input_tokens))
+        .collect::<Result<Vec<f64>, Error>>()?;
+    let side = PrefillSide {
+        instances: (0..apart.instances)
+            .map(|_| PrefillInstance::new(setup.max_batched_tokens))
+            .collect(),
+        clock,
+        transfers: Transfers::default(),
+        transfer_s,
+        turn: 0,
+        done: Vec::new(),
+    };
+    Ok((side, setup))
 }
 
 /// The KV budget, the token budget and the sequence cap of one instance.
@@ -137,17 +193,19 @@ fn setup(
     }
     Ok(Setup {
         chips_per_instance: step.chips,
+        kv_bytes_per_token: per_token,
         kv_blocks,
         max_batched_tokens: budget.min(f64::from(u32::MAX / 2)) as u64,
         max_seqs,
     })
 }
 
-/// Refuses a run with a request whose tokens alone need more KV blocks than an instance has.
-fn check_fits(list: &[Request], setup: &Setup) -> Result<(), Error> {
+/// Refuses a run with a request whose tokens alone (its prompt's only, on a prefill
+/// instance) need more KV blocks than an instance has.
+fn check_fits(list: &[Request], setup: &Setup, decodes: bool) -> Result<(), Error> {
     let most = list
         .iter()
-        .map(|r| r.input_tokens + r.output_tokens - 1)
+        .map(|r| r.input_tokens + if decodes { r.output_tokens - 1 } else { 0 })
         .max()
         .unwrap_or(0);
     if most.div_ceil(BLOCK_TOKENS) > setup.kv_blocks {
@@ -159,41 +217,98 @@ fn check_fits(list: &[Request], setup: &Setup) -> Result<(), Error> {
     Ok(())
 }
 
-struct Run<'a> {
-    instances: Vec<Instance>,
-    times: Times,
-    clock: Clock<'a>,
-    iterations: u64,
-    /// Sequences over all iterations, for the mean batch.
-    batch_sum: u64,
+/// The prefill instances of a run that prefills apart, and the caches in flight from them.
+pub(super) struct PrefillSide<'a> {
+    instances: Vec<PrefillInstance>,
+    pub clock: Clock<'a>,
+    transfers: Transfers,
+    /// Each request's KV transfer time.
+    transfer_s: Vec<f64>,
+    /// The round-robin router's next prefill instance.
+    turn: usize,
+    /// Prompts the last prefill iteration finished (reused).
+    done: Vec<u32>,
+}
+
+pub(super) struct Run<'a> {
+    pub instances: Vec<Instance>,
+    pub times: Times,
+    pub clock: Clock<'a>,
+    /// Decode (or, with prefill together, all) iterations, and the prefill instances'.
+    pub iterations: u64,
+    pub prefill_iterations: u64,
+    /// Sequences over all decode iterations, for the mean batch.
+    pub batch_sum: u64,
     /// The round-robin router's next instance.
     turn: usize,
-    half: SecondHalf,
+    pub half: SecondHalf,
+    pub prefill: Option<PrefillSide<'a>>,
 }
 
 /// How a run ended.
-struct End {
-    at_s: f64,
-    capped: bool,
+pub(super) struct End {
+    pub at_s: f64,
+    pub capped: bool,
+}
+
+/// What happens next: on a tie, an arrival first, then a prefill iteration's end, a cache's
+/// arrival and a decode iteration's end.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrival,
+    Prefill(usize),
+    Transfer,
+    Decode(usize),
+}
+
+/// The earliest of `busy`'s ends: the instance and when.
+fn earliest(busy: impl Iterator<Item = Option<f64>>) -> Option<(usize, f64)> {
+    busy.enumerate()
+        .filter_map(|(k, t)| t.map(|t| (k, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The instance a new request goes to, of `loads` (the round robin's turn advanced).
+fn route(router: Router, turn: &mut usize, loads: &[usize]) -> usize {
+    match router {
+        Router::RoundRobin => {
+            let k = *turn;
+            *turn = (*turn + 1) % loads.len();
+            k
+        }
+        Router::LeastLoaded => (0..loads.len()).min_by_key(|&k| loads[k]).unwrap_or(0),
+    }
 }
 
 impl Run<'_> {
+    /// The next event and its time, if any is left.
+    fn next_event(&self, arrival: Option<f64>) -> Option<(f64, Event)> {
+        let mut next: Option<(f64, Event)> = arrival.map(|a| (a, Event::Arrival));
+        let mut consider = |t: f64, e: Event| {
+            if next.is_none_or(|(n, _)| t < n) {
+                next = Some((t, e));
+            }
+        };
+        if let Some(p) = &self.prefill {
+            if let Some((k, t)) = earliest(p.instances.iter().map(|i| i.busy_until)) {
+                consider(t, Event::Prefill(k));
+            }
+            if let Some((t, _)) = p.transfers.next() {
+                consider(t, Event::Transfer);
+            }
+        }
+        if let Some((k, t)) = earliest(self.instances.iter().map(|i| i.busy_until)) {
+            consider(t, Event::Decode(k));
+        }
+        next
+    }
+
     /// Runs every event; returns when the last request finished or a cap was reached.
     fn events(&mut self, list: &[Request], router: Router, window_s: f64) -> Result<End, Error> {
         let cap_s = TIME_CAP_WINDOWS * window_s + TIME_CAP_EXTRA_S;
         let (mut next, mut now) = (0usize, 0.0f64);
         let (mut mid_seen, mut end_seen) = (false, false);
-        loop {
-            let busy = (self.instances.iter().enumerate())
-                .filter_map(|(k, i)| i.busy_until.map(|t| (k, t)))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            let arrival = list.get(next).map(|r| r.arrival_s);
-            let t = match (arrival, busy) {
-                (Some(a), Some((_, b))) => a.min(b),
-                (Some(a), None) => a,
-                (None, Some((_, b))) => b,
-                (None, None) => break,
-            };
+        while let Some((t, event)) = self.next_event(list.get(next).map(|r| r.arrival_s)) {
             // The second half's marks, taken before the events at or after them.
             let in_system = next as u64 - self.times.finished;
             if !mid_seen && t >= window_s / 2.0 {
@@ -202,27 +317,25 @@ impl Run<'_> {
             if !end_seen && t >= window_s {
                 (end_seen, self.half.in_system_end) = (true, in_system);
             }
-            if t > cap_s || self.iterations >= MAX_ITERATIONS {
+            let iterations = self.iterations + self.prefill_iterations;
+            if t > cap_s || iterations >= MAX_ITERATIONS {
                 return Ok(End {
                     at_s: now,
                     capped: true,
                 });
             }
             now = t;
-            match (arrival, busy) {
-                (Some(a), b) if b.is_none_or(|(_, b)| a <= b) => {
-                    let r = &list[next];
-                    let k = self.route(router);
-                    self.instances[k].arrive(next as u32, r.input_tokens, r.output_tokens);
-                    if a >= window_s / 2.0 {
+            match event {
+                Event::Arrival => {
+                    if t >= window_s / 2.0 {
                         self.half.arrived += 1;
                     }
+                    self.arrive(next as u32, &list[next], router)?;
                     next += 1;
-                    if self.instances[k].busy_until.is_none() {
-                        self.start(k, now)?;
-                    }
                 }
-                (_, Some((k, _))) => {
+                Event::Prefill(k) => self.prefilled(k, now)?,
+                Event::Transfer => self.transferred(list, router, now)?,
+                Event::Decode(k) => {
                     let before = self.times.finished;
                     self.instances[k].complete(now, &mut self.times);
                     if now >= window_s / 2.0 && now <= window_s {
@@ -230,7 +343,6 @@ impl Run<'_> {
                     }
                     self.start(k, now)?;
                 }
-                (_, None) => unreachable!("an arrival or a busy instance"),
             }
         }
         if !end_seen {
@@ -242,18 +354,70 @@ impl Run<'_> {
         })
     }
 
-    /// The instance a new request goes to.
-    fn route(&mut self, router: Router) -> usize {
-        match router {
-            Router::RoundRobin => {
-                let k = self.turn;
-                self.turn = (self.turn + 1) % self.instances.len();
-                k
+    /// Request `i` arrives: to a prefill instance where prompts are prefilled apart, else to
+    /// a serving instance.
+    fn arrive(&mut self, i: u32, r: &Request, router: Router) -> Result<(), Error> {
+        let now = r.arrival_s;
+        if let Some(p) = &mut self.prefill {
+            let loads: Vec<usize> = p.instances.iter().map(PrefillInstance::load).collect();
+            let k = route(router, &mut p.turn, &loads);
+            p.instances[k].arrive(i, r.input_tokens);
+            if p.instances[k].busy_until.is_none() {
+                self.start_prefill(k, now)?;
             }
-            Router::LeastLoaded => (0..self.instances.len())
-                .min_by_key(|&k| self.instances[k].load())
-                .unwrap_or(0),
+            return Ok(());
         }
+        let loads: Vec<usize> = self.instances.iter().map(Instance::load).collect();
+        let k = route(router, &mut self.turn, &loads);
+        self.instances[k].arrive(i, r.input_tokens, r.output_tokens);
+        if self.instances[k].busy_until.is_none() {
+            self.start(k, now)?;
+        }
+        Ok(())
+    }
+
+    /// Prefill instance `k`'s iteration ends at `now_s`: the first token of each prompt it
+    /// finished counts once the prompt's cache reaches the decode side.
+    fn prefilled(&mut self, k: usize, now_s: f64) -> Result<(), Error> {
+        let p = self.prefill.as_mut().expect("a prefill side");
+        p.done.clear();
+        p.instances[k].complete(&mut p.done);
+        for &r in &p.done {
+            let at_s = now_s + p.transfer_s[r as usize];
+            self.times.first_s[r as usize] = at_s;
+            p.transfers.send(r, at_s);
+        }
+        self.start_prefill(k, now_s)
+    }
+
+    /// The earliest cache in flight arrives: its request joins a decode instance's queue.
+    fn transferred(&mut self, list: &[Request], router: Router, now_s: f64) -> Result<(), Error> {
+        let p = self.prefill.as_mut().expect("a prefill side");
+        let Some((_, r)) = p.transfers.next() else {
+            return Ok(());
+        };
+        p.transfers.pop();
+        let request = &list[r as usize];
+        let loads: Vec<usize> = self.instances.iter().map(Instance::load).collect();
+        let k = route(router, &mut self.turn, &loads);
+        self.instances[k].arrive_prefilled(r, request.input_tokens, request.output_tokens);
+        if self.instances[k].busy_until.is_none() {
+            self.start(k, now_s)?;
+        }
+        Ok(())
+    }
+
+    /// Starts prefill instance `k`'s next iteration at `now_s`, if it has prompts.
+    fn start_prefill(&mut self, k: usize, now_s: f64) -> Result<(), Error> {
+        let p = self.prefill.as_mut().expect("a prefill side");
+        let mix = p.instances[k].schedule();
+        if mix.prefill_seqs == 0 {
+            return Ok(());
+        }
+        let dt = p.clock.time_s(&mix)?;
+        p.instances[k].busy_until = Some(now_s + dt);
+        self.prefill_iterations += 1;
+        Ok(())
     }
 
     /// Starts instance `k`'s next iteration at `now_s`, if it has work.
@@ -274,75 +438,5 @@ impl Run<'_> {
         self.iterations += 1;
         self.batch_sum += seqs as u64;
         Ok(())
-    }
-}
-
-/// The report of a finished run.
-fn report(
-    run: Run,
-    list: &[Request],
-    config: &SimConfig,
-    setup: &Setup,
-    window_s: f64,
-    end: End,
-) -> SimReport {
-    let t0 = list.first().map_or(0.0, |r| r.arrival_s);
-    let simulated_s = (end.at_s - t0).max(0.0);
-    let (mut ttft, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut output_tokens, mut good) = (0u64, 0u64);
-    for (i, r) in list.iter().enumerate() {
-        let (first, last) = (run.times.first_s[i], run.times.finish_s[i]);
-        if last.is_nan() {
-            continue;
-        }
-        let (t, e) = (first - r.arrival_s, last - r.arrival_s);
-        let p = (e - t) / (r.output_tokens - 1) as f64;
-        output_tokens += r.output_tokens;
-        let meets = config.slo.max_ttft_s.is_none_or(|m| t <= m)
-            && config.slo.max_tpot_s.is_none_or(|m| p <= m);
-        good += meets as u64;
-        ttft.push(t);
-        tpot.push(p);
-        e2e.push(e);
-    }
-    let per_s = |x: f64| {
-        if simulated_s > 0.0 {
-            x / simulated_s
-        } else {
-            0.0
-        }
-    };
-    let finished = run.times.finished;
-    let chips = setup.chips_per_instance * config.instances as u64;
-    let has_slo = config.slo.max_ttft_s.is_some() || config.slo.max_tpot_s.is_some();
-    SimReport {
-        instances: config.instances,
-        router: config.router,
-        chips_per_instance: setup.chips_per_instance,
-        chips,
-        max_seqs: setup.max_seqs,
-        max_batched_tokens: setup.max_batched_tokens,
-        kv_blocks: setup.kv_blocks,
-        requests: list.len() as u64,
-        finished,
-        ttft: Percentiles::of(&mut ttft),
-        tpot: Percentiles::of(&mut tpot),
-        e2e: Percentiles::of(&mut e2e),
-        output_tokens_per_s: per_s(output_tokens as f64),
-        output_tokens_per_s_per_chip: per_s(output_tokens as f64) / chips as f64,
-        requests_per_s: per_s(finished as f64),
-        goodput_requests_per_s: has_slo.then(|| per_s(good as f64)),
-        goodput_share: has_slo.then(|| good as f64 / (finished.max(1)) as f64),
-        slo: config.slo,
-        mean_batch: run.batch_sum as f64 / run.iterations.max(1) as f64,
-        preemptions: run.instances.iter().map(|i| i.preemptions).sum(),
-        iterations: run.iterations,
-        simulated_s,
-        arrival_window_s: window_s,
-        stable: !end.capped && !run.half.grows(),
-        capped: end.capped,
-        exact: config.exact,
-        steps_priced: run.clock.steps_priced,
-        cache_max_relative_error: run.clock.audit(),
     }
 }
