@@ -14,7 +14,7 @@ use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
 
-mod nodes;
+pub(crate) mod nodes;
 mod point;
 
 use point::best_point;

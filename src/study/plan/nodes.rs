@@ -8,7 +8,7 @@ use crate::base::param::ScenarioParam;
 
 /// Node counts a plan tries past one node, fewest first: it offers the fewest at which a
 /// layout fits, and twice as many beside them.
-pub(super) const NODE_COUNTS: [u64; 4] = [2, 4, 8, 16];
+pub(crate) const NODE_COUNTS: [u64; 4] = [2, 4, 8, 16];
 
 /// Most chips a tensor-parallel group spans: one 8-GPU board, as serving engines split a
 /// model's heads (a larger scale-up domain still holds whole 8-way groups).
@@ -18,7 +18,7 @@ const MOST_TP: u64 = 8;
 /// whose parallel dimensions are `dims` (in its layout order), each a size per dimension.
 /// Each node holds the largest power of two of chips its domain has. A family needing a
 /// dimension the workload lacks is left out.
-pub(super) fn layouts_over(dims: &[ScenarioParam], domain: u64, nodes: u64) -> Vec<Vec<u64>> {
+pub(crate) fn layouts_over(dims: &[ScenarioParam], domain: u64, nodes: u64) -> Vec<Vec<u64>> {
     let per_node = 1u64 << (63 - domain.max(1).leading_zeros());
     let chips = per_node * nodes;
     let tp = per_node.min(MOST_TP);

@@ -14,6 +14,7 @@ use crate::engine::chip::Chip;
 use crate::engine::price::IterationPricer;
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
+use crate::study::plan::nodes::{layouts_over, NODE_COUNTS};
 use crate::study::plan::{layout_name, layouts};
 
 /// Why prefill apart has no pool: one prompt fits no layout's memory.
@@ -27,7 +28,8 @@ pub enum LayoutChoice {
     /// Per chip and types, the layout of fewest chips on which one request fits, as
     /// practitioners start.
     Smallest,
-    /// Every layout within the chip's scale-up domain (a frontier's search).
+    /// Every layout within the chip's scale-up domain, and past it over 2 to 16 domains on
+    /// a chip with a network (a frontier's search).
     All,
 }
 
@@ -244,7 +246,8 @@ pub(crate) fn serve_layouts(
         .filter_map(|d| Some((*d, workload.param(*d)?)))
         .collect();
     let dims: Vec<usize> = named.iter().map(|(_, i)| *i).collect();
-    for layout in layouts_of(workload, chip, &dims, query)? {
+    let kinds: Vec<ScenarioParam> = named.iter().map(|(p, _)| *p).collect();
+    for layout in layouts_of(workload, chip, (&dims, &kinds), query)? {
         let mut scenario = query.scenario.clone();
         scenario.dtypes = dtypes;
         let sizes = layout.iter().map(|&s| s as f64);
@@ -266,11 +269,14 @@ pub(crate) fn serve_layouts(
 }
 
 /// The layouts `query` tries on `chip`: the scenario's own, or every one within the chip's
-/// scale-up domain, fewest chips first.
+/// scale-up domain, fewest chips first, then, on a chip with a network to reach past its
+/// domain, those over 2 to 16 domains as practitioners lay them (tensor parallelism within a
+/// node by pipeline stages or expert groups across nodes, or wide expert parallelism:
+/// [`layouts_over`]). `dims` are the parallel params' indices and kinds.
 fn layouts_of(
     workload: &Workload,
     chip: &Chip,
-    dims: &[usize],
+    (dims, kinds): (&[usize], &[ScenarioParam]),
     query: &ServingQuery,
 ) -> Result<Vec<Vec<u64>>, Error> {
     if query.layouts == LayoutChoice::Given {
@@ -281,6 +287,15 @@ fn layouts_of(
         .unwrap_or(1);
     let mut all = layouts(dims.len(), domain);
     all.sort_by_key(|l| l.iter().product::<u64>());
+    if chip.network.is_some() {
+        for nodes in NODE_COUNTS {
+            for layout in layouts_over(kinds, domain, nodes) {
+                if !all.contains(&layout) {
+                    all.push(layout);
+                }
+            }
+        }
+    }
     Ok(all)
 }
 
