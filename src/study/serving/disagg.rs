@@ -25,9 +25,11 @@ impl Server<'_> {
         let (chunk, chunk_context) = self.chunk(shape, k);
         let prefill = self.cycle(0.0, 0.0, tokens_per_step, Some((chunk, 1.0, chunk_context)))?;
         let decode = self.cycle(c, shape.mean_decode_context(), tokens_per_step, None)?;
-        // The prefill step holds one sequence's cache: its bytes per position, per chip.
+        // The prefill step holds one sequence's cache: its bytes per position, per chip; and
+        // its recurrent state (a state-space model's), which the decode instance needs too.
         let kv_per_token = prefill.summary.kv_bytes / (chunk_context + chunk);
-        let kv_transfer_s = self.transfer_s(link, kv_per_token * shape.input_tokens as f64)?;
+        let sent_bytes = kv_per_token * shape.input_tokens as f64 + prefill.summary.state_bytes;
+        let kv_transfer_s = self.transfer_s(link, sent_bytes)?;
         let ttft = k * prefill.time_s + kv_transfer_s;
         let decoding = decode_iterations * decode.time_s;
         let output = shape.output_tokens as f64;

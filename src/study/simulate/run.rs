@@ -37,6 +37,8 @@ impl Outcomes for Times {
 struct Setup {
     chips_per_instance: u64,
     kv_blocks: u64,
+    /// Blocks a running sequence's recurrent state takes.
+    state_blocks: u64,
     max_batched_tokens: u64,
     max_seqs: u64,
 }
@@ -74,7 +76,10 @@ pub fn simulate(
     };
     let mut run = Run {
         instances: (0..config.instances)
-            .map(|_| Instance::new(setup.kv_blocks, setup.max_seqs, setup.max_batched_tokens))
+            .map(|_| {
+                let blocks = (setup.kv_blocks, setup.state_blocks);
+                Instance::new(blocks.0, blocks.1, setup.max_seqs, setup.max_batched_tokens)
+            })
             .collect(),
         times: Times {
             first_s: vec![f64::NAN; list.len()],
@@ -100,22 +105,26 @@ fn setup(
     clock: &mut Clock,
 ) -> Result<Setup, Error> {
     // A decode step of one sequence holding `REFERENCE` positions: its KV bytes over those
-    // positions are the bytes per token; the rest of its footprint is what is not KV.
+    // positions are the bytes per token, its recurrent state one sequence's; the rest of its
+    // footprint is what no sequence holds.
     const REFERENCE: f64 = 1024.0;
     let step = clock
         .pricer()
         .price(&Iteration::decode(1.0, REFERENCE - 1.0))?;
     let per_token = step.kv_bytes / REFERENCE;
-    let room = step.usable_bytes - (step.footprint_bytes - step.kv_bytes);
+    let fixed_bytes = step.footprint_bytes - step.kv_bytes - step.state_bytes;
+    let room = step.usable_bytes - fixed_bytes;
     let fits = per_token > 0.0 && room >= per_token * BLOCK_TOKENS as f64;
     if !fits {
         return Err(Error::value(format!(
             "no room for a KV block: {:.3} GB usable, {:.3} GB of weights, workspace and reserve",
             step.usable_bytes / 1e9,
-            (step.footprint_bytes - step.kv_bytes) / 1e9
+            fixed_bytes / 1e9
         )));
     }
     let kv_blocks = ((room / per_token).floor() as u64) / BLOCK_TOKENS;
+    // The state is held in the same pool, in whole blocks.
+    let state_blocks = (step.state_bytes / (per_token * BLOCK_TOKENS as f64)).ceil() as u64;
     let budget = match workload.param(ScenarioParam::MaxBatchedTokens) {
         None => f64::from(u32::MAX / 2),
         Some(i) => {
@@ -138,21 +147,27 @@ fn setup(
     Ok(Setup {
         chips_per_instance: step.chips,
         kv_blocks,
+        state_blocks,
         max_batched_tokens: budget.min(f64::from(u32::MAX / 2)) as u64,
         max_seqs,
     })
 }
 
-/// Refuses a run with a request whose tokens alone need more KV blocks than an instance has.
+/// Refuses a run with a request whose tokens (and recurrent state) alone need more KV blocks
+/// than an instance has.
 fn check_fits(list: &[Request], setup: &Setup) -> Result<(), Error> {
     let most = list
         .iter()
         .map(|r| r.input_tokens + r.output_tokens - 1)
         .max()
         .unwrap_or(0);
-    if most.div_ceil(BLOCK_TOKENS) > setup.kv_blocks {
+    if most.div_ceil(BLOCK_TOKENS) + setup.state_blocks > setup.kv_blocks {
+        let state = match setup.state_blocks {
+            0 => String::new(),
+            n => format!(", {n} blocks of them for a sequence's recurrent state"),
+        };
         return Err(Error::value(format!(
-            "a request of {most} tokens needs more KV cache than an instance holds ({} tokens)",
+            "a request of {most} tokens needs more KV cache than an instance holds ({} tokens{state})",
             setup.kv_blocks * BLOCK_TOKENS
         )));
     }
@@ -323,6 +338,7 @@ fn report(
         max_seqs: setup.max_seqs,
         max_batched_tokens: setup.max_batched_tokens,
         kv_blocks: setup.kv_blocks,
+        state_blocks_per_seq: setup.state_blocks,
         requests: list.len() as u64,
         finished,
         ttft: Percentiles::of(&mut ttft),
