@@ -244,6 +244,40 @@ fn speculation_accepting_nothing_is_never_faster() {
 }
 
 #[test]
+fn with_a_draft_each_sequence_holds_both_models_states() {
+    // Nemotron-H-8B verifying 2 drafted tokens a step at the mean context 1535 holds 1538
+    // positions of KV (4 attention layers x 2 x 8 KV heads x 128, bf16) and 24 Mamba-2
+    // layers of state (128 x 64 x 128 + 3 x 10240, bf16) a sequence; its one-layer draft
+    // (a Mamba-2 and an MLP layer, the kinds its pattern ends with) one layer of state and
+    // no KV.
+    let shape = RequestShape::new(1024, 1024).unwrap();
+    let options = ServingOptions {
+        speculation: Some(Speculation::new(2, 0.7).unwrap()),
+        ..ServingOptions::default()
+    };
+    let p = point("nemotron-h-8b", "h100-sxm", &[], options, shape, 64);
+    let layer_state = (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
+    let per_seq = 1538.0 * 4.0 * 2.0 * 8.0 * 128.0 * 2.0 + 24.0 * layer_state + layer_state;
+    // The draft's weights: embedding and head (131072 x 4096 each), the final norm, a Mamba-2
+    // layer (norm, in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128), conv 10240 x 5, 3 x 128
+    // decays and skips, gated norm 8192, out_proj 8192 x 4096) and an MLP layer (norm, up and
+    // down 4096 x 21504), bf16.
+    let (h, vocab) = (4096.0, 131072.0);
+    let mamba = h + h * 18560.0 + 10240.0 * 5.0 + 384.0 + 8192.0 + 8192.0 * h;
+    let mlp = h + 2.0 * h * 21504.0;
+    let draft_weight_bytes = (2.0 * vocab * h + h + mamba + mlp) * 2.0;
+    let d = &p.decode;
+    let room =
+        d.usable_bytes - d.weight_bytes - d.workspace_bytes - d.reserve_bytes - draft_weight_bytes;
+    assert_eq!(p.max_concurrency, Some((room / per_seq).floor() as u64));
+    assert_close(
+        p.footprint_bytes,
+        d.usable_bytes - room + 64.0 * per_seq,
+        1e-12,
+    );
+}
+
+#[test]
 fn expected_tokens_per_verify_step() {
     // (1 - A^(K+1)) / (1 - A): K = 3, A = 0.8 gives (1 - 0.4096) / 0.2 = 2.952.
     let s = Speculation::new(3, 0.8).unwrap();
