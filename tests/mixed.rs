@@ -62,11 +62,20 @@ const NONE: &[(&str, f64)] = &[];
 const TP2: &[(&str, f64)] = &[("tp", 2.0)];
 const EP2: &[(&str, f64)] = &[("ep", 2.0)];
 
+/// The models of the templates with mixed steps: dense, gemma2, moe, mla-moe and hybrid-ssm.
+const MODELS: [&str; 5] = [
+    "llama-3.1-8b",
+    "gemma-2-27b",
+    "mixtral-8x7b",
+    "deepseek-v3",
+    "nemotron-h-8b",
+];
+
 /// Each template's model alone and under tp = 2 (DeepSeek-V3 also under ep = 2), with
 /// contexts that reach past Gemma-2's 4096-position window in both parts.
 fn cases() -> Vec<Mix> {
     let mut cases = Vec::new();
-    for workload in ["llama-3.1-8b", "gemma-2-27b", "mixtral-8x7b", "deepseek-v3"] {
+    for workload in MODELS {
         let layouts: &[&[(&str, f64)]] = if workload == "deepseek-v3" {
             &[NONE, TP2, EP2]
         } else {
@@ -126,6 +135,7 @@ fn unread_weight_elements(m: &Mix, tokens: f64) -> f64 {
     match m.workload {
         "llama-3.1-8b" => 128256.0 / tp * 4096.0,
         "gemma-2-27b" => 0.0, // the head reads the tied embedding whole
+        "nemotron-h-8b" => 131072.0 / tp * 4096.0,
         // 32 MoE layers of 8 experts (gate_up 4096 x 2 x 14336, down 14336 x 4096), top-2
         "mixtral-8x7b" => {
             let expert = 3.0 * 4096.0 * 14336.0 / tp;
@@ -140,12 +150,32 @@ fn unread_weight_elements(m: &Mix, tokens: f64) -> f64 {
     }
 }
 
+/// Elements of weights a mixed step reads twice: a Mamba-2 layer's decode and prefill conv
+/// kernels each read the conv taps and biases (x, B and C channels x (4 taps + 1)), and its
+/// two scan kernels each read the decays and skip (3 per head); 24 such layers in
+/// Nemotron-H-8B, 128 heads of 64, 8 groups of state 128, each split `tp` ways.
+fn weight_elements_read_twice(m: &Mix) -> f64 {
+    if m.workload != "nemotron-h-8b" {
+        return 0.0;
+    }
+    let tp = m
+        .layout
+        .iter()
+        .find(|(n, _)| *n == "tp")
+        .map_or(1.0, |p| p.1);
+    let heads = 128.0 / tp;
+    let channels = heads * 64.0 + 2.0 * (8.0 / tp).max(1.0) * 128.0;
+    24.0 * (channels * 5.0 + 3.0 * heads)
+}
+
 #[test]
 fn unfused_a_mixed_step_moves_its_two_steps_bytes_less_the_weights_read_twice() {
     // Without fusion every op reads its inputs and writes its output, so the activations' and
     // the caches' bytes add up, and each weight is read once per step: bytes less the
     // weights read are additive. The weights read are the resident ones (pp = 1: a chip
-    // holds every layer it runs) less the unread part, in bf16 (2 bytes) throughout.
+    // holds every layer it runs) less the unread part, in bf16 (2 bytes) throughout; a
+    // mixed step reads a Mamba layer's conv weights and decays twice (its decode and its
+    // prefill kernels each read them).
     let spec = ScenarioSpec {
         fusion: Some("none".into()),
         dtypes: vec![(Role::Weight.into(), DType::Bf16.into())],
@@ -159,7 +189,7 @@ fn unfused_a_mixed_step_moves_its_two_steps_bytes_less_the_weights_read_twice() 
         let rest = |r: &StepReport, tokens: f64| r.summary.bytes - read(tokens);
         let tokens = m.batch + m.prefill_tokens;
         let apart = rest(&decode, m.batch) + rest(&prefill, m.prefill_tokens);
-        let together = rest(&mixed, tokens);
+        let together = rest(&mixed, tokens) - 2.0 * weight_elements_read_twice(&m);
         assert!(
             (together - apart).abs() <= 1e-12 * mixed.summary.bytes,
             "{} {:?}: {together} bytes beside the weights mixed, {apart} apart",
@@ -172,7 +202,46 @@ fn unfused_a_mixed_step_moves_its_two_steps_bytes_less_the_weights_read_twice() 
             decode.summary.kv_bytes + prefill.summary.kv_bytes,
             1e-12,
         );
+        // And the recurrent state likewise (none but Nemotron-H's).
+        assert_eq!(
+            mixed.summary.state_bytes,
+            decode.summary.state_bytes + prefill.summary.state_bytes
+        );
     }
+}
+
+#[test]
+fn nemotron_h_mixed_step_holds_a_state_for_each_prompt_and_reads_each_once() {
+    // 16 decode sequences and two prompts' chunks of 384 tokens: 18 sequences' state, each
+    // 24 layers x (SSM 128 x 64 x 128 + conv 3 x 10240), bf16.
+    let m = Mix {
+        workload: "nemotron-h-8b",
+        layout: NONE,
+        batch: 16.0,
+        context: 2000.0,
+        prefill_tokens: 768.0,
+        prefill_seqs: 2.0,
+        prefill_context: 1024.0,
+    };
+    let r = m.mixed(&roofline());
+    let per_sequence = 24.0 * (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
+    assert_eq!(r.summary.state_bytes, 18.0 * per_sequence);
+    let op = |name: &str| &r.prices.iter().find(|p| p.name == name).unwrap().cost;
+    // The decode scan: the recurrent update of 16 sequences, 128 heads x (5 x 64 x 128 +
+    // 3 x 64) FLOPs each.
+    assert_eq!(
+        op("ssm").flops,
+        16.0 * 128.0 * (5.0 * 64.0 * 128.0 + 3.0 * 64.0)
+    );
+    // The prefill scan: 2 sequences of 3 chunks of 128. Per chunk and head 2 x 128^2 x 64
+    // + 4 x 128 x 128 x 64 + 2 x 128 x 64; per chunk and group 2 x 128^2 x 128.
+    let per_chunk = 128.0 * (2_097_152.0 + 4_194_304.0 + 16_384.0) + 8.0 * 4_194_304.0;
+    assert_eq!(op("ssm_prefill").flops, 2.0 * 3.0 * per_chunk);
+    // It reads x, B, C (10240) and dt (128) of its 768 tokens, the 3 x 128 decays and skip
+    // and both prompts' states, and writes y (8192) of each token and the states; bf16.
+    let state = 128.0 * 64.0 * 128.0;
+    let elements = 768.0 * (10240.0 + 128.0) + 384.0 + 2.0 * 2.0 * state + 768.0 * 8192.0;
+    assert_eq!(op("ssm_prefill").bytes, 2.0 * elements);
 }
 
 #[test]
@@ -221,7 +290,7 @@ fn llama_3_1_8b_mixed_step_flops_by_hand() {
 fn without_prompt_tokens_the_prefill_params_change_nothing() {
     // prefill_seqs and prefill_context mean nothing while prefill_tokens is 0: in every
     // mode and plan, the step is the decode step to the last bit.
-    for workload in ["llama-3.1-8b", "gemma-2-27b", "mixtral-8x7b", "deepseek-v3"] {
+    for workload in MODELS {
         for (mode, fusion) in [
             (stepcost::Mode::Expected, "flash"),
             (stepcost::Mode::Roofline, "none"),

@@ -107,6 +107,27 @@ fn a_priced_transfer_sends_the_prompts_cache_over_the_network() {
 }
 
 #[test]
+fn a_hybrid_models_transfer_sends_the_prompts_state_with_its_cache() {
+    // Nemotron-H-8B: KV in 4 attention layers, 2 x 8 heads x 128 x 2 bytes = 16,384 B a
+    // token; the state of 24 Mamba-2 layers, (128 x 64 x 128 + 3 x 10240) x 2 bytes each;
+    // 2048 tokens over h100-sxm's 50 GB/s network.
+    let shape = RequestShape::new(2048, 64).unwrap();
+    let t = with_server(
+        "nemotron-h-8b",
+        "h100-sxm",
+        &[],
+        ServingOptions::default(),
+        |s| s.disaggregated(shape, 1, stepcost::KvLink::Priced).unwrap(),
+    );
+    let state = 24.0 * (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
+    assert_close(
+        t.disaggregated.unwrap().kv_transfer_s,
+        (16_384.0 * 2048.0 + state) / 50e9,
+        1e-9,
+    );
+}
+
+#[test]
 fn one_request_in_flight_is_a_request_priced_alone() {
     let shape = RequestShape::new(1024, 512).unwrap();
     let sets = [("tp", 2.0)];
@@ -220,6 +241,40 @@ fn speculation_accepting_nothing_is_never_faster() {
             }
         }
     }
+}
+
+#[test]
+fn with_a_draft_each_sequence_holds_both_models_states() {
+    // Nemotron-H-8B verifying 2 drafted tokens a step at the mean context 1535 holds 1538
+    // positions of KV (4 attention layers x 2 x 8 KV heads x 128, bf16) and 24 Mamba-2
+    // layers of state (128 x 64 x 128 + 3 x 10240, bf16) a sequence; its one-layer draft
+    // (a Mamba-2 and an MLP layer, the kinds its pattern ends with) one layer of state and
+    // no KV.
+    let shape = RequestShape::new(1024, 1024).unwrap();
+    let options = ServingOptions {
+        speculation: Some(Speculation::new(2, 0.7).unwrap()),
+        ..ServingOptions::default()
+    };
+    let p = point("nemotron-h-8b", "h100-sxm", &[], options, shape, 64);
+    let layer_state = (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
+    let per_seq = 1538.0 * 4.0 * 2.0 * 8.0 * 128.0 * 2.0 + 24.0 * layer_state + layer_state;
+    // The draft's weights: embedding and head (131072 x 4096 each), the final norm, a Mamba-2
+    // layer (norm, in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128), conv 10240 x 5, 3 x 128
+    // decays and skips, gated norm 8192, out_proj 8192 x 4096) and an MLP layer (norm, up and
+    // down 4096 x 21504), bf16.
+    let (h, vocab) = (4096.0, 131072.0);
+    let mamba = h + h * 18560.0 + 10240.0 * 5.0 + 384.0 + 8192.0 + 8192.0 * h;
+    let mlp = h + 2.0 * h * 21504.0;
+    let draft_weight_bytes = (2.0 * vocab * h + h + mamba + mlp) * 2.0;
+    let d = &p.decode;
+    let room =
+        d.usable_bytes - d.weight_bytes - d.workspace_bytes - d.reserve_bytes - draft_weight_bytes;
+    assert_eq!(p.max_concurrency, Some((room / per_seq).floor() as u64));
+    assert_close(
+        p.footprint_bytes,
+        d.usable_bytes - room + 64.0 * per_seq,
+        1e-12,
+    );
 }
 
 #[test]
@@ -338,6 +393,53 @@ fn memory_caps_concurrency() {
     assert_eq!(cell(&header, capped, "fits"), "true");
     let headroom: f64 = cell(&header, capped, "headroom_bytes").parse().unwrap();
     assert!(headroom >= 0.0);
+}
+
+#[test]
+fn a_sequences_recurrent_state_caps_concurrency_where_its_cache_alone_would_not() {
+    // Nemotron-H-8B on one H100, requests of 1024 in and 1024 out: decoding sequences sit at
+    // a mean context of 1024 + 1022 / 2 = 1535 and hold 1536 positions of KV in the 4
+    // attention layers (2 x 8 KV heads x 128, bf16), and each the state of 24 Mamba-2 layers
+    // (SSM 128 x 64 x 128 and conv 3 x 10240, bf16) whatever its context.
+    let kv_bytes = 1536.0 * 4.0 * 2.0 * 8.0 * 128.0 * 2.0;
+    let state_bytes = 24.0 * (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
+    assert_eq!((kv_bytes, state_bytes), (25_165_824.0, 51_806_208.0));
+    // The activation workspace is the most one kernel reads and writes: at hundreds of
+    // sequences the decode scan's, per sequence x, B, C (10240) and dt (128) read, one
+    // layer's SSM state read and written, y (8192) written, bf16.
+    let scan_bytes = (10240.0 + 128.0 + 2.0 * 128.0 * 64.0 * 128.0 + 8192.0) * 2.0;
+    // The room beside the weights and the runtime reserve.
+    let one = run(
+        "nemotron-h-8b",
+        "h100-sxm",
+        &[("batch", 1.0), ("context", 1535.0)],
+        ScenarioSpec::default(),
+    )
+    .summary;
+    let room = one.usable_bytes - one.weight_bytes - one.reserve_bytes;
+    let most = (room / (kv_bytes + state_bytes + scan_bytes)).floor() as u64;
+    // There, the scan's workspace is more than the one sized for max_batched_tokens.
+    assert!(most as f64 * scan_bytes > one.workspace_bytes);
+    // 1000 in flight: their caches alone would fit, with their states they do not.
+    let kv_alone = (room - one.workspace_bytes) / kv_bytes;
+    assert!(1000.0 < kv_alone && most < 1000, "{most}");
+    let out = stepcost()
+        .args(["serving", "nemotron-h-8b", "--chip", "h100-sxm"])
+        .args(["--request", "in=1024,out=1024", "--concurrency", "1000"])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows.len(), 1);
+    assert_eq!(cell(&header, &rows[0], "capped_from"), "1000");
+    assert_eq!(cell(&header, &rows[0], "concurrency"), most.to_string());
+    assert_eq!(cell(&header, &rows[0], "max_concurrency"), most.to_string());
+    assert_eq!(cell(&header, &rows[0], "fits"), "true");
 }
 
 #[test]

@@ -238,6 +238,43 @@ fn a_tiny_kv_cache_preempts_and_still_finishes_every_request() {
     assert!(sim.kv_blocks < 3000, "{}", sim.kv_blocks);
 }
 
+#[test]
+fn a_hybrid_models_sequences_each_hold_their_state_in_the_kv_budget() {
+    // Nemotron-H-8B on an H100 at a quarter of its memory. A token's KV: 4 attention layers
+    // x 2 x 8 KV heads x 128 x 2 bytes = 16,384 B, a block of 16 tokens 262,144 B; a
+    // sequence's state: 24 Mamba-2 layers x (128 x 64 x 128 + 3 x 10240) x 2 bytes =
+    // 51,806,208 B, 197.6 blocks, so 198.
+    let w = mixed("nemotron-h-8b");
+    let c = chip("h100-sxm");
+    let spec = ScenarioSpec {
+        memory_utilization: Some(0.25),
+        ..ScenarioSpec::default()
+    };
+    let s = Scenario::resolve(&w, &spec).unwrap();
+    let arrivals = Arrivals::Poisson { rate_per_s: 50.0 };
+    let sim = simulate(
+        &w,
+        &c,
+        &s,
+        &config(arrivals, Horizon::Requests { n: 300 }, 1024, 256),
+    )
+    .unwrap();
+    assert_eq!(sim.state_blocks_per_seq, 198);
+    // The budget: usable memory less weights, workspace and reserve (the state no longer
+    // counted among them), in blocks.
+    let sets = [("batch", 1.0), ("context", 1023.0)];
+    let one = crate::common::run("nemotron-h-8b", "h100-sxm", &sets, spec).summary;
+    let room = one.usable_bytes - one.weight_bytes - one.workspace_bytes - one.reserve_bytes;
+    assert_eq!(sim.kv_blocks, (room / 16_384.0).floor() as u64 / 16);
+    // A running sequence holds its state and at least one block of KV, so at most
+    // kv_blocks / 199 run at once, where their KV alone (at most 80 blocks each) would let
+    // more than twice as many run; every request still finishes.
+    let most = sim.kv_blocks as f64 / 199.0;
+    assert!(sim.kv_blocks as f64 / 80.0 > 2.0 * most);
+    assert!(sim.mean_batch <= most, "{} of {most}", sim.mean_batch);
+    assert_eq!(sim.finished, 300);
+}
+
 fn cli_run(extra: &[&str]) -> std::process::Output {
     let mut cmd = stepcost();
     cmd.args(["simulate", "llama-3.1-8b", "--chip", "h100-sxm"]);

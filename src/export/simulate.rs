@@ -85,13 +85,17 @@ fn write_table(out: &mut dyn Write, title: &str, r: &SimReport) -> io::Result<()
     writeln!(out, "{title}")?;
     writeln!(
         out,
-        "assumes: {} instance(s) of {} chip(s), {}; max_seqs={} max_batched_tokens={}; KV {} blocks of 16 tokens per instance; {}",
+        "assumes: {} instance(s) of {} chip(s), {}; max_seqs={} max_batched_tokens={}; KV {} blocks of 16 tokens per instance{}; {}",
         r.instances,
         r.chips_per_instance,
         r.router.name(),
         r.max_seqs,
         r.max_batched_tokens,
         r.kv_blocks,
+        match r.state_blocks_per_seq {
+            0 => String::new(),
+            n => format!(", {n} of them a sequence's recurrent state"),
+        },
         if r.exact { "every iteration priced exactly" } else { "iterations priced from a cache (exact in context within a kernel's bound regime)" }
     )?;
     if r.prefill_instances > 0 {

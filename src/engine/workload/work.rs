@@ -60,7 +60,9 @@ impl Workload {
             ev.reads[slot] = match (&input.size, input.source) {
                 (ReadSize::GemmLeft, _) => work.left,
                 (ReadSize::GemmRight, _) => work.right,
-                (ReadSize::Explicit(field), _) => self.dim(field, ev)?,
+                // May be 0: a read of an op whose block vanished in this scenario (a mixed
+                // step's prefill ops, without prompt tokens).
+                (ReadSize::Explicit(field), _) => self.amount(Some(field), ev)?,
                 (ReadSize::Whole, Ref::Tensor(t)) => ev.tensors[t],
                 (ReadSize::Whole, _) => f64::NAN, // an op's output: settled after all ops
             };

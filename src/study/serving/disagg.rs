@@ -24,10 +24,25 @@ pub struct PrefillPool {
     pub chunk_time_s: f64,
     /// Chips of one prefill instance.
     pub chips: u64,
-    /// KV bytes one chip of the instance holds per prompt position (what it sends).
-    pub kv_bytes_per_token_per_chip: f64,
+    /// What one chip of the instance holds of a prompt's sequence (what it sends).
+    pub sequence_bytes_per_chip: SequenceBytes,
     /// Whether one prompt's prefill fits the instance's memory.
     pub fits: bool,
+}
+
+/// What one chip holds of one sequence: KV bytes per cached position, and the recurrent
+/// state (a state-space model's, the same at any context; 0 without one).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SequenceBytes {
+    pub kv_per_token: f64,
+    pub state: f64,
+}
+
+impl SequenceBytes {
+    /// A sequence of `tokens` positions: its KV cache and its state.
+    pub fn of(&self, tokens: u64) -> f64 {
+        self.kv_per_token * tokens as f64 + self.state
+    }
 }
 
 impl PrefillPool {
@@ -51,16 +66,20 @@ impl Server<'_> {
             chunks: k as u64,
             chunk_time_s: prefill.time_s,
             chips: prefill.summary.chips,
-            kv_bytes_per_token_per_chip: self.kv_bytes_per_token_per_chip()?,
+            sequence_bytes_per_chip: self.sequence_bytes_per_chip()?,
             fits: prefill.footprint_bytes <= prefill.summary.usable_bytes,
         })
     }
 
-    /// KV bytes one chip holds per position of a sequence (a chip's share under the layout:
-    /// heads split by tp, replicated past the KV heads, layers split by pp).
-    pub(crate) fn kv_bytes_per_token_per_chip(&mut self) -> Result<f64, Error> {
+    /// What one chip holds of a sequence (a chip's share under the layout: heads split by tp,
+    /// replicated past the KV heads, layers split by pp): its KV bytes per position and its
+    /// recurrent state.
+    pub(crate) fn sequence_bytes_per_chip(&mut self) -> Result<SequenceBytes, Error> {
         let step = (self.target).price(&Iteration::decode(1.0, REFERENCE_POSITIONS - 1.0))?;
-        Ok(step.kv_bytes / REFERENCE_POSITIONS)
+        Ok(SequenceBytes {
+            kv_per_token: step.kv_bytes / REFERENCE_POSITIONS,
+            state: step.state_bytes,
+        })
     }
 
     /// The steady state with prompts prefilled on instances of this server's own layout.
@@ -88,13 +107,11 @@ impl Server<'_> {
         let c = concurrency.max(1) as f64;
         let (tokens_per_step, decode_iterations) = self.decode_work(shape);
         let decode = self.cycle(c, shape.mean_decode_context(), tokens_per_step, None)?;
-        let receive = self.kv_bytes_per_token_per_chip()?;
-        let kv_transfer_s = kv_transfer_s(
-            self.chip,
-            link,
-            pool.kv_bytes_per_token_per_chip.max(receive),
-            shape.input_tokens,
-        )?;
+        // The busier side of the transfer: a prefill chip's shard sent, or a decode chip's
+        // received.
+        let sent = pool.sequence_bytes_per_chip.of(shape.input_tokens);
+        let received = self.sequence_bytes_per_chip()?.of(shape.input_tokens);
+        let kv_transfer_s = kv_transfer_s(self.chip, link, sent.max(received))?;
         let ttft = pool.prompt_s() + kv_transfer_s;
         let decoding = decode_iterations * decode.time_s;
         let output = shape.output_tokens as f64;
@@ -144,23 +161,18 @@ impl Server<'_> {
     }
 }
 
-/// Sending a prompt of `tokens` positions between the pools, `bytes_per_token_per_chip` on
-/// the busiest chip's side (the larger of what each prefill chip sends and each decode chip
-/// receives: a pool of fewer chips holds a larger shard of the cache on each), over the
-/// chip's network (its scale-up link where it has none); nothing over a free link.
-pub fn kv_transfer_s(
-    chip: &Chip,
-    link: KvLink,
-    bytes_per_token_per_chip: f64,
-    tokens: u64,
-) -> Result<f64, Error> {
+/// Sending a prompt's sequence between the pools, `bytes_per_chip` on the busiest chip's
+/// side (the larger of what each prefill chip sends and each decode chip receives: a pool of
+/// fewer chips holds a larger shard of the cache on each), over the chip's network (its
+/// scale-up link where it has none); nothing over a free link.
+pub fn kv_transfer_s(chip: &Chip, link: KvLink, bytes_per_chip: f64) -> Result<f64, Error> {
     if link == KvLink::Free {
         return Ok(0.0);
     }
     let network = chip.network.as_ref().map(|n| n.bandwidth_bytes_per_s);
     let scale_up = (chip.interconnect.as_ref()).map(|i| i.bandwidth_bytes_per_s);
     match network.or(scale_up) {
-        Some(bandwidth) => Ok(bytes_per_token_per_chip * tokens as f64 / bandwidth),
+        Some(bandwidth) => Ok(bytes_per_chip / bandwidth),
         None => Err(Error::value(format!(
             "{} has no network or scale-up link to send a prompt's KV cache over",
             chip.id()

@@ -43,7 +43,7 @@ use crate::engine::cost::{CostView, StepCost};
 use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 
 pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
-pub use disagg::{kv_transfer_s, PrefillPool};
+pub use disagg::{kv_transfer_s, PrefillPool, SequenceBytes};
 pub use frontier::frontier;
 pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
 pub use survey::{
@@ -183,11 +183,12 @@ pub struct ServingPoint {
     pub tco_usd_per_million_tokens: Option<f64>,
     pub tokens_per_kwh: Option<f64>,
     /// The decode iteration's memory: weights (the draft's too), KV at the mean context,
-    /// workspace and reserve.
+    /// recurrent state, workspace and reserve.
     pub footprint_bytes: f64,
     pub usable_bytes: f64,
     pub fits: bool,
-    /// The most requests in flight whose KV cache fits at the mean context.
+    /// The most requests in flight whose KV cache at the mean context and recurrent state (a
+    /// state-space model's, one per sequence) fit.
     pub max_concurrency: Option<u64>,
     /// The decode-only iteration's summary (at `C` sequences, the mean context).
     pub decode: StepSummary,
@@ -195,7 +196,8 @@ pub struct ServingPoint {
     pub disaggregated: Option<Disaggregated>,
 }
 
-/// Prefill on instances of its own, the KV cache sent to the decode instance.
+/// Prefill on instances of its own, the KV cache (and a state-space model's recurrent state)
+/// sent to the decode instance.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Disaggregated {
     /// Prefill instances one decode instance keeps busy (the pools' ratio, x:1).
@@ -204,7 +206,8 @@ pub struct Disaggregated {
     pub prefill_chips: f64,
     /// Chips of one prefill instance (its own layout's).
     pub prefill_instance_chips: u64,
-    /// Sending one prompt's KV cache from the prefill to the decode instance.
+    /// Sending one prompt's KV cache (and recurrent state) from the prefill to the decode
+    /// instance.
     pub kv_transfer_s: f64,
 }
 
@@ -436,11 +439,12 @@ impl<'a> Server<'a> {
             if seqs > 0.0 {
                 time_s += spec.draft_tokens as f64 * drafted.step_time_s;
             }
-            // The draft's weights and cache sit beside the target's.
-            footprint_bytes += drafted.weight_bytes + drafted.kv_bytes;
-            let per_seq_bytes = (summary.kv_bytes + drafted.kv_bytes) / seqs.max(1.0);
-            let room =
-                summary.usable_bytes - (footprint_bytes - summary.kv_bytes - drafted.kv_bytes);
+            // The draft's weights, cache and recurrent state sit beside the target's; a
+            // sequence holds its cache and its state in both.
+            let held = |s: &StepSummary| s.kv_bytes + s.state_bytes;
+            footprint_bytes += drafted.weight_bytes + held(&drafted);
+            let per_seq_bytes = (held(&summary) + held(&drafted)) / seqs.max(1.0);
+            let room = summary.usable_bytes - (footprint_bytes - held(&summary) - held(&drafted));
             max_concurrency = (per_seq_bytes > 0.0)
                 .then(|| (room / per_seq_bytes).floor().max(0.0) as u64)
                 .or(max_concurrency);

@@ -408,13 +408,17 @@ fn at_concurrency(
 }
 
 /// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers
-/// are (no dense-FFN or sliding-window layers).
+/// are (no dense-FFN or sliding-window layers; in a hybrid state-space model, whose layers
+/// are single mixers counted by kind, the Mamba-2 and MLP layers its pattern ends with).
 pub fn one_layer_draft(workload: &Workload, scenario: &Scenario) -> Scenario {
     let mut s = scenario.clone();
     for (name, value) in [
         ("layers", 1.0),
         ("dense_layers", 0.0),
         ("local_layers", 0.0),
+        ("mamba_layers", 1.0),
+        ("attn_layers", 0.0),
+        ("mlp_layers", 1.0),
     ] {
         if let Ok(i) = workload.param_index(name) {
             s.overrides.push((i, value));

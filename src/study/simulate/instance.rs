@@ -1,5 +1,8 @@
 //! One serving instance: its queue, its running sequences and their KV blocks, and the
-//! scheduler that composes each iteration, after vLLM V1's with chunked prefill.
+//! scheduler that composes each iteration, after vLLM V1's with chunked prefill. A model with
+//! recurrent state (a state-space model's, the same size at any context) gives each running
+//! sequence, a prompt being prefilled included, `state_blocks` blocks more for it from
+//! admission until it finishes or is preempted.
 //!
 //! A sequence holds `tokens` known tokens (its prompt and what it has generated) of which
 //! `computed` are in its KV cache. An iteration gives it `tokens - computed` new tokens (one,
@@ -9,7 +12,8 @@
 //! 1. every running sequence with one token to compute decodes it, oldest admission first;
 //! 2. running sequences part-way through their prompt, then the waiting queue from its
 //!    front, fill what is left of `max_batched_tokens` with prompt chunks (a new sequence is
-//!    admitted only while fewer than `max_seqs` run and its chunk's blocks are free);
+//!    admitted only while fewer than `max_seqs` run and its chunk's and state's blocks are
+//!    free);
 //! 3. a running sequence that needs a KV block when none is free preempts the most recently
 //!    admitted running sequence not yet given tokens this iteration (itself, if it is the
 //!    last): its blocks are freed and it returns to the front of the queue, to recompute its
@@ -51,6 +55,8 @@ pub struct Instance {
     waiting: VecDeque<Seq>,
     running: Vec<Seq>,
     free_blocks: u64,
+    /// Blocks each running sequence's recurrent state takes (0 without one).
+    state_blocks: u64,
     max_seqs: usize,
     max_batched_tokens: u64,
     /// When the iteration in flight ends.
@@ -63,11 +69,17 @@ fn blocks_for(tokens: u64) -> u64 {
 }
 
 impl Instance {
-    pub fn new(kv_blocks: u64, max_seqs: u64, max_batched_tokens: u64) -> Instance {
+    pub fn new(
+        kv_blocks: u64,
+        state_blocks: u64,
+        max_seqs: u64,
+        max_batched_tokens: u64,
+    ) -> Instance {
         Instance {
             waiting: VecDeque::new(),
             running: Vec::new(),
             free_blocks: kv_blocks,
+            state_blocks,
             max_seqs: max_seqs as usize,
             max_batched_tokens,
             busy_until: None,
@@ -161,11 +173,11 @@ impl Instance {
             };
             let chunk = (front.tokens - front.computed).min(budget);
             let need = blocks_for(front.computed + chunk);
-            if need > self.free_blocks {
+            if need + self.state_blocks > self.free_blocks {
                 break;
             }
             let mut s = self.waiting.pop_front().expect("a front");
-            self.free_blocks -= need;
+            self.free_blocks -= need + self.state_blocks;
             s.blocks = need;
             s.scheduled = chunk;
             // A cache that came from a prefill instance is admitted decoding.
@@ -193,7 +205,7 @@ impl Instance {
                 return false;
             }
             let mut victim = self.running.pop().expect("a running sequence");
-            self.free_blocks += victim.blocks;
+            self.free_blocks += victim.blocks + self.state_blocks;
             victim.blocks = 0;
             victim.computed = 0;
             self.waiting.push_front(victim);
@@ -227,7 +239,7 @@ impl Instance {
             }
             if s.generated == s.output {
                 out.finished(s.request, now_s);
-                self.free_blocks += s.blocks;
+                self.free_blocks += s.blocks + self.state_blocks;
                 done += 1;
             }
         }
@@ -264,7 +276,7 @@ mod tests {
     #[test]
     fn a_full_cache_preempts_the_newest_sequence_and_requeues_it_at_the_front() {
         // Four blocks (64 tokens); two prompts of 30 tokens take two blocks each.
-        let mut inst = Instance::new(4, 8, 100);
+        let mut inst = Instance::new(4, 0, 8, 100);
         inst.arrive(0, 30, 10);
         inst.arrive(1, 30, 10);
         let mut log = Log::default();
@@ -294,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_request_prefilled_elsewhere_is_admitted_decoding_at_its_prompts_context() {
-        let mut inst = Instance::new(1000, 8, 64);
+        let mut inst = Instance::new(1000, 0, 8, 64);
         inst.arrive_prefilled(0, 100, 3);
         let mut log = Log::default();
         // Its cache holds the 100 prompt positions; the sampled first token decodes.
@@ -313,7 +325,7 @@ mod tests {
 
     #[test]
     fn decodes_come_first_and_prompts_fill_what_is_left_of_the_budget() {
-        let mut inst = Instance::new(1000, 8, 64);
+        let mut inst = Instance::new(1000, 0, 8, 64);
         inst.arrive(0, 10, 5);
         let mut log = Log::default();
         inst.schedule();

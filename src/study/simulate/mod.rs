@@ -16,8 +16,10 @@
 //! trace's end), then the instances drain. A run stops early, reported unstable, at
 //! [`TIME_CAP_WINDOWS`] arrival windows plus [`TIME_CAP_EXTRA_S`] of simulated time or
 //! [`MAX_ITERATIONS`] iterations. Its KV budget per instance is `(usable bytes - everything
-//! but the KV) / KV bytes per token` of a reference decode step, in blocks of
-//! [`BLOCK_TOKENS`].
+//! but the KV and the recurrent state) / KV bytes per token` of a reference decode step, in
+//! blocks of [`BLOCK_TOKENS`]; a state-space model's recurrent state, one per running
+//! sequence whatever its context, takes `state bytes / block bytes` of them, rounded up, from
+//! each sequence's admission (its first prompt chunk) until it finishes or is preempted.
 
 mod clock;
 mod instance;
@@ -134,6 +136,8 @@ pub struct SimReport {
     pub max_batched_tokens: u64,
     /// KV blocks per instance, of [`BLOCK_TOKENS`] tokens.
     pub kv_blocks: u64,
+    /// Of those, the blocks each running sequence's recurrent state takes (0 without one).
+    pub state_blocks_per_seq: u64,
     /// Requests that arrived, and that finished.
     pub requests: u64,
     pub finished: u64,

@@ -59,6 +59,7 @@ pub(super) fn report(
         max_seqs: setup.max_seqs,
         max_batched_tokens: setup.max_batched_tokens,
         kv_blocks: setup.kv_blocks,
+        state_blocks_per_seq: setup.state_blocks,
         requests: list.len() as u64,
         finished,
         ttft: Percentiles::of(&mut ttft),

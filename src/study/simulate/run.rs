@@ -9,7 +9,7 @@ use crate::engine::chip::Chip;
 use crate::engine::price::{Iteration, IterationPricer};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
-use crate::study::serving::kv_transfer_s;
+use crate::study::serving::{kv_transfer_s, SequenceBytes};
 
 use super::clock::{Clock, Mix};
 use super::instance::{Instance, Outcomes, BLOCK_TOKENS};
@@ -41,9 +41,11 @@ impl Outcomes for Times {
 /// An instance's fixed quantities, from a reference step.
 pub(super) struct Setup {
     pub chips_per_instance: u64,
-    /// KV bytes one chip holds per position of a sequence.
-    pub kv_bytes_per_token: f64,
+    /// What one chip holds of a sequence: KV bytes per position and recurrent state.
+    pub sequence_bytes: SequenceBytes,
     pub kv_blocks: u64,
+    /// Blocks a running sequence's recurrent state takes.
+    pub state_blocks: u64,
     pub max_batched_tokens: u64,
     pub max_seqs: u64,
 }
@@ -94,7 +96,10 @@ pub fn simulate(
     };
     let mut run = Run {
         instances: (0..config.instances)
-            .map(|_| Instance::new(setup.kv_blocks, setup.max_seqs, setup.max_batched_tokens))
+            .map(|_| {
+                let blocks = (setup.kv_blocks, setup.state_blocks);
+                Instance::new(blocks.0, blocks.1, setup.max_seqs, setup.max_batched_tokens)
+            })
             .collect(),
         times: Times {
             first_s: vec![f64::NAN; list.len()],
@@ -130,9 +135,12 @@ fn prefill_side<'a>(
     check_fits(list, &setup, false)?;
     // The busier side of each transfer: a prefill chip's shard sent, or a decode chip's
     // received.
-    let per_token = setup.kv_bytes_per_token.max(decode.kv_bytes_per_token);
     let transfer_s = (list.iter())
-        .map(|r| kv_transfer_s(chip, apart.link, per_token, r.input_tokens))
+        .map(|r| {
+            let sent = setup.sequence_bytes.of(r.input_tokens);
+            let received = decode.sequence_bytes.of(r.input_tokens);
+            kv_transfer_s(chip, apart.link, sent.max(received))
+        })
         .collect::<Result<Vec<f64>, Error>>()?;
     let side = PrefillSide {
         instances: (0..apart.instances)
@@ -156,22 +164,26 @@ fn setup(
     clock: &mut Clock,
 ) -> Result<Setup, Error> {
     // A decode step of one sequence holding `REFERENCE` positions: its KV bytes over those
-    // positions are the bytes per token; the rest of its footprint is what is not KV.
+    // positions are the bytes per token, its recurrent state one sequence's; the rest of its
+    // footprint is what no sequence holds.
     const REFERENCE: f64 = 1024.0;
     let step = clock
         .pricer()
         .price(&Iteration::decode(1.0, REFERENCE - 1.0))?;
     let per_token = step.kv_bytes / REFERENCE;
-    let room = step.usable_bytes - (step.footprint_bytes - step.kv_bytes);
+    let fixed_bytes = step.footprint_bytes - step.kv_bytes - step.state_bytes;
+    let room = step.usable_bytes - fixed_bytes;
     let fits = per_token > 0.0 && room >= per_token * BLOCK_TOKENS as f64;
     if !fits {
         return Err(Error::value(format!(
             "no room for a KV block: {:.3} GB usable, {:.3} GB of weights, workspace and reserve",
             step.usable_bytes / 1e9,
-            (step.footprint_bytes - step.kv_bytes) / 1e9
+            fixed_bytes / 1e9
         )));
     }
     let kv_blocks = ((room / per_token).floor() as u64) / BLOCK_TOKENS;
+    // The state is held in the same pool, in whole blocks.
+    let state_blocks = (step.state_bytes / (per_token * BLOCK_TOKENS as f64)).ceil() as u64;
     let budget = match workload.param(ScenarioParam::MaxBatchedTokens) {
         None => f64::from(u32::MAX / 2),
         Some(i) => {
@@ -193,24 +205,32 @@ fn setup(
     }
     Ok(Setup {
         chips_per_instance: step.chips,
-        kv_bytes_per_token: per_token,
+        sequence_bytes: SequenceBytes {
+            kv_per_token: per_token,
+            state: step.state_bytes,
+        },
         kv_blocks,
+        state_blocks,
         max_batched_tokens: budget.min(f64::from(u32::MAX / 2)) as u64,
         max_seqs,
     })
 }
 
-/// Refuses a run with a request whose tokens alone (its prompt's only, on a prefill
-/// instance) need more KV blocks than an instance has.
+/// Refuses a run with a request whose tokens (its prompt's only, on a prefill instance) and
+/// recurrent state alone need more KV blocks than an instance has.
 fn check_fits(list: &[Request], setup: &Setup, decodes: bool) -> Result<(), Error> {
     let most = list
         .iter()
         .map(|r| r.input_tokens + if decodes { r.output_tokens - 1 } else { 0 })
         .max()
         .unwrap_or(0);
-    if most.div_ceil(BLOCK_TOKENS) > setup.kv_blocks {
+    if most.div_ceil(BLOCK_TOKENS) + setup.state_blocks > setup.kv_blocks {
+        let state = match setup.state_blocks {
+            0 => String::new(),
+            n => format!(", {n} blocks of them for a sequence's recurrent state"),
+        };
         return Err(Error::value(format!(
-            "a request of {most} tokens needs more KV cache than an instance holds ({} tokens)",
+            "a request of {most} tokens needs more KV cache than an instance holds ({} tokens{state})",
             setup.kv_blocks * BLOCK_TOKENS
         )));
     }
