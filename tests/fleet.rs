@@ -1,7 +1,7 @@
 //! `plan --rate`: fleets within latency bounds from the steady state, checked by simulation,
 //! with launch settings; bad targets refused.
 
-use crate::common::{cell, csv_rows, stepcost};
+use crate::common::{cell, csv_rows, stepcost, succeeded};
 
 fn plan_csv(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     let out = stepcost()
@@ -11,12 +11,7 @@ fn plan_csv(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    csv_rows(&String::from_utf8(out.stdout).unwrap())
+    csv_rows(&succeeded(out))
 }
 
 fn num(header: &[String], row: &[String], column: &str) -> f64 {
@@ -182,12 +177,7 @@ fn a_named_prefill_layout_is_the_prefill_pools_and_its_launch_settings_follow() 
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = succeeded(out);
     assert!(text.contains("x tp=2"), "{text}");
     // One launch block per pool, the prefill pool's on two chips.
     let prefill = text

@@ -7,7 +7,7 @@ use stepcost::{
     ScenarioSpec, Server, ServingOptions, ServingQuery, Speculation,
 };
 
-use crate::common::{assert_close, cell, chip, csv_rows, run, stepcost, workload};
+use crate::common::{assert_close, cell, chip, csv_rows, run, stepcost, succeeded, workload};
 
 /// The steady state of `name` on `chip_name` with `sets` (expected mode), batching 8192
 /// tokens.
@@ -378,12 +378,7 @@ fn memory_caps_concurrency() {
         .args(["--format", "csv"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (header, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    let (header, rows) = csv_rows(&succeeded(out));
     assert_eq!(rows.len(), 2);
     let capped = &rows[1];
     assert_eq!(cell(&header, capped, "capped_from"), "100000");
@@ -429,12 +424,7 @@ fn a_sequences_recurrent_state_caps_concurrency_where_its_cache_alone_would_not(
         .args(["--format", "csv"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (header, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    let (header, rows) = csv_rows(&succeeded(out));
     assert_eq!(rows.len(), 1);
     assert_eq!(cell(&header, &rows[0], "capped_from"), "1000");
     assert_eq!(cell(&header, &rows[0], "concurrency"), most.to_string());
@@ -599,12 +589,7 @@ fn serving_names_both_layouts_and_the_split_of_chips() {
         .args(["--format", "csv"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (h, rows) = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    let (h, rows) = csv_rows(&succeeded(out));
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     assert_eq!(

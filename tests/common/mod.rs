@@ -33,6 +33,17 @@ pub fn run(
 }
 
 /// Parses CSV text into a header and rows.
+/// The standard output of a command that must have succeeded (its standard error shown where
+/// it did not).
+pub fn succeeded(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 pub fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header = reader
