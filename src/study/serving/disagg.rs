@@ -1,5 +1,5 @@
 //! Prefill apart from decode: prompts on instances of their own (of their own layout), each
-//! prompt's KV cache sent to the decode instance that then only decodes.
+//! prompt's KV cache (and recurrent state) sent to the decode instance that then only decodes.
 //!
 //! A prefill pool's cost does not depend on the decode side's concurrency: [`PrefillPool`] is
 //! priced once per prefill layout and request shape, then paired with any decode server.
