@@ -224,7 +224,7 @@ fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "per chip and types the cheapest layout within one node ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
+        "per chip and types the cheapest layout, within one node or over 2 to 16 ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
         h.view
     )?;
     let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
