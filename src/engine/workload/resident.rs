@@ -1,6 +1,6 @@
 //! What a scenario keeps resident in HBM: weights, KV cache and recurrent state.
 
-use super::{Evaluation, Ref, Stage, Workload};
+use super::{Evaluation, Ref, Stage, Tensor, Workload};
 use crate::base::dtype::Role;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -91,35 +91,30 @@ impl Workload {
     /// The recurrent state's bytes (tensors of the file's role `state`), and those of them in
     /// tensors whose shape does not follow `batch`.
     pub(crate) fn state_split(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
-        let (mut state, mut apart) = (0.0, 0.0);
-        for (t, tensor) in self.tensors.iter().enumerate() {
-            if tensor.recurrent {
-                let bytes =
-                    ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
-                state += bytes;
-                if !self.follows_batch[t] {
-                    apart += bytes;
-                }
-            }
-        }
-        (state, apart)
+        self.split(ev, types, |t| t.recurrent)
     }
 
     /// The KV cache's bytes, and those of them in tensors whose shape does not follow
     /// `batch` (see [`Workload::tensors_following_batch`]).
     fn kv_split(&self, ev: &Evaluation, types: &Types) -> (f64, f64) {
-        let (mut kv, mut apart) = (0.0, 0.0);
+        self.split(ev, types, |t| t.role() == Role::Kv)
+    }
+
+    /// The bytes one chip holds of the tensors `pick` takes, and those of them in tensors
+    /// whose shape does not follow `batch`.
+    fn split(&self, ev: &Evaluation, types: &Types, pick: impl Fn(&Tensor) -> bool) -> (f64, f64) {
+        let (mut all, mut apart) = (0.0, 0.0);
         for (t, tensor) in self.tensors.iter().enumerate() {
-            if tensor.role() == Role::Kv {
+            if pick(tensor) {
                 let bytes =
                     ev.tensors[t] * types.get(tensor.slot).bytes() * self.held(ev, tensor.block);
-                kv += bytes;
+                all += bytes;
                 if !self.follows_batch[t] {
                     apart += bytes;
                 }
             }
         }
-        (kv, apart)
+        (all, apart)
     }
 
     /// For each tensor, whether its shape reads the `batch` param, itself or through params

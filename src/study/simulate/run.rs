@@ -288,15 +288,18 @@ fn earliest(busy: impl Iterator<Item = Option<f64>>) -> Option<(usize, f64)> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// The instance a new request goes to, of `loads` (the round robin's turn advanced).
-fn route(router: Router, turn: &mut usize, loads: &[usize]) -> usize {
+/// The instance of `instances` a new request goes to: the round robin's turn (advanced), or
+/// the one of least `load`.
+fn route<T>(router: Router, turn: &mut usize, instances: &[T], load: fn(&T) -> usize) -> usize {
     match router {
         Router::RoundRobin => {
             let k = *turn;
-            *turn = (*turn + 1) % loads.len();
+            *turn = (*turn + 1) % instances.len();
             k
         }
-        Router::LeastLoaded => (0..loads.len()).min_by_key(|&k| loads[k]).unwrap_or(0),
+        Router::LeastLoaded => (0..instances.len())
+            .min_by_key(|&k| load(&instances[k]))
+            .unwrap_or(0),
     }
 }
 
@@ -379,19 +382,30 @@ impl Run<'_> {
     fn arrive(&mut self, i: u32, r: &Request, router: Router) -> Result<(), Error> {
         let now = r.arrival_s;
         if let Some(p) = &mut self.prefill {
-            let loads: Vec<usize> = p.instances.iter().map(PrefillInstance::load).collect();
-            let k = route(router, &mut p.turn, &loads);
+            let k = route(router, &mut p.turn, &p.instances, PrefillInstance::load);
             p.instances[k].arrive(i, r.input_tokens);
             if p.instances[k].busy_until.is_none() {
                 self.start_prefill(k, now)?;
             }
             return Ok(());
         }
-        let loads: Vec<usize> = self.instances.iter().map(Instance::load).collect();
-        let k = route(router, &mut self.turn, &loads);
-        self.instances[k].arrive(i, r.input_tokens, r.output_tokens);
+        self.route_to_instance(router, now, |inst| {
+            inst.arrive(i, r.input_tokens, r.output_tokens)
+        })
+    }
+
+    /// Routes a request to a serving (with prefill apart, a decode) instance, which `enter`
+    /// queues it on, and starts that instance if it was idle.
+    fn route_to_instance(
+        &mut self,
+        router: Router,
+        now_s: f64,
+        enter: impl FnOnce(&mut Instance),
+    ) -> Result<(), Error> {
+        let k = route(router, &mut self.turn, &self.instances, Instance::load);
+        enter(&mut self.instances[k]);
         if self.instances[k].busy_until.is_none() {
-            self.start(k, now)?;
+            self.start(k, now_s)?;
         }
         Ok(())
     }
@@ -418,13 +432,9 @@ impl Run<'_> {
         };
         p.transfers.pop();
         let request = &list[r as usize];
-        let loads: Vec<usize> = self.instances.iter().map(Instance::load).collect();
-        let k = route(router, &mut self.turn, &loads);
-        self.instances[k].arrive_prefilled(r, request.input_tokens, request.output_tokens);
-        if self.instances[k].busy_until.is_none() {
-            self.start(k, now_s)?;
-        }
-        Ok(())
+        self.route_to_instance(router, now_s, |inst| {
+            inst.arrive_prefilled(r, request.input_tokens, request.output_tokens)
+        })
     }
 
     /// Starts prefill instance `k`'s next iteration at `now_s`, if it has prompts.
