@@ -12,9 +12,11 @@ use crate::base::units;
 
 mod cost;
 mod fabric;
+mod fit;
 mod serving;
 pub use cost::*;
 pub use fabric::*;
+pub use fit::*;
 pub use serving::*;
 
 /// The range of one field: `min..=max` in `unit`, and why.

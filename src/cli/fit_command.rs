@@ -13,7 +13,7 @@ use crate::engine::chip::Chip;
 use crate::engine::scenario::Mode;
 use crate::export::atomic::Target;
 use crate::export::fit;
-use crate::study::fit::{cross, fit_chip};
+use crate::study::fit::{cross, fit_chip, shipped_family};
 
 /// `stepcost fit`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -23,7 +23,9 @@ pub(crate) struct FitArgs {
     /// The chip to fit: a built-in name or a chip file; its cases are those naming it
     #[arg(long)]
     chip: String,
-    /// Fit to the cases of every chip of this family (`nvidia-hopper`) too
+    /// Fit to the cases of every chip of this family (`nvidia-hopper`) too; `auto`: as the
+    /// shipped chip files are fitted (the chip's family, or the chip alone where its own cases
+    /// come from two sources or more)
     #[arg(long)]
     family: Option<String>,
     /// Where the `expected:` section goes (`-` is stdout; the report then goes to stderr);
@@ -47,7 +49,11 @@ pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
     let target = Target::from_out(Some(out));
     let plan = output::plan_all(vec![target.clone()], &inputs)?;
     let chip = Chip::load(&Source::resolve(chip_name, FileKind::Chip)?)?;
-    let fitted = fit_chip(file.cases, cases, chip, family)?;
+    let family = match family {
+        Some("auto") => shipped_family(&file.cases, cases, &chip),
+        other => other.map(str::to_owned),
+    };
+    let fitted = fit_chip(file.cases, cases, chip, family.as_deref())?;
     let name = cases.display().to_string();
     let mut report = Vec::new();
     fit::write_fit(&mut report, &fitted, &name)?;

@@ -192,17 +192,20 @@ pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::
     for f in &cv.folds {
         let rows = if f.rows == 1 { "row" } else { "rows" };
         let mut line = format!("  {} ({} {rows}):", f.source, f.rows);
+        let mut parts = Vec::new();
         if !f.refit.is_empty() {
-            let _ = write!(line, " refit {}", f.refit.join(", "));
+            parts.push(format!("refit {}", f.refit.join(", ")));
         }
-        if !f.kept.is_empty() {
-            let sep = if f.refit.is_empty() { "" } else { ";" };
-            let _ = write!(
-                line,
-                "{sep} kept the file's constants of {} (all their rows are this source's)",
-                f.kept.join(", ")
-            );
+        for (chip, family) in &f.family {
+            parts.push(format!("refit {chip} with family {family}"));
         }
+        if !f.unfitted.is_empty() {
+            parts.push(format!(
+                "{} from the fit's starting constants (no other source measured the family)",
+                f.unfitted.join(", ")
+            ));
+        }
+        let _ = write!(line, " {}", parts.join("; "));
         writeln!(out, "{line}")?;
     }
     let mut table = new_table(&[

@@ -115,11 +115,30 @@ struct Last {
     text: WrittenText,
 }
 
+/// One cell of the line being written, as the row gave it; a text cell's bytes are in its
+/// column's [`WrittenText`] by then.
+#[derive(Clone, Copy)]
+enum Cell {
+    Text,
+    Num(f64),
+    Int(u64),
+    Bool(bool),
+    Empty,
+}
+
+/// What writing CSV lines keeps from one line to the next.
+#[derive(Default)]
+struct Lines {
+    /// Each column's last cell: from one row of a sweep to the next, most columns keep their
+    /// value (a model's shape, the chip's price), and copying the text is cheaper than
+    /// writing the number again.
+    last: Vec<Last>,
+    /// The line's cells, gathered before any is written.
+    cells: Vec<Cell>,
+}
+
 thread_local! {
-    /// Each column's last number and its text: from one row of a sweep to the next, most
-    /// columns keep their value (a model's shape, the chip's price), and copying the text is
-    /// cheaper than writing the number again.
-    static LAST: std::cell::RefCell<Vec<Last>> = const { std::cell::RefCell::new(Vec::new()) };
+    static LINES: std::cell::RefCell<Lines> = std::cell::RefCell::new(Lines::default());
 }
 
 /// Appends `x` as [`push_number`] does, reusing `last`'s text when it was written from the
@@ -143,45 +162,59 @@ fn push_number_again(out: &mut Vec<u8>, x: f64, last: &mut Written) {
     }
 }
 
-/// Appends `text` as [`push_csv_text`] does, reusing `last`'s cell when it was written from
-/// the same text in the same mode (a sweep's names and types repeat row after row).
-fn push_csv_text_again(out: &mut Vec<u8>, text: &str, mode: CsvText, last: &mut WrittenText) {
-    if last.mode == mode && last.source == text {
-        out.extend_from_slice(&last.cell);
-        return;
+/// Keeps `text` as [`push_csv_text`] writes it in `last`, unless `last` holds it already in
+/// the same mode (a sweep's names and types repeat row after row).
+fn keep_csv_text(text: &str, mode: CsvText, last: &mut WrittenText) {
+    if last.mode != mode || last.source != text {
+        last.source.clear();
+        last.source.push_str(text);
+        last.mode = mode;
+        last.cell.clear();
+        push_csv_text(&mut last.cell, text, mode);
     }
-    let start = out.len();
-    push_csv_text(out, text, mode);
-    last.source.clear();
-    last.source.push_str(text);
-    last.mode = mode;
-    last.cell.clear();
-    last.cell.extend_from_slice(&out[start..]);
 }
 
 /// Appends `row` as one CSV line.
 pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
-    LAST.with_borrow_mut(|last| csv_line_with(out, row, mode, last));
+    LINES.with_borrow_mut(|lines| csv_line_with(out, row, mode, lines));
 }
 
-fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, last: &mut Vec<Last>) {
-    let mut column = 0;
+/// Gathers the row's cells first, then writes them in one loop: the visitor's callback stays
+/// small (a call per column is the visitor's price), and the writing runs without one.
+fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, lines: &mut Lines) {
+    let Lines { last, cells } = lines;
+    cells.clear();
     row.visit(&mut |_, value| {
+        let cell = match value {
+            Value::Text(s) => {
+                if last.len() <= cells.len() {
+                    last.resize_with(cells.len() + 1, Last::default);
+                }
+                keep_csv_text(s, mode, &mut last[cells.len()].text);
+                Cell::Text
+            }
+            Value::Num(x) => Cell::Num(x),
+            Value::Int(n) => Cell::Int(n),
+            Value::Bool(b) => Cell::Bool(b),
+            Value::Empty => Cell::Empty,
+        };
+        cells.push(cell);
+    });
+    if last.len() < cells.len() {
+        last.resize_with(cells.len(), Last::default);
+    }
+    for (column, (cell, last)) in cells.iter().zip(last.iter_mut()).enumerate() {
         if column > 0 {
             out.push(b',');
         }
-        if column == last.len() {
-            last.push(Last::default());
+        match *cell {
+            Cell::Text => out.extend_from_slice(&last.text.cell),
+            Cell::Num(x) => push_number_again(out, x, &mut last.number),
+            Cell::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Cell::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Cell::Empty => {}
         }
-        match value {
-            Value::Text(s) => push_csv_text_again(out, s, mode, &mut last[column].text),
-            Value::Num(x) => push_number_again(out, x, &mut last[column].number),
-            Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-            Value::Empty => {}
-        }
-        column += 1;
-    });
+    }
     out.push(b'\n');
 }
 

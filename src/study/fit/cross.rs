@@ -7,9 +7,10 @@
 use std::path::Path;
 
 use crate::base::error::Error;
+use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
 
-use super::{fit_rows, Row};
+use super::{fit_rows, Constant, Row, OWN_SOURCES};
 
 /// The source a case's id names: its prefix up to the first `-` (the whole id without one).
 pub fn source_of(id: &str) -> &str {
@@ -22,10 +23,14 @@ pub struct Fold {
     pub source: String,
     /// Its rows that priced.
     pub rows: usize,
-    /// Chips whose constants were fitted on the other sources' rows.
+    /// Chips fitted on the other sources' rows of the chip alone (as the shipped files are
+    /// where a chip's rows come from two sources or more).
     pub refit: Vec<String>,
-    /// Chips whose rows all come from this source: they keep their file's constants.
-    pub kept: Vec<String>,
+    /// Chips fitted on the other sources' rows of their family, with the family's name.
+    pub family: Vec<(String, String)>,
+    /// Chips whose family no other source measured: predicted with the constants every fit
+    /// starts from, which no row has informed.
+    pub unfitted: Vec<String>,
 }
 
 /// Every case predicted in sample (the chip files' constants) and held out.
@@ -84,8 +89,9 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
     })
 }
 
-/// Holds out `source`: the chips of its rows fitted to the other sources' rows, and its rows
-/// predicted with them in `held_out`.
+/// Holds out `source`: the chips of its rows fitted to the other sources' rows as the shipped
+/// chip files are fitted (the chip alone where the other sources' rows of it come from two
+/// sources or more, else its family), and its rows predicted with them in `held_out`.
 fn hold_out(
     source: &str,
     priced: &[Option<&Row>],
@@ -99,32 +105,55 @@ fn hold_out(
         source: source.to_owned(),
         rows: held.len(),
         refit: Vec::new(),
-        kept: Vec::new(),
+        family: Vec::new(),
+        unfitted: Vec::new(),
     };
-    let mut chips: Vec<&str> = Vec::new();
+    let mut chips: Vec<&Chip> = Vec::new();
     for r in held.iter().filter_map(|&i| priced[i]) {
-        if !chips.contains(&r.chip.id()) {
-            chips.push(r.chip.id());
+        if !chips.iter().any(|c| c.id() == r.chip.id()) {
+            chips.push(&r.chip);
         }
     }
+    let others = || (priced.iter().flatten()).filter(|r| !of_source(r)).copied();
     for chip in chips {
-        let train: Vec<&Row> = (priced.iter().flatten())
-            .filter(|r| r.chip.id() == chip && !of_source(r))
-            .copied()
-            .collect();
-        let Some(start) = train.first().and_then(|r| r.chip.expected().cloned()) else {
-            fold.kept.push(chip.to_owned());
-            continue; // the in-sample outcomes stand: the file's constants
+        let own: Vec<&Row> = others().filter(|r| r.chip.id() == chip.id()).collect();
+        let mut sources: Vec<&str> = own.iter().map(|r| source_of(&r.case.id)).collect();
+        sources.sort_unstable();
+        sources.dedup();
+        let family = chip.family().filter(|_| sources.len() < OWN_SOURCES);
+        let train: Vec<&Row> = match family {
+            Some(f) => others().filter(|r| r.chip.family() == Some(f)).collect(),
+            None => own,
         };
-        let fitted = fit_rows(&start, &train)?;
+        let Some(start) = chip.expected() else {
+            continue; // every priced row's chip has a section: expected mode priced it
+        };
+        let constants = if train.is_empty() {
+            fold.unfitted.push(chip.id().to_owned());
+            unfitted(start)
+        } else {
+            match family {
+                Some(f) => fold.family.push((chip.id().to_owned(), f.to_owned())),
+                None => fold.refit.push(chip.id().to_owned()),
+            }
+            fit_rows(start, &train)?.constants
+        };
         for &i in &held {
-            if let Some(row) = priced[i].filter(|r| r.chip.id() == chip) {
-                held_out[i] = row.outcome(Some(&fitted.constants));
+            if let Some(row) = priced[i].filter(|r| r.chip.id() == chip.id()) {
+                held_out[i] = row.outcome(Some(&constants));
             }
         }
-        fold.refit.push(chip.to_owned());
     }
     Ok(fold)
+}
+
+/// `start` with every constant a fit moves at the value each fit starts from.
+fn unfitted(start: &Achievable) -> Achievable {
+    let mut a = start.clone();
+    for c in Constant::of(start) {
+        c.set(&mut a, c.start());
+    }
+    a
 }
 
 /// A group's errors in sample and held out.

@@ -1,8 +1,10 @@
 //! Fitting a chip's expected-mode constants to measured cases: the continuous numbers of its
 //! `expected` section (fractions of peak per type, of the vector unit and of bandwidth, the
-//! small-M memory fraction, the DRAM latency) move, from the chip file's values, to minimise
-//! the sum of squared log errors `ln(predicted / measured)` over the cases, each inside its
-//! physical range (`base::ranges`); tile shapes and switches stay as the file has them.
+//! small-M memory fraction, the DRAM latency) move, from a fixed start, to minimise the sum of
+//! squared log errors `ln(predicted / measured)` over the cases, each inside its physical
+//! range (`base::ranges`, the fit's bounds); tile shapes and switches stay as the file has
+//! them. The shipped chip files hold this fit: per family, or per chip where a chip's rows
+//! come from two sources or more ([`shipped_family`]).
 //! `optimise` is the search, `cross` the leave-one-source-out loop of `validate
 //! --cross-validate`.
 
@@ -13,7 +15,7 @@ mod select;
 use std::path::Path;
 
 use optimise::least_squares;
-pub use select::{fit_chip, ChipFit};
+pub use select::{fit_chip, shipped_family, ChipFit, OWN_SOURCES};
 
 use crate::base::dtype::DType;
 use crate::base::error::Error;
@@ -49,14 +51,23 @@ impl Constant {
         }
     }
 
-    fn range(self) -> &'static Range {
+    /// The bounds a fit keeps it inside (`base::ranges`, the fit's table).
+    pub fn range(self) -> &'static Range {
         match self {
-            Constant::Matrix(_) => &ranges::EXPECTED_MATRIX,
-            Constant::Vector => &ranges::EXPECTED_VECTOR,
-            Constant::Memory => &ranges::EXPECTED_MEMORY,
-            Constant::SmallMMemory => &ranges::EXPECTED_SMALL_M_MEMORY,
-            Constant::DramLatency => &ranges::EXPECTED_DRAM_LATENCY,
+            Constant::Matrix(_) => &ranges::FIT_MATRIX,
+            Constant::Vector => &ranges::FIT_VECTOR,
+            Constant::Memory => &ranges::FIT_MEMORY,
+            Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
+            Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
         }
+    }
+
+    /// Where every fit starts: the middle of its bounds (in logs), whatever the chip file
+    /// says, so that a fit's result depends on the cases alone and a chip file holding a
+    /// fit's output fits to the same numbers again.
+    pub fn start(self) -> f64 {
+        let r = self.range();
+        (r.min * r.max).sqrt()
     }
 
     pub fn get(self, a: &Achievable) -> f64 {
@@ -69,7 +80,7 @@ impl Constant {
         }
     }
 
-    fn set(self, a: &mut Achievable, value: f64) {
+    pub(crate) fn set(self, a: &mut Achievable, value: f64) {
         match self {
             Constant::Matrix(d) => a.matrix[d as usize] = Some(value),
             Constant::Vector => a.vector = value,
@@ -146,12 +157,12 @@ pub struct Fitted {
 }
 
 /// Fits the continuous constants of `start` to `rows` (each priced on its own chip with these
-/// constants), by least squares on the log of predicted over measured.
+/// constants), by least squares on the log of predicted over measured, from each constant's
+/// fixed [`Constant::start`]; those no row depends on keep `start`'s values.
 pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
     let constants = Constant::of(start);
     // In logs: every constant is positive, and a step is then a relative change.
-    let log = |c: &Constant, v: f64| v.clamp(c.range().min, c.range().max).ln();
-    let x0: Vec<f64> = constants.iter().map(|c| log(c, c.get(start))).collect();
+    let x0: Vec<f64> = constants.iter().map(|c| c.start().ln()).collect();
     let lower: Vec<f64> = constants.iter().map(|c| c.range().min.ln()).collect();
     let upper: Vec<f64> = constants.iter().map(|c| c.range().max.ln()).collect();
     let mut chips: Vec<Chip> = rows.iter().map(|r| r.chip.clone()).collect();

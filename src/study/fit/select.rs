@@ -8,7 +8,31 @@ use crate::base::suggest::did_you_mean;
 use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Outcome};
 
+use super::cross::source_of;
 use super::{fit_rows, Fitted, Row};
+
+/// Sources a chip's own rows must come from for it to be fitted on them alone: with fewer,
+/// its constants are its family's, fitted to the rows of every chip of the family, since one
+/// publication's rows share its setup (clocks, library, inputs) and a fit to them alone would
+/// learn that setup rather than the chip.
+pub const OWN_SOURCES: usize = 2;
+
+/// The rows a fit of `chip` uses as the shipped chip files are fitted: `None` (its own) where
+/// they come from [`OWN_SOURCES`] sources or more, else its family (`None` where it has none).
+pub fn shipped_family(cases: &[Case], cases_file: &Path, chip: &Chip) -> Option<String> {
+    let mut sources: Vec<&str> = Vec::new();
+    for case in cases {
+        let own = case.chip == chip.id()
+            || validate::case_chip(case, cases_file).is_ok_and(|c| c.id() == chip.id());
+        if own && !sources.contains(&source_of(&case.id)) {
+            sources.push(source_of(&case.id));
+        }
+    }
+    if sources.len() >= OWN_SOURCES {
+        return None;
+    }
+    chip.family().map(str::to_owned)
+}
 
 /// A fit of one chip's constants, with every case it used priced before and after.
 pub struct ChipFit {

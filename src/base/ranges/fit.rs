@@ -1,0 +1,43 @@
+//! The bounds `stepcost fit` keeps expected-mode constants inside: narrower than what a chip
+//! file may hold (`EXPECTED_*`), because a fit on few rows can otherwise trade one constant
+//! against another into values no kernel shows (a DRAM latency of 1 ns, a GEMM at 100 % of
+//! the datasheet). Each spans what public measurements show, with a margin on either side
+//! (docs/sources.md, kernel physics 2, 4, 8 and the MAMF rows of the measurements).
+
+use super::{range, Range};
+
+pub const FIT_MATRIX: Range = range(
+    "expected.matrix.TYPE",
+    "",
+    0.3,
+    0.95,
+    "the best GEMMs measured reach 51 % (MI300X bf16) to 87 % (A100 bf16) of the dense peak",
+);
+pub const FIT_VECTOR: Range = range(
+    "expected.vector",
+    "",
+    0.2,
+    1.0,
+    "vector work is rarely what sets a kernel's time; any share from a fifth up",
+);
+pub const FIT_MEMORY: Range = range(
+    "expected.memory",
+    "",
+    0.6,
+    0.98,
+    "large streams reach 81 % (MI300X) to 93 % (H200 dot) of the datasheet bandwidth",
+);
+pub const FIT_SMALL_M_MEMORY: Range = range(
+    "expected.small_m_memory",
+    "",
+    0.5,
+    1.0,
+    "library GEMMs at small M stream 1/1.44 of a custom GEMV's bandwidth at worst",
+);
+pub const FIT_DRAM_LATENCY: Range = range(
+    "expected.dram_latency",
+    "s",
+    1e-7,
+    8e-7,
+    "unloaded DRAM latency measured at 337-408 ns; 100-800 ns spans HBM generations",
+);
