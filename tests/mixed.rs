@@ -153,16 +153,21 @@ fn unread_weight_elements(m: &Mix, tokens: f64) -> f64 {
 /// Elements of weights a mixed step reads twice: a Mamba-2 layer's decode and prefill conv
 /// kernels each read the conv taps and biases (x, B and C channels x (4 taps + 1)), and its
 /// two scan kernels each read the decays and skip (3 per head); 24 such layers in
-/// Nemotron-H-8B, 128 heads of 64, 8 groups of state 128, each split `tp` ways.
+/// Nemotron-H-8B, 128 heads of 64, 8 groups of state 128, each split `tp` ways. DeepSeek-V3's
+/// decode tokens (absorbed) and prompt chunk (decompressed) each read kv_b's two parts, W_UK
+/// and W_UV: 61 layers of 128 heads x 512 x (128 + 128), split `tp` ways.
 fn weight_elements_read_twice(m: &Mix) -> f64 {
-    if m.workload != "nemotron-h-8b" {
-        return 0.0;
-    }
     let tp = m
         .layout
         .iter()
         .find(|(n, _)| *n == "tp")
         .map_or(1.0, |p| p.1);
+    if m.workload == "deepseek-v3" {
+        return 61.0 * 128.0 / tp * 512.0 * (128.0 + 128.0);
+    }
+    if m.workload != "nemotron-h-8b" {
+        return 0.0;
+    }
     let heads = 128.0 / tp;
     let channels = heads * 64.0 + 2.0 * (8.0 / tp).max(1.0) * 128.0;
     24.0 * (channels * 5.0 + 3.0 * heads)

@@ -24,6 +24,7 @@ mod hostile_work;
 mod import;
 mod memory;
 mod mixed;
+mod mla;
 mod model_catalogue;
 mod models;
 mod multinode;

@@ -62,6 +62,9 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     let _ = writeln!(text, "  vector: {}", a.vector);
     let _ = writeln!(text, "  memory: {}", a.memory);
     let _ = writeln!(text, "  small_m_memory: {}", a.small_m_memory);
+    if let Some(v) = a.attention_memory {
+        let _ = writeln!(text, "  attention_memory: {v}");
+    }
     let _ = writeln!(text, "  row_tile: {}", a.row_tile);
     let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
     let _ = writeln!(text, "  stream_k: {}", a.stream_k);

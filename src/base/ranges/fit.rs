@@ -34,6 +34,13 @@ pub const FIT_SMALL_M_MEMORY: Range = range(
     1.0,
     "library GEMMs at small M stream 1/1.44 of a custom GEMV's bandwidth at worst",
 );
+pub const FIT_ATTENTION_MEMORY: Range = range(
+    "expected.attention_memory",
+    "",
+    0.6,
+    0.98,
+    "decode attention kernels stream the KV cache at 90 % (FlashMLA) to nearly all of it",
+);
 pub const FIT_DRAM_LATENCY: Range = range(
     "expected.dram_latency",
     "s",

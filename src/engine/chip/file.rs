@@ -60,6 +60,7 @@ pub(super) struct ExpectedFile {
     #[serde(default)]
     pub(super) stream_k: bool,
     pub(super) small_m_memory: Option<Spanned<f64>>,
+    pub(super) attention_memory: Option<Spanned<f64>>,
     pub(super) dram_latency: Option<Spanned<String>>,
 }
 

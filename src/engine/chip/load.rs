@@ -320,6 +320,8 @@ impl Checker<'_> {
             &ranges::EXPECTED_SMALL_M_MEMORY,
             file.small_m_memory.as_ref(),
         );
+        let attention_memory = (file.attention_memory.as_ref())
+            .map(|v| fraction(&ranges::EXPECTED_ATTENTION_MEMORY, Some(v)));
         let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
         let cta_tiles = self.cta_tiles(file.cta_tiles.as_ref());
         if let Some(t) = file.row_tile.as_ref() {
@@ -340,6 +342,7 @@ impl Checker<'_> {
             vector,
             memory,
             small_m_memory,
+            attention_memory,
             row_tile,
             cta_tiles,
             stream_k: file.stream_k,

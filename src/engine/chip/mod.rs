@@ -160,6 +160,11 @@ pub struct Achievable {
     /// Fraction of that stream bandwidth library GEMMs reach when M is small (decode: M below
     /// `SMALL_M`, 256), whose tiles and split-K leave the memory system partly idle.
     pub small_m_memory: f64,
+    /// Fraction of HBM bandwidth a fused attention kernel reaches streaming the KV cache
+    /// (FlashAttention / FlashInfer decode, FlashMLA): its own kernel, not a library GEMM, so
+    /// no small-M derate. `None`: the stream fraction `memory` (FlashInfer's decode kernels
+    /// come close to the bandwidth on long sequences; docs/sources.md, kernel physics 11).
+    pub attention_memory: Option<f64>,
     /// Rows a GEMM's M is padded to (the matrix instruction's M).
     pub row_tile: u64,
     /// Output tiles a CTA / workgroup may compute, `[rows, columns]`: the library is taken to
@@ -179,6 +184,12 @@ impl Achievable {
         self.matrix[dtype as usize]
             .or_else(|| self.matrix.iter().flatten().copied().reduce(f64::min))
             .unwrap_or(1.0)
+    }
+
+    /// Fraction of HBM bandwidth a fused attention kernel reaches: its own where the chip
+    /// file gives one, else a large stream's.
+    pub fn attention_memory(&self) -> f64 {
+        self.attention_memory.unwrap_or(self.memory)
     }
 }
 

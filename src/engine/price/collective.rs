@@ -85,6 +85,8 @@ pub(super) fn price_collective(
         cache_hit_bytes: 0.0,
         scale_bytes: 0.0,
         dequant_s: 0.0,
+        memory_fraction: 1.0,
+        causal_share: 1.0,
         scheme: None,
     })
 }

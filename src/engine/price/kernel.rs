@@ -2,7 +2,8 @@
 //! traffic across the kernel's boundary, and the time they make. Roofline mode takes the
 //! larger roof; expected mode applies the corrections: achievable fractions of the peaks, tile
 //! padding and wave quantization, dequantization of weight-only quantized weights, cache hits,
-//! block scales, the fixed launch cost and imperfect overlap of compute and memory.
+//! block scales, the fixed launch cost and imperfect overlap of compute and memory, and for a
+//! fused attention kernel its own bandwidth fraction and the score tiles a causal mask skips.
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
@@ -74,6 +75,8 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         cache_hit_bytes: traffic.cache_hit_bytes,
         scale_bytes: traffic.scale_bytes,
         dequant_s: timing.dequant_s,
+        memory_fraction: timing.memory_fraction,
+        causal_share: compute.causal_share(),
         scheme: compute.scheme.map(|(_, s)| s),
     };
     Ok((cost, compute.mfu_time_s))
@@ -82,7 +85,10 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
 /// A kernel's FLOPs and the time its ops' units take over them.
 #[derive(Default)]
 struct Compute {
+    /// The FLOPs the kernel does: in expected mode a fused attention kernel's causal share of
+    /// those counted.
     flops: f64,
+    counted_flops: f64,
     /// At the datasheet peaks.
     time_s: f64,
     /// Expected mode: at the achievable fractions of the peaks, tile padding and wave
@@ -110,21 +116,25 @@ impl Compute {
         achievable: Option<&Achievable>,
     ) -> Result<Compute, Error> {
         let mut compute = Compute::default();
+        // Expected mode: a fused attention kernel skips the score tiles a causal mask empties.
+        let causal = achievable.is_some() && is_attention(cx, kernel);
         for &i in &kernel.members {
-            compute.add_op(cx, i, achievable)?;
+            compute.add_op(cx, i, achievable, causal)?;
         }
         Ok(compute)
     }
 
-    /// Adds op `i`.
+    /// Adds op `i`, at its causal share of its counted FLOPs where `causal`.
     fn add_op(
         &mut self,
         cx: &Context,
         i: usize,
         achievable: Option<&Achievable>,
+        causal: bool,
     ) -> Result<(), Error> {
         let op = &cx.workload.ops[i];
-        let op_flops = cx.ev.flops[i];
+        self.counted_flops += cx.ev.flops[i];
+        let op_flops = cx.ev.flops[i] * if causal { cx.ev.causal[i] } else { 1.0 };
         let on_matrix = op.kind.matrix_unit();
         let dtype = if op_flops > 0.0 {
             compute_dtype(cx, op)?
@@ -163,6 +173,15 @@ impl Compute {
         self.matrix |= on_matrix;
         self.vector |= !on_matrix;
         Ok(())
+    }
+
+    /// The share of its counted FLOPs the kernel does (1 for a kernel of none).
+    fn causal_share(&self) -> f64 {
+        if self.counted_flops > 0.0 {
+            self.flops / self.counted_flops
+        } else {
+            1.0
+        }
     }
 
     fn unit(&self) -> Unit {
@@ -306,6 +325,8 @@ struct Timing {
     memory_s: f64,
     quantization: f64,
     dequant_s: f64,
+    /// Fraction of the datasheet bandwidth the kernel's HBM bytes move at.
+    memory_fraction: f64,
 }
 
 impl Timing {
@@ -324,6 +345,7 @@ impl Timing {
             memory_s: memory_time_s,
             quantization: 1.0,
             dequant_s: 0.0,
+            memory_fraction: 1.0,
         }
     }
 
@@ -335,7 +357,8 @@ impl Timing {
         compute: &Compute,
         traffic: &Traffic,
     ) -> Timing {
-        let t_memory = expected_memory_s(cx, kernel, a, traffic);
+        let memory_fraction = memory_fraction(cx, kernel, a);
+        let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let t_compute = compute.expected_s + compute.dequant_s;
         let launch_s = cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
         let overlap = overlapped(t_compute, t_memory);
@@ -359,22 +382,53 @@ impl Timing {
             memory_s: t_memory,
             quantization,
             dequant_s: compute.dequant_s,
+            memory_fraction,
         }
     }
 }
 
-/// Expected mode's memory time: HBM bytes (less cache hits) at the
-/// achievable bandwidth (lower still for decode-shaped GEMMs), and cache hits at cache
-/// bandwidth.
-fn expected_memory_s(cx: &Context, kernel: &Kernel, a: &Achievable, traffic: &Traffic) -> f64 {
+/// Expected mode's memory time: HBM bytes (less cache hits) at `fraction` of the bandwidth,
+/// and cache hits at cache bandwidth.
+fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
     let hbm_bytes = traffic.bytes - traffic.cache_hit_bytes;
     let cache_time_s = cache(cx.chip).map_or(0.0, |(_, bw)| traffic.cache_hit_bytes / bw);
+    hbm_bytes / (cx.chip.bandwidth_bytes_per_s * fraction) + cache_time_s
+}
+
+/// The fraction of the datasheet bandwidth a kernel's HBM bytes move at in expected mode: a
+/// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM.
+fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable) -> f64 {
+    if is_attention(cx, kernel) {
+        return a.attention_memory();
+    }
     let small_m = kernel.members.iter().any(|&i| {
         let m = cx.ev.gemm[i].m;
         m > 0.0 && m < SMALL_M
     });
-    let memory_efficiency = a.memory * if small_m { a.small_m_memory } else { 1.0 };
-    hbm_bytes / (cx.chip.bandwidth_bytes_per_s * memory_efficiency) + cache_time_s
+    a.memory * if small_m { a.small_m_memory } else { 1.0 }
+}
+
+/// Whether `kernel` is a fused attention kernel (FlashAttention, FlashInfer, FlashMLA): two or
+/// more matrix ops in one kernel, none of which multiplies a weight (queries by keys,
+/// probabilities by values, whatever the cache's layout: per KV head, a sliding window, MLA's
+/// latent or its decompressed heads). A library GEMM multiplies a weight or runs alone, and
+/// an unfused score GEMM is a library GEMM.
+fn is_attention(cx: &Context, kernel: &Kernel) -> bool {
+    let mut products = 0;
+    for &i in &kernel.members {
+        let op = &cx.workload.ops[i];
+        if op.kind.matrix_unit() {
+            if op
+                .inputs
+                .iter()
+                .any(|input| input.slot.role() == Role::Weight)
+            {
+                return false;
+            }
+            products += 1;
+        }
+    }
+    products >= 2
 }
 
 /// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix

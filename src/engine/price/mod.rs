@@ -243,6 +243,14 @@ pub struct KernelCost {
     pub scale_bytes: f64,
     /// Time to widen weight-only quantized weights to the compute type.
     pub dequant_s: f64,
+    /// Fraction of the datasheet bandwidth the kernel's HBM bytes move at: expected mode's
+    /// stream fraction, less for a decode-shaped library GEMM, a fused attention kernel's own
+    /// (1 in roofline mode and for collectives).
+    pub memory_fraction: f64,
+    /// The share of its counted FLOPs the kernel does: below 1 for a fused attention kernel
+    /// of a causal block in expected mode, which skips the score tiles the mask empties (the
+    /// roofline counts the whole score matrix).
+    pub causal_share: f64,
     /// The weights' format and the type they are multiplied in, for the op of the kernel
     /// with the most FLOPs that multiplies a weight.
     pub scheme: Option<Scheme>,
@@ -269,6 +277,8 @@ impl KernelCost {
         cache_hit_bytes: 0.0,
         scale_bytes: 0.0,
         dequant_s: 0.0,
+        memory_fraction: 1.0,
+        causal_share: 1.0,
         scheme: None,
     };
 }
@@ -384,5 +394,7 @@ pub fn price_step(
     Ok(summary)
 }
 
+#[cfg(test)]
+mod attention_tests;
 #[cfg(test)]
 mod tests;

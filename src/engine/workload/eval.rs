@@ -41,6 +41,8 @@ pub struct Evaluation {
     pub(crate) out_elements: Vec<f64>,
     /// Elements each op reads of each input.
     pub(crate) reads: Vec<f64>,
+    /// Share of each op's counted work a causal mask leaves (1 outside a causal block).
+    pub(crate) causal: Vec<f64>,
     /// `[batch, m, n, k]` of each GEMM (zeros for other ops).
     pub(crate) gemm: Vec<GemmDims>,
     /// Chips in each collective's group (0 for other ops).
@@ -88,6 +90,7 @@ impl Workload {
             flops: vec![0.0; self.ops.len()],
             out_elements: vec![0.0; self.ops.len()],
             reads: vec![0.0; self.slot_count],
+            causal: vec![1.0; self.ops.len()],
             gemm: vec![GemmDims::default(); self.ops.len()],
             group: vec![0.0; self.ops.len()],
             span: vec![0.0; self.ops.len()],

@@ -75,9 +75,19 @@ pub(super) struct BlockFile {
     /// `first` or `last`: the pipeline stage that alone runs the block (the embedding, the
     /// head); without it, the block's work is spread evenly over the stages.
     pub(super) stage: Option<Spanned<String>>,
+    /// The block's attention is causal: `{queries, context, window}` (see `Causal`).
+    pub(super) causal: Option<CausalFile>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     pub(super) ops: Vec<OpFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CausalFile {
+    pub(super) queries: Spanned<String>,
+    pub(super) context: Spanned<String>,
+    pub(super) window: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

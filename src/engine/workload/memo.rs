@@ -14,6 +14,7 @@ pub(super) struct OpNumbers {
     pub(super) out: f64,
     gemm: [u64; 4],
     group: u64,
+    causal: u64,
     /// The first reads' sizes as bits (whole op outputs as 0); more than fit: `None`.
     reads: Option<[u64; 6]>,
 }
@@ -33,6 +34,7 @@ impl OpNumbers {
             out: ev.out_elements[i],
             gemm: [count, m, n, k].map(f64::to_bits),
             group: ev.group[i].to_bits(),
+            causal: ev.causal[i].to_bits(),
             reads: fits.then_some(reads),
         }
     }

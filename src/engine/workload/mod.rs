@@ -9,6 +9,7 @@
 //! nothing per scenario.
 
 mod build;
+mod causal;
 mod count;
 mod eval;
 mod file;
@@ -19,6 +20,7 @@ mod resident;
 mod scan;
 mod work;
 
+pub use causal::Causal;
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
 pub use graph::{FusionPlan, Kernel, KernelRead};
@@ -80,6 +82,8 @@ pub struct Block {
     pub held: Option<Field>,
     /// The one pipeline stage that runs the block, or `None` when every stage runs its share.
     pub stage: Option<Stage>,
+    /// Whether, and how, the block's attention is causal.
+    pub causal: Option<Causal>,
     /// Indices into `Workload::ops`.
     pub ops: Range<usize>,
 }

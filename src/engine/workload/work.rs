@@ -56,6 +56,7 @@ impl Workload {
         }
         ev.flops[index] = work.flops;
         ev.out_elements[index] = work.out;
+        ev.causal[index] = (self.blocks[op.block].causal.as_ref()).map_or(1.0, |c| c.share_in(ev));
         for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
             ev.reads[slot] = match (&input.size, input.source) {
                 (ReadSize::GemmLeft, _) => work.left,

@@ -267,6 +267,8 @@ impl Row for KernelRow<'_> {
         f("cache_hit_bytes", num(|c| c.cache_hit_bytes));
         f("scale_bytes", num(|c| c.scale_bytes));
         f("dequant_us", num(|c| c.dequant_s * 1e6));
+        f("memory_fraction", num(|c| c.memory_fraction));
+        f("causal_share", num(|c| c.causal_share));
         let t = self.step_time_s;
         f(
             "share",

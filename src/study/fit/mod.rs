@@ -36,6 +36,7 @@ pub enum Constant {
     Vector,
     Memory,
     SmallMMemory,
+    AttentionMemory,
     DramLatency,
 }
 
@@ -47,6 +48,7 @@ impl Constant {
             Constant::Vector => "vector".into(),
             Constant::Memory => "memory".into(),
             Constant::SmallMMemory => "small_m_memory".into(),
+            Constant::AttentionMemory => "attention_memory".into(),
             Constant::DramLatency => "dram_latency".into(),
         }
     }
@@ -58,6 +60,7 @@ impl Constant {
             Constant::Vector => &ranges::FIT_VECTOR,
             Constant::Memory => &ranges::FIT_MEMORY,
             Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
+            Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
         }
     }
@@ -76,6 +79,7 @@ impl Constant {
             Constant::Vector => a.vector,
             Constant::Memory => a.memory,
             Constant::SmallMMemory => a.small_m_memory,
+            Constant::AttentionMemory => a.attention_memory(),
             Constant::DramLatency => a.dram_latency_s,
         }
     }
@@ -86,12 +90,14 @@ impl Constant {
             Constant::Vector => a.vector = value,
             Constant::Memory => a.memory = value,
             Constant::SmallMMemory => a.small_m_memory = value,
+            Constant::AttentionMemory => a.attention_memory = Some(value),
             Constant::DramLatency => a.dram_latency_s = value,
         }
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// DRAM latency only where the file gives one: absent, it is no term at all).
+    /// attention fraction and the DRAM latency only where the file gives them: absent, the
+    /// one is the stream fraction and the other no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
@@ -99,6 +105,9 @@ impl Constant {
             .map(Constant::Matrix)
             .collect();
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
+        if a.attention_memory.is_some() {
+            constants.push(Constant::AttentionMemory);
+        }
         if a.dram_latency_s > 0.0 {
             constants.push(Constant::DramLatency);
         }

@@ -9,10 +9,12 @@ use serde_saphyr::Spanned;
 use super::names::Scope;
 use super::Builder;
 use crate::base::diagnostic::Origin;
-use crate::engine::workload::file::{BlockFile, CollectiveFile, GemmFile, OpFile, ScanFile};
+use crate::engine::workload::file::{
+    BlockFile, CausalFile, CollectiveFile, GemmFile, OpFile, ScanFile,
+};
 use crate::engine::workload::graph::op_cycle;
 use crate::engine::workload::{
-    Algorithm, Block, Collective, Field, Op, OpKind, ReadSize, ScanDims, Stage,
+    Algorithm, Block, Causal, Collective, Field, Op, OpKind, ReadSize, ScanDims, Stage,
 };
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
@@ -52,15 +54,26 @@ impl Builder {
                 .opt_expr(&format!("blocks[{b}].held"), &block.held)
                 .flatten();
             let stage = self.stage(b, &block.stage);
+            let causal = self.causal(b, block.causal.as_ref());
             let first = graph.ops.len();
             for (o, op) in block.ops.iter().enumerate() {
                 self.push_op(&mut graph, (b, o), op, scope);
+            }
+            // The mask's share is part of each op's numbers: it changes with these fields.
+            if let Some(c) = &causal {
+                for op in &mut graph.ops[first..] {
+                    op.deps.extend([&c.queries, &c.context].map(|f| f.id));
+                    op.deps.extend(c.window.iter().map(|f| f.id));
+                    op.deps.sort_unstable();
+                    op.deps.dedup();
+                }
             }
             graph.blocks.push(Block {
                 name: block.name.value.clone(),
                 repeat,
                 held,
                 stage,
+                causal,
                 ops: first..graph.ops.len(),
             });
         }
@@ -188,6 +201,20 @@ impl Builder {
             k: k?,
             batch: batch?,
             gemv,
+        })
+    }
+
+    /// Block `b`'s causal mask, if it has one; `None` (recorded) for a field with a problem.
+    fn causal(&mut self, b: usize, file: Option<&CausalFile>) -> Option<Causal> {
+        let file = file?;
+        let prefix = format!("blocks[{b}].causal");
+        let queries = self.expr(&format!("{prefix}.queries"), &file.queries);
+        let context = self.expr(&format!("{prefix}.context"), &file.context);
+        let window = self.opt_expr(&format!("{prefix}.window"), &file.window);
+        Some(Causal {
+            queries: queries?,
+            context: context?,
+            window: window?,
         })
     }
 

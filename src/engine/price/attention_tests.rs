@@ -1,0 +1,117 @@
+//! Expected mode's attention terms, each by hand on a chip with round numbers: the fused
+//! attention kernel's own bandwidth fraction, and the causal mask's skipped tiles.
+
+use super::*;
+use crate::base::source::Source;
+
+/// A chip with round numbers; `ATTENTION_MEMORY` is its attention kernels' fraction.
+const CHIP: &str = "\
+name: Round chip
+memory: {capacity: 80 GB, bandwidth: 1 TB/s}
+matrix: {bf16: 100 TFLOPS}
+vector: {bf16: 10 TFLOPS}
+expected:
+  matrix: {bf16: 0.5}
+  memory: 0.8
+  small_m_memory: 0.5
+  ATTENTION_MEMORY
+";
+
+/// GQA attention of `batch` sequences: `tokens` new tokens each over `context` cached
+/// positions, 4 query heads sharing 2 KV heads of 64.
+const ATTENTION: &str = "\
+name: attention
+params: {batch: 2, tokens: 1, context: 999, heads: 4, kv_heads: 2, head_dim: 64}
+tokens_per_step: batch * tokens
+tensors:
+  q: {role: activation, shape: [batch * tokens, heads * head_dim]}
+  k_cache: {role: kv, shape: [batch, kv_heads, context + tokens, head_dim]}
+  v_cache: {role: kv, shape: [batch, kv_heads, context + tokens, head_dim]}
+blocks:
+  - name: attention
+    causal: {queries: tokens, context: context}
+    ops:
+      - gemm: {name: scores, of: [q, k_cache], batch: batch * kv_heads,
+               m: tokens * heads / kv_heads, n: context + tokens, k: head_dim}
+      - elementwise: {name: softmax, of: [scores], flops_per_element: 5}
+      - gemm: {name: mix, of: [softmax, v_cache], batch: batch * kv_heads,
+               m: tokens * heads / kv_heads, n: head_dim, k: context + tokens}
+fusion:
+  flash: [[scores, softmax, mix]]
+default_fusion: flash
+";
+
+fn chip(attention_memory: Option<f64>) -> Chip {
+    let line = attention_memory.map_or(String::new(), |f| format!("attention_memory: {f}"));
+    let text = CHIP.replace("ATTENTION_MEMORY", &line);
+    Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
+}
+
+fn run(chip: &Chip, fusion: &str, sets: &[(&str, f64)]) -> StepReport {
+    run_on(ATTENTION, chip, fusion, sets, Mode::Expected)
+}
+
+fn run_on(text: &str, chip: &Chip, fusion: &str, sets: &[(&str, f64)], mode: Mode) -> StepReport {
+    let workload = Workload::load(&Source::from_text("attention.yaml", text)).unwrap();
+    let mut scenario = Scenario::defaults(&workload);
+    scenario.mode = mode;
+    scenario.fusion = workload.fusion_index(fusion).unwrap();
+    for (name, value) in sets {
+        let index = workload.param_index(name).unwrap();
+        scenario.overrides.push((index, *value));
+    }
+    price(&workload, chip, &scenario).unwrap()
+}
+
+#[test]
+fn a_fused_decode_attention_kernel_streams_the_cache_at_its_own_fraction() {
+    // One read of q (2 x 2 KV heads x 2 query rows x 64), of each cache (2 x 2 x 1000 x 64)
+    // and one write of the output (as q), 2 bytes an element.
+    let bytes = 2.0 * (512.0 + 2.0 * 256_000.0 + 512.0);
+    for (given, fraction) in [(Some(0.9), 0.9), (None, 0.8)] {
+        let r = run(&chip(given), "flash", &[]);
+        let k = &r.prices[0].cost;
+        assert_eq!(k.bytes, bytes);
+        // Not the small-M library GEMM's 0.8 x 0.5, although M = 2.
+        assert_eq!(k.memory_fraction, fraction);
+        let memory_s = bytes / (1e12 * fraction);
+        assert!((k.expected_memory_s - memory_s).abs() < 1e-12 * memory_s);
+    }
+    // Unfused, the score GEMM is a library GEMM: 0.8 x 0.5 of the bandwidth.
+    let r = run(&chip(Some(0.9)), "none", &[]);
+    let scores = r.prices.iter().find(|p| p.name == "scores").unwrap();
+    assert_eq!(scores.cost.memory_fraction, 0.8 * 0.5);
+}
+
+#[test]
+fn a_causal_prompt_chunk_computes_only_the_scores_the_mask_leaves() {
+    // 4 new tokens after 6 cached: query i sees 7 + i positions, 34 of the 4 x 10 counted
+    // (q c - q (q - 1) / 2 of q c with c = 10): a share of 0.85.
+    let sets = [("tokens", 4.0), ("context", 6.0)];
+    let share = 34.0 / 40.0;
+    // scores and mix: 2 x (2 x 2 KV heads) x 8 rows x 10 x 64 each; softmax 5 per score.
+    let matrix_flops = 2.0 * (2.0 * 4.0 * 8.0 * 10.0 * 64.0);
+    let vector_flops = 5.0 * 4.0 * 8.0 * 10.0;
+    let chip = chip(None);
+    let roofline = run_on(ATTENTION, &chip, "flash", &sets, Mode::Roofline);
+    let k = &roofline.prices[0].cost;
+    assert_eq!(
+        (k.flops, k.causal_share),
+        (matrix_flops + vector_flops, 1.0)
+    );
+    let expected = run(&chip, "flash", &sets);
+    let k = &expected.prices[0].cost;
+    assert!((k.causal_share - share).abs() < 1e-15, "{}", k.causal_share);
+    assert!((k.flops - share * (matrix_flops + vector_flops)).abs() < 1e-9);
+    // At 0.5 of the 100 TFLOPS matrix peak and all of the 10 TFLOPS vector peak.
+    let compute_s = share * (matrix_flops / 50e12 + vector_flops / 10e12);
+    assert!((k.expected_compute_s - compute_s).abs() < 1e-12 * compute_s);
+    // Without `causal:` the kernel computes the whole matrix.
+    let whole = ATTENTION.replace("    causal: {queries: tokens, context: context}\n", "");
+    let k = run_on(&whole, &chip, "flash", &sets, Mode::Expected).prices[0].cost;
+    assert_eq!(k.causal_share, 1.0);
+    assert!((k.expected_compute_s - compute_s / share).abs() < 1e-12 * compute_s);
+    // Unfused, the library GEMMs compute every score.
+    let r = run(&chip, "none", &sets);
+    assert!(r.prices.iter().all(|p| p.cost.causal_share == 1.0));
+}
