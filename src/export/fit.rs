@@ -25,7 +25,7 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     let _ = writeln!(
         text,
         "# Expected-mode constants of `{}` ({}), fitted by `stepcost fit` to {} {used} of {cases_name}:\n\
-         # least squares on ln(predicted / measured), from the chip file's values, each inside its range.",
+         # least squares on ln(predicted / measured), from the middle of each constant's physical bounds, inside them.",
         fit.chip.id(),
         fit.chip.name(),
         fit.before.len(),
