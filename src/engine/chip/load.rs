@@ -320,6 +320,13 @@ impl Checker<'_> {
             &ranges::EXPECTED_SMALL_M_MEMORY,
             file.small_m_memory.as_ref(),
         );
+        let weight_only_memory = fraction(
+            &ranges::EXPECTED_WEIGHT_ONLY_MEMORY,
+            file.weight_only_memory.as_ref(),
+        );
+        if let Some(s) = file.split_k.as_ref() {
+            self.count(&ranges::EXPECTED_SPLIT_K, s);
+        }
         let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
         let cta_tiles = self.cta_tiles(file.cta_tiles.as_ref());
         if let Some(t) = file.row_tile.as_ref() {
@@ -343,6 +350,8 @@ impl Checker<'_> {
             row_tile,
             cta_tiles,
             stream_k: file.stream_k,
+            split_k: file.split_k.as_ref().map_or(1, |s| s.value),
+            weight_only_memory,
             dram_latency_s,
         })
     }

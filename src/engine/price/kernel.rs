@@ -1,17 +1,18 @@
 //! One kernel's cost on one chip: its compute (each op's FLOPs over the peak of its unit), its
 //! traffic across the kernel's boundary, and the time they make. Roofline mode takes the
 //! larger roof; expected mode applies the corrections: achievable fractions of the peaks, tile
-//! padding and wave quantization, dequantization of weight-only quantized weights, cache hits,
-//! block scales, the fixed launch cost and imperfect overlap of compute and memory.
+//! padding and wave quantization, dequantization of weight-only quantized weights, the
+//! quantisation of a W8A8 GEMM's input (`quant`), cache hits, block scales, the fixed launch
+//! cost and imperfect overlap of compute and memory.
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
 use crate::base::format::{Format, Scheme};
-use crate::base::types::Slot;
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{GemmDims, Kernel, KernelRead, Op};
 
+use super::quant::activation_quant_s;
 use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
@@ -74,6 +75,7 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         cache_hit_bytes: traffic.cache_hit_bytes,
         scale_bytes: traffic.scale_bytes,
         dequant_s: timing.dequant_s,
+        act_quant_s: compute.act_quant_s,
         scheme: compute.scheme.map(|(_, s)| s),
     };
     Ok((cost, compute.mfu_time_s))
@@ -92,6 +94,8 @@ struct Compute {
     unquantized_s: f64,
     /// Expected mode: widening weight-only quantized weights to the compute type.
     dequant_s: f64,
+    /// Expected mode: the separate kernels that quantise GEMM outputs into W8A8 inputs.
+    act_quant_s: f64,
     /// At the MFU reference peaks.
     mfu_time_s: f64,
     /// Whether any op runs on the matrix unit, and whether any on the vector unit.
@@ -112,6 +116,9 @@ impl Compute {
         let mut compute = Compute::default();
         for &i in &kernel.members {
             compute.add_op(cx, i, achievable)?;
+            if let Some(a) = achievable {
+                compute.act_quant_s += activation_quant_s(cx, kernel, &cx.workload.ops[i], a);
+            }
         }
         Ok(compute)
     }
@@ -264,10 +271,10 @@ impl Traffic {
             traffic.read(cx, read, cache);
         }
         for &i in &kernel.writes {
-            let role = cx.workload.ops[i].out_role;
-            let b = cx.ev.out_elements[i] * cx.dtypes.role(role).bytes();
+            let op = &cx.workload.ops[i];
+            let b = cx.ev.out_elements[i] * cx.dtypes.get(op.out_slot).bytes();
             traffic.bytes += b;
-            if role == Role::Activation {
+            if op.out_role == Role::Activation {
                 traffic.activation_bytes += b;
             }
         }
@@ -284,7 +291,7 @@ impl Traffic {
         let b = elements * format.bytes();
         self.bytes += b;
         self.scale_bytes += elements * format.scale_bytes();
-        if read.slot == Slot::Activation {
+        if read.slot.role() == Role::Activation {
             self.activation_bytes += b;
         }
         // Just written by the previous kernel and small enough to still sit in one half of
@@ -335,7 +342,8 @@ impl Timing {
         compute: &Compute,
         traffic: &Traffic,
     ) -> Timing {
-        let t_memory = expected_memory_s(cx, kernel, a, traffic);
+        let weight_only = compute.scheme.is_some_and(|(_, s)| s.weight_only());
+        let t_memory = expected_memory_s(cx, kernel, a, traffic, weight_only);
         let t_compute = compute.expected_s + compute.dequant_s;
         let launch_s = cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
         let overlap = overlapped(t_compute, t_memory);
@@ -352,7 +360,8 @@ impl Timing {
             1.0
         };
         Timing {
-            time_s: launch_s + overlap,
+            // The quantisation kernels run before this one, on their own.
+            time_s: launch_s + overlap + compute.act_quant_s,
             bound,
             launch_s,
             compute_s: t_compute,
@@ -364,24 +373,42 @@ impl Timing {
 }
 
 /// Expected mode's memory time: HBM bytes (less cache hits) at the
-/// achievable bandwidth (lower still for decode-shaped GEMMs), and cache hits at cache
-/// bandwidth.
-fn expected_memory_s(cx: &Context, kernel: &Kernel, a: &Achievable, traffic: &Traffic) -> f64 {
+/// achievable bandwidth (lower still for decode-shaped GEMMs, and for weight-only quantised
+/// ones lower again: `weight_only_memory`), and cache hits at cache bandwidth.
+fn expected_memory_s(
+    cx: &Context,
+    kernel: &Kernel,
+    a: &Achievable,
+    traffic: &Traffic,
+    weight_only: bool,
+) -> f64 {
     let hbm_bytes = traffic.bytes - traffic.cache_hit_bytes;
     let cache_time_s = cache(cx.chip).map_or(0.0, |(_, bw)| traffic.cache_hit_bytes / bw);
     let small_m = kernel.members.iter().any(|&i| {
         let m = cx.ev.gemm[i].m;
         m > 0.0 && m < SMALL_M
     });
-    let memory_efficiency = a.memory * if small_m { a.small_m_memory } else { 1.0 };
+    let small_m_efficiency = match (small_m, weight_only) {
+        (false, _) => 1.0,
+        (true, false) => a.small_m_memory,
+        (true, true) => a.small_m_memory * a.weight_only_memory,
+    };
+    let memory_efficiency = a.memory * small_m_efficiency;
     hbm_bytes / (cx.chip.bandwidth_bytes_per_s * memory_efficiency) + cache_time_s
 }
 
+/// K a split-K slice keeps at least: one CTA's step along K (an assumption: 64, the depth of
+/// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
+const SPLIT_K_DEPTH: f64 = 64.0;
+
 /// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
 /// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
-/// with the CTA tile that wastes least.
+/// with the CTA tile and, where the library splits K (`split_k`), the split that wastes least,
+/// as libraries' heuristics choose: a split multiplies the CTAs, each slice keeping at least
+/// `SPLIT_K_DEPTH` of K (the partial sums' reduction is left out: small beside the slices for
+/// the skinny shapes that split).
 fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
-    let GemmDims { count, m, n, .. } = dims;
+    let GemmDims { count, m, n, k } = dims;
     if m <= 0.0 {
         return 1.0; // not a GEMM
     }
@@ -392,15 +419,15 @@ fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
         Some(units) if !a.stream_k => units as f64,
         _ => return padding,
     };
-    let wave_efficiency = a
-        .cta_tiles
-        .iter()
-        .map(|tile| {
+    let most_splits = (a.split_k as f64).min((k / SPLIT_K_DEPTH).floor()).max(1.0) as u64;
+    let wave_efficiency = (a.cta_tiles.iter())
+        .flat_map(|tile| (1..=most_splits).map(move |split| (tile, split as f64)))
+        .map(|(tile, split)| {
             // A library uses no taller tile than the padded rows need.
             let [cta_m, cta_n] = tile.map(|t| t as f64);
             let cta_m = cta_m.min(padded_m);
             let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let ctas = count * rows * columns;
+            let ctas = count * rows * columns * split;
             // Tiles that overhang the matrix compute their overhang too.
             let used = padded_m * n / (rows * cta_m * columns * cta_n);
             ctas / ((ctas / units).ceil() * units) * used

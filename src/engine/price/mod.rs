@@ -15,6 +15,7 @@ mod context;
 mod iteration;
 mod kernel;
 mod memory;
+mod quant;
 mod request;
 mod totals;
 
@@ -243,6 +244,9 @@ pub struct KernelCost {
     pub scale_bytes: f64,
     /// Time to widen weight-only quantized weights to the compute type.
     pub dequant_s: f64,
+    /// Expected mode: time of the separate kernels that quantise another GEMM's output into
+    /// this W8A8 GEMM's input (part of `time_s`).
+    pub act_quant_s: f64,
     /// The weights' format and the type they are multiplied in, for the op of the kernel
     /// with the most FLOPs that multiplies a weight.
     pub scheme: Option<Scheme>,
@@ -269,6 +273,7 @@ impl KernelCost {
         cache_hit_bytes: 0.0,
         scale_bytes: 0.0,
         dequant_s: 0.0,
+        act_quant_s: 0.0,
         scheme: None,
     };
 }

@@ -267,6 +267,7 @@ impl Row for KernelRow<'_> {
         f("cache_hit_bytes", num(|c| c.cache_hit_bytes));
         f("scale_bytes", num(|c| c.scale_bytes));
         f("dequant_us", num(|c| c.dequant_s * 1e6));
+        f("act_quant_us", num(|c| c.act_quant_s * 1e6));
         let t = self.step_time_s;
         f(
             "share",

@@ -34,6 +34,7 @@ pub enum Constant {
     Vector,
     Memory,
     SmallMMemory,
+    WeightOnlyMemory,
     DramLatency,
 }
 
@@ -45,6 +46,7 @@ impl Constant {
             Constant::Vector => "vector".into(),
             Constant::Memory => "memory".into(),
             Constant::SmallMMemory => "small_m_memory".into(),
+            Constant::WeightOnlyMemory => "weight_only_memory".into(),
             Constant::DramLatency => "dram_latency".into(),
         }
     }
@@ -55,6 +57,7 @@ impl Constant {
             Constant::Vector => &ranges::EXPECTED_VECTOR,
             Constant::Memory => &ranges::EXPECTED_MEMORY,
             Constant::SmallMMemory => &ranges::EXPECTED_SMALL_M_MEMORY,
+            Constant::WeightOnlyMemory => &ranges::EXPECTED_WEIGHT_ONLY_MEMORY,
             Constant::DramLatency => &ranges::EXPECTED_DRAM_LATENCY,
         }
     }
@@ -65,6 +68,7 @@ impl Constant {
             Constant::Vector => a.vector,
             Constant::Memory => a.memory,
             Constant::SmallMMemory => a.small_m_memory,
+            Constant::WeightOnlyMemory => a.weight_only_memory,
             Constant::DramLatency => a.dram_latency_s,
         }
     }
@@ -75,12 +79,14 @@ impl Constant {
             Constant::Vector => a.vector = value,
             Constant::Memory => a.memory = value,
             Constant::SmallMMemory => a.small_m_memory = value,
+            Constant::WeightOnlyMemory => a.weight_only_memory = value,
             Constant::DramLatency => a.dram_latency_s = value,
         }
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// DRAM latency only where the file gives one: absent, it is no term at all).
+    /// DRAM latency and the weight-only fraction only where the file gives one: absent, each
+    /// is no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
@@ -88,6 +94,9 @@ impl Constant {
             .map(Constant::Matrix)
             .collect();
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
+        if a.weight_only_memory < 1.0 {
+            constants.push(Constant::WeightOnlyMemory);
+        }
         if a.dram_latency_s > 0.0 {
             constants.push(Constant::DramLatency);
         }
