@@ -146,7 +146,7 @@ impl Compute {
                 let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
                 let ideal = op_flops / (peak * efficiency);
                 self.unquantized_s += ideal;
-                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i]);
+                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i], ideal);
             }
         }
         let scheme = (op.weight_format(cx.dtypes))
@@ -401,13 +401,14 @@ fn expected_memory_s(
 /// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
 const SPLIT_K_DEPTH: f64 = 64.0;
 
-/// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
-/// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
-/// with the CTA tile and, where the library splits K (`split_k`), the split that wastes least,
-/// as libraries' heuristics choose: a split multiplies the CTAs, each slice keeping at least
-/// `SPLIT_K_DEPTH` of K (the partial sums' reduction is left out: small beside the slices for
-/// the skinny shapes that split).
-fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
+/// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
+/// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
+/// CTAs leaving compute units idle, with the CTA tile and, where the library splits K
+/// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
+/// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
+/// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
+/// back (its launch, first access and bytes); the factor includes that reduction.
+fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims, ideal_s: f64) -> f64 {
     let GemmDims { count, m, n, k } = dims;
     if m <= 0.0 {
         return 1.0; // not a GEMM
@@ -419,8 +420,17 @@ fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
         Some(units) if !a.stream_k => units as f64,
         _ => return padding,
     };
+    let reduction_s = |split: f64| match split > 1.0 {
+        true => {
+            let bytes = 2.0 * split * count * m * n * 4.0;
+            chip.launch_s.unwrap_or(0.0)
+                + 2.0 * a.dram_latency_s
+                + bytes / (chip.bandwidth_bytes_per_s * a.memory)
+        }
+        false => 0.0,
+    };
     let most_splits = (a.split_k as f64).min((k / SPLIT_K_DEPTH).floor()).max(1.0) as u64;
-    let wave_efficiency = (a.cta_tiles.iter())
+    let best_s = (a.cta_tiles.iter())
         .flat_map(|tile| (1..=most_splits).map(move |split| (tile, split as f64)))
         .map(|(tile, split)| {
             // A library uses no taller tile than the padded rows need.
@@ -430,12 +440,13 @@ fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
             let ctas = count * rows * columns * split;
             // Tiles that overhang the matrix compute their overhang too.
             let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            ctas / ((ctas / units).ceil() * units) * used
+            let wave_efficiency = ctas / ((ctas / units).ceil() * units) * used;
+            ideal_s * padding / wave_efficiency + reduction_s(split)
         })
-        .filter(|e| e.is_finite() && *e > 0.0)
-        .fold(0.0f64, f64::max);
-    if wave_efficiency > 0.0 {
-        padding / wave_efficiency
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if best_s.is_finite() && ideal_s > 0.0 {
+        best_s / ideal_s
     } else {
         padding
     }
