@@ -85,7 +85,10 @@ fn role_types_set_bytes_and_the_compute_type() {
     let mix = &r.prices[2];
     assert_eq!(mix.cost.compute_dtype, DType::Fp8);
     let (b, n, k) = (8.0, 1000.0, 64.0);
-    assert_eq!(mix.cost.bytes, b * (k + k * n + n));
+    // fp8 attention reads its query (attend's output) in bf16 and quantises it in the kernel,
+    // reads the fp8 cache, and writes its output in bf16 (`output` follows activation=fp8 to
+    // bf16): 2 bytes a query value, 1 a cached value, 2 an output value
+    assert_eq!(mix.cost.bytes, b * (2.0 * k + k * n + 2.0 * n));
     assert_eq!(mix.cost.compute_time_s, 2.0 * b * n * k / 2000e12);
     let r = priced(&[(Role::Kv, DType::Int4)]);
     assert_eq!(r.prices[2].cost.compute_dtype, DType::Bf16);

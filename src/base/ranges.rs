@@ -11,13 +11,11 @@
 use crate::base::units;
 
 mod cost;
+mod expected;
 mod fabric;
 mod fit;
 mod serving;
-pub use cost::*;
-pub use fabric::*;
-pub use fit::*;
-pub use serving::*;
+pub use self::{cost::*, expected::*, fabric::*, fit::*, serving::*};
 
 /// The range of one field: `min..=max` in `unit`, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -333,6 +331,8 @@ pub const CHIP: &[Range] = &[
     EXPECTED_MEMORY,
     EXPECTED_SMALL_M_MEMORY,
     EXPECTED_ATTENTION_MEMORY,
+    EXPECTED_WEIGHT_ONLY_MEMORY,
+    EXPECTED_SPLIT_K,
     EXPECTED_ROW_TILE,
     EXPECTED_CTA_TILES,
     EXPECTED_DRAM_LATENCY,

@@ -1,5 +1,11 @@
 //! The groups a model's weights fall in, the slots a tensor's format comes from, what
 //! `--dtype KEY=TYPE` sets, and the format of every slot one scenario chooses.
+//!
+//! `activation` is the format a GEMM's activation input is stored in (what W8A8 serving
+//! quantises to); `output` is the format of every other activation value: what GEMMs write
+//! (fp8 GEMMs of vLLM, SGLang and TensorRT-LLM write bf16), the residual stream, attention's
+//! and norms' inputs. Unset, `output` follows `activation` where that is 16 bits or wider and
+//! is bf16 otherwise, so a bf16 or fp16 scenario is one format throughout.
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,17 +62,20 @@ impl FromStr for WeightGroup {
 }
 
 /// Where a tensor's format comes from: its role, and for a weight its group (`None`: a weight
-/// in no group, such as a norm's scale, which follows `weight`).
+/// in no group, such as a norm's scale, which follows `weight`). An activation value is in
+/// `Activation` where a GEMM with a weight reads it (a quantised GEMM input) and in `Output`
+/// otherwise (a GEMM's output, the residual stream).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Slot {
     Weight(Option<WeightGroup>),
     Activation,
     Kv,
+    Output,
 }
 
 impl Slot {
     /// Every slot, in the order of [`Types`]'s array.
-    pub const ALL: [Slot; 7] = [
+    pub const ALL: [Slot; 8] = [
         Slot::Weight(None),
         Slot::Weight(Some(WeightGroup::Embed)),
         Slot::Weight(Some(WeightGroup::Attention)),
@@ -74,6 +83,7 @@ impl Slot {
         Slot::Weight(Some(WeightGroup::Experts)),
         Slot::Activation,
         Slot::Kv,
+        Slot::Output,
     ];
 
     /// Position in [`Slot::ALL`].
@@ -83,13 +93,14 @@ impl Slot {
             Slot::Weight(Some(g)) => 1 + g as usize,
             Slot::Activation => 5,
             Slot::Kv => 6,
+            Slot::Output => 7,
         }
     }
 
     pub fn role(self) -> Role {
         match self {
             Slot::Weight(_) => Role::Weight,
-            Slot::Activation => Role::Activation,
+            Slot::Activation | Slot::Output => Role::Activation,
             Slot::Kv => Role::Kv,
         }
     }
@@ -106,22 +117,25 @@ impl From<Role> for Slot {
 }
 
 /// What a `--dtype KEY=FORMAT` (or a workload's `dtypes:` entry) sets: every weight, one group
-/// of weights, the activations or the KV cache.
+/// of weights, the activations (GEMM inputs), the GEMM outputs or the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TypeKey {
     Role(Role),
     Group(WeightGroup),
+    /// What GEMMs write, and the activations no GEMM with a weight reads.
+    Output,
 }
 
 impl TypeKey {
-    /// How many distinct keys there are: three roles and four groups.
-    pub const COUNT: usize = 7;
+    /// How many distinct keys there are: three roles, four groups and `output`.
+    pub const COUNT: usize = 8;
 
-    /// `weight`, `experts.weight`, `activation`, `kv`.
+    /// `weight`, `experts.weight`, `activation`, `kv`, `output`.
     pub fn name(self) -> String {
         match self {
             TypeKey::Role(r) => r.name().to_owned(),
             TypeKey::Group(g) => format!("{}.weight", g.name()),
+            TypeKey::Output => "output".to_owned(),
         }
     }
 }
@@ -149,10 +163,11 @@ impl FromStr for TypeKey {
                 "unknown type key `{s}`; a group's key is GROUP.weight (embed.weight, \
                  attention.weight, ffn.weight, experts.weight)"
             )),
+            None if s == "output" => Ok(TypeKey::Output),
             None => s.parse::<Role>().map(TypeKey::Role).map_err(|_| {
                 format!(
-                    "unknown type key `{s}`; expected weight, activation, kv or GROUP.weight \
-                     (embed, attention, ffn, experts)"
+                    "unknown type key `{s}`; expected weight, activation, kv, output or \
+                     GROUP.weight (embed, attention, ffn, experts)"
                 )
             }),
         }
@@ -163,6 +178,8 @@ impl FromStr for TypeKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Types {
     slots: [Format; 7],
+    /// `output` as set; `None` follows `activation` ([`Types::default_output`]).
+    output: Option<Format>,
 }
 
 impl Default for Types {
@@ -170,13 +187,29 @@ impl Default for Types {
     fn default() -> Self {
         Types {
             slots: [Format::Bf16; 7],
+            output: None,
         }
     }
 }
 
 impl Types {
     pub fn get(&self, slot: Slot) -> Format {
-        self.slots[slot.index()]
+        match slot {
+            Slot::Output => self.output.unwrap_or_else(|| self.default_output()),
+            _ => self.slots[slot.index()],
+        }
+    }
+
+    /// What GEMMs write when `output` is not set: the activations' format where it is 16 bits
+    /// or wider, else bf16 (fp8 and int8 W8A8 GEMMs of vLLM, SGLang and TensorRT-LLM write
+    /// bf16; docs/sources.md, "fp8 serving").
+    fn default_output(&self) -> Format {
+        let activation = self.slots[Slot::Activation.index()];
+        if activation.element().bytes() >= 2.0 {
+            activation
+        } else {
+            Format::Bf16
+        }
     }
 
     /// The format of a role's ungrouped tensors (for `weight`, weights in no group).
@@ -190,7 +223,13 @@ impl Types {
             TypeKey::Role(Role::Weight) => self.slots[..5].fill(format),
             TypeKey::Role(role) => self.slots[Slot::from(role).index()] = format,
             TypeKey::Group(g) => self.slots[Slot::Weight(Some(g)).index()] = format,
+            TypeKey::Output => self.output = Some(format),
         }
+    }
+
+    /// `output`'s format where it was set to other than what it follows by default.
+    fn set_output(&self) -> Option<Format> {
+        self.output.filter(|f| *f != self.default_output())
     }
 
     /// The weights' one format, or `None` when groups differ.
@@ -203,20 +242,22 @@ impl Types {
     }
 
     /// `fp8/bf16/bf16` (weight/activation/kv), with the groups typed apart after the weights'
-    /// format: `bf16+experts:mxfp4/bf16/bf16`.
+    /// format: `bf16+experts:mxfp4/bf16/bf16`, and `output` after the KV cache's where it was
+    /// set apart from its default: `fp8/fp8/bf16/fp8`.
     pub fn brief(&self) -> String {
-        let keys = self.keys();
         let mut weight = self.slots[0].name().to_owned();
-        for (key, format) in &keys[1..keys.len() - 2] {
+        for (key, format) in self.keys() {
             if let TypeKey::Group(g) = key {
                 weight.push_str(&format!("+{}:{format}", g.name()));
             }
         }
-        format!("{weight}/{}/{}", self.slots[5], self.slots[6])
+        let output = self.set_output().map_or(String::new(), |f| format!("/{f}"));
+        format!("{weight}/{}/{}{output}", self.slots[5], self.slots[6])
     }
 
     /// The settings that give these types, shortest first: `weight` (the ungrouped weights'
-    /// format), each group that differs from it, `activation`, `kv`.
+    /// format), each group that differs from it, `activation`, `kv`, and `output` where it
+    /// differs from what it follows.
     pub fn keys(&self) -> Vec<(TypeKey, Format)> {
         let weight = self.slots[0];
         let mut keys = vec![(TypeKey::Role(Role::Weight), weight)];
@@ -228,6 +269,9 @@ impl Types {
         }
         keys.push((TypeKey::Role(Role::Activation), self.slots[5]));
         keys.push((TypeKey::Role(Role::Kv), self.slots[6]));
+        if let Some(f) = self.set_output() {
+            keys.push((TypeKey::Output, f));
+        }
         keys
     }
 }
@@ -289,5 +333,22 @@ mod tests {
         assert!(parse_type("kv=fp9")
             .unwrap_err()
             .contains("unknown data type"));
+    }
+
+    #[test]
+    fn output_follows_activation_down_to_16_bits() {
+        let mut t = Types::default();
+        t.set("activation".parse().unwrap(), Format::Fp16);
+        assert_eq!(t.get(Slot::Output), Format::Fp16);
+        t.set("activation".parse().unwrap(), Format::Fp8);
+        assert_eq!(t.get(Slot::Output), Format::Bf16);
+        assert_eq!(t.to_string(), "weight=bf16 activation=fp8 kv=bf16");
+        t.set("output".parse().unwrap(), Format::Fp8);
+        assert_eq!(t.get(Slot::Output), Format::Fp8);
+        assert_eq!(t.brief(), "bf16/fp8/bf16/fp8");
+        assert_eq!(
+            t.to_string(),
+            "weight=bf16 activation=fp8 kv=bf16 output=fp8"
+        );
     }
 }

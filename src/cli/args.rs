@@ -276,10 +276,12 @@ pub(crate) struct ScenarioArgs {
     /// Override a param, e.g. --set batch=32 (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     pub(crate) sets: Vec<(String, f64)>,
-    /// Format of every weight, one weight group, the activations or the KV cache (repeatable,
-    /// later wins): keys weight, embed.weight, attention.weight, ffn.weight, experts.weight,
-    /// activation, kv; types fp32, tf32, bf16, fp16, fp8, fp8-b128, fp6, int8, mxfp4, nvfp4,
-    /// fp4, int4, int4-g128. E.g. --dtype weight=fp8 --dtype embed.weight=bf16
+    /// Format of every weight, one weight group, the activations (GEMM inputs), the GEMM
+    /// outputs or the KV cache (repeatable, later wins): keys weight, embed.weight,
+    /// attention.weight, ffn.weight, experts.weight, activation, output (default: activation
+    /// where 16 bits or wider, else bf16), kv; types fp32, tf32, bf16, fp16, fp8, fp8-b128,
+    /// fp6, int8, mxfp4, nvfp4, fp4, int4, int4-g128. E.g. --dtype weight=fp8 --dtype
+    /// embed.weight=bf16
     #[arg(long = "dtype", value_name = "KEY=TYPE", value_parser = parse_type)]
     pub(crate) dtypes: Vec<(TypeKey, DataFormat)>,
     /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)

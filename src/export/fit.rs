@@ -65,9 +65,15 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     if let Some(v) = a.attention_memory {
         let _ = writeln!(text, "  attention_memory: {v}");
     }
+    if a.weight_only_memory < 1.0 {
+        let _ = writeln!(text, "  weight_only_memory: {}", a.weight_only_memory);
+    }
     let _ = writeln!(text, "  row_tile: {}", a.row_tile);
     let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
     let _ = writeln!(text, "  stream_k: {}", a.stream_k);
+    if a.split_k > 1 {
+        let _ = writeln!(text, "  split_k: {}", a.split_k);
+    }
     if a.dram_latency_s > 0.0 {
         let _ = writeln!(text, "  dram_latency: {:e} s", a.dram_latency_s);
     }

@@ -41,6 +41,13 @@ pub const FIT_ATTENTION_MEMORY: Range = range(
     0.98,
     "decode attention kernels stream the KV cache at 90 % (FlashMLA) to nearly all of it",
 );
+pub const FIT_WEIGHT_ONLY_MEMORY: Range = range(
+    "expected.weight_only_memory",
+    "",
+    0.5,
+    1.0,
+    "weight-only decode kernels stream their weights at half to all of a bf16 GEMV's rate",
+);
 pub const FIT_DRAM_LATENCY: Range = range(
     "expected.dram_latency",
     "s",

@@ -322,6 +322,13 @@ impl Checker<'_> {
         );
         let attention_memory = (file.attention_memory.as_ref())
             .map(|v| fraction(&ranges::EXPECTED_ATTENTION_MEMORY, Some(v)));
+        let weight_only_memory = fraction(
+            &ranges::EXPECTED_WEIGHT_ONLY_MEMORY,
+            file.weight_only_memory.as_ref(),
+        );
+        if let Some(s) = file.split_k.as_ref() {
+            self.count(&ranges::EXPECTED_SPLIT_K, s);
+        }
         let row_tile = file.row_tile.as_ref().map_or(1, |t| t.value);
         let cta_tiles = self.cta_tiles(file.cta_tiles.as_ref());
         if let Some(t) = file.row_tile.as_ref() {
@@ -346,6 +353,8 @@ impl Checker<'_> {
             row_tile,
             cta_tiles,
             stream_k: file.stream_k,
+            split_k: file.split_k.as_ref().map_or(1, |s| s.value),
+            weight_only_memory,
             dram_latency_s,
         })
     }

@@ -173,6 +173,13 @@ pub struct Achievable {
     /// Whether GEMM libraries spread the last wave's work over every compute unit (Stream-K,
     /// persistent kernels), so no wave is left part-empty.
     pub stream_k: bool,
+    /// Most slices a GEMM library without Stream-K splits K into when too few output tiles
+    /// fill the chip (hipBLASLt's split-K); 1: no split.
+    pub split_k: u64,
+    /// Fraction of the small-M bandwidth a weight-only quantised GEMM (W4A16, W8A16: Marlin,
+    /// Machete) reaches beside a 16-bit one, beyond its dequantisation work; 1 where the chip
+    /// file gives none.
+    pub weight_only_memory: f64,
     /// Time to first byte from HBM, paid when a kernel starts loading and again when its
     /// last stores drain.
     pub dram_latency_s: f64,

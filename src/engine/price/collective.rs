@@ -87,6 +87,7 @@ pub(super) fn price_collective(
         dequant_s: 0.0,
         memory_fraction: 1.0,
         causal_share: 1.0,
+        act_quant_s: 0.0,
         scheme: None,
     })
 }
@@ -101,7 +102,7 @@ const FP8_WIRE_BYTES: f64 = 1.0 + 4.0 / 128.0;
 /// as DeepEP dispatches. What comes back from the experts (the combine) stays in its format.
 fn wire(cx: &Context, i: usize, collective: Collective) -> (DType, f64) {
     let op = &cx.workload.ops[i];
-    let format = cx.dtypes.role(op.out_role);
+    let format = cx.dtypes.get(op.out_slot);
     let fed = |o: &Op| (o.inputs.iter()).any(|input| input.source == Ref::Op(i));
     let fp8_math = |o: &Op| {
         let math = o.weight_format(cx.dtypes).and_then(Format::math);

@@ -1,18 +1,19 @@
 //! One kernel's cost on one chip: its compute (each op's FLOPs over the peak of its unit), its
 //! traffic across the kernel's boundary, and the time they make. Roofline mode takes the
 //! larger roof; expected mode applies the corrections: achievable fractions of the peaks, tile
-//! padding and wave quantization, dequantization of weight-only quantized weights, cache hits,
-//! block scales, the fixed launch cost and imperfect overlap of compute and memory, and for a
-//! fused attention kernel its own bandwidth fraction and the score tiles a causal mask skips.
+//! padding and wave quantization, dequantization of weight-only quantized weights, the
+//! quantisation of a W8A8 GEMM's input (`quant`), cache hits, block scales, the fixed launch
+//! cost and imperfect overlap of compute and memory, and for a fused attention kernel its own
+//! bandwidth fraction and the score tiles a causal mask skips.
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
 use crate::base::format::{Format, Scheme};
-use crate::base::types::Slot;
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{GemmDims, Kernel, KernelRead, Op};
 
+use super::quant::activation_quant_s;
 use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
@@ -77,6 +78,7 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         dequant_s: timing.dequant_s,
         memory_fraction: timing.memory_fraction,
         causal_share: compute.causal_share(),
+        act_quant_s: compute.act_quant_s,
         scheme: compute.scheme.map(|(_, s)| s),
     };
     Ok((cost, compute.mfu_time_s))
@@ -98,6 +100,8 @@ struct Compute {
     unquantized_s: f64,
     /// Expected mode: widening weight-only quantized weights to the compute type.
     dequant_s: f64,
+    /// Expected mode: the separate kernels that quantise GEMM outputs into W8A8 inputs.
+    act_quant_s: f64,
     /// At the MFU reference peaks.
     mfu_time_s: f64,
     /// Whether any op runs on the matrix unit, and whether any on the vector unit.
@@ -120,6 +124,9 @@ impl Compute {
         let causal = achievable.is_some() && is_attention(cx, kernel);
         for &i in &kernel.members {
             compute.add_op(cx, i, achievable, causal)?;
+            if let Some(a) = achievable {
+                compute.act_quant_s += activation_quant_s(cx, kernel, &cx.workload.ops[i], a);
+            }
         }
         Ok(compute)
     }
@@ -149,7 +156,7 @@ impl Compute {
                 let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
                 let ideal = op_flops / (peak * efficiency);
                 self.unquantized_s += ideal;
-                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i]);
+                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i], ideal);
             }
         }
         let scheme = (op.weight_format(cx.dtypes))
@@ -283,10 +290,10 @@ impl Traffic {
             traffic.read(cx, read, cache);
         }
         for &i in &kernel.writes {
-            let role = cx.workload.ops[i].out_role;
-            let b = cx.ev.out_elements[i] * cx.dtypes.role(role).bytes();
+            let op = &cx.workload.ops[i];
+            let b = cx.ev.out_elements[i] * cx.dtypes.get(op.out_slot).bytes();
             traffic.bytes += b;
-            if role == Role::Activation {
+            if op.out_role == Role::Activation {
                 traffic.activation_bytes += b;
             }
         }
@@ -303,7 +310,7 @@ impl Traffic {
         let b = elements * format.bytes();
         self.bytes += b;
         self.scale_bytes += elements * format.scale_bytes();
-        if read.slot == Slot::Activation {
+        if read.slot.role() == Role::Activation {
             self.activation_bytes += b;
         }
         // Just written by the previous kernel and small enough to still sit in one half of
@@ -357,7 +364,8 @@ impl Timing {
         compute: &Compute,
         traffic: &Traffic,
     ) -> Timing {
-        let memory_fraction = memory_fraction(cx, kernel, a);
+        let weight_only = compute.scheme.is_some_and(|(_, s)| s.weight_only());
+        let memory_fraction = memory_fraction(cx, kernel, a, weight_only);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let t_compute = compute.expected_s + compute.dequant_s;
         let launch_s = cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
@@ -375,7 +383,8 @@ impl Timing {
             1.0
         };
         Timing {
-            time_s: launch_s + overlap,
+            // The quantisation kernels run before this one, on their own.
+            time_s: launch_s + overlap + compute.act_quant_s,
             bound,
             launch_s,
             compute_s: t_compute,
@@ -396,8 +405,9 @@ fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
 }
 
 /// The fraction of the datasheet bandwidth a kernel's HBM bytes move at in expected mode: a
-/// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM.
-fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable) -> f64 {
+/// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM, and
+/// for a weight-only quantised one lower again (`weight_only_memory`).
+fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable, weight_only: bool) -> f64 {
     if is_attention(cx, kernel) {
         return a.attention_memory();
     }
@@ -405,7 +415,12 @@ fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable) -> f64 {
         let m = cx.ev.gemm[i].m;
         m > 0.0 && m < SMALL_M
     });
-    a.memory * if small_m { a.small_m_memory } else { 1.0 }
+    let small_m_efficiency = match (small_m, weight_only) {
+        (false, _) => 1.0,
+        (true, false) => a.small_m_memory,
+        (true, true) => a.small_m_memory * a.weight_only_memory,
+    };
+    a.memory * small_m_efficiency
 }
 
 /// Whether `kernel` is a fused attention kernel (FlashAttention, FlashInfer, FlashMLA): two or
@@ -431,11 +446,19 @@ fn is_attention(cx: &Context, kernel: &Kernel) -> bool {
     products >= 2
 }
 
-/// How much longer a GEMM's compute takes than its FLOPs say: M padded to the matrix
-/// instruction's rows, and (without Stream-K) the last wave of CTAs leaving compute units idle,
-/// with the CTA tile that wastes least.
-fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
-    let GemmDims { count, m, n, .. } = dims;
+/// K a split-K slice keeps at least: one CTA's step along K (an assumption: 64, the depth of
+/// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
+const SPLIT_K_DEPTH: f64 = 64.0;
+
+/// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
+/// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
+/// CTAs leaving compute units idle, with the CTA tile and, where the library splits K
+/// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
+/// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
+/// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
+/// back (its launch, first access and bytes); the factor includes that reduction.
+fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims, ideal_s: f64) -> f64 {
+    let GemmDims { count, m, n, k } = dims;
     if m <= 0.0 {
         return 1.0; // not a GEMM
     }
@@ -446,23 +469,33 @@ fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims) -> f64 {
         Some(units) if !a.stream_k => units as f64,
         _ => return padding,
     };
-    let wave_efficiency = a
-        .cta_tiles
-        .iter()
-        .map(|tile| {
+    let reduction_s = |split: f64| match split > 1.0 {
+        true => {
+            let bytes = 2.0 * split * count * m * n * 4.0;
+            chip.launch_s.unwrap_or(0.0)
+                + 2.0 * a.dram_latency_s
+                + bytes / (chip.bandwidth_bytes_per_s * a.memory)
+        }
+        false => 0.0,
+    };
+    let most_splits = (a.split_k as f64).min((k / SPLIT_K_DEPTH).floor()).max(1.0) as u64;
+    let best_s = (a.cta_tiles.iter())
+        .flat_map(|tile| (1..=most_splits).map(move |split| (tile, split as f64)))
+        .map(|(tile, split)| {
             // A library uses no taller tile than the padded rows need.
             let [cta_m, cta_n] = tile.map(|t| t as f64);
             let cta_m = cta_m.min(padded_m);
             let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let ctas = count * rows * columns;
+            let ctas = count * rows * columns * split;
             // Tiles that overhang the matrix compute their overhang too.
             let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            ctas / ((ctas / units).ceil() * units) * used
+            let wave_efficiency = ctas / ((ctas / units).ceil() * units) * used;
+            ideal_s * padding / wave_efficiency + reduction_s(split)
         })
-        .filter(|e| e.is_finite() && *e > 0.0)
-        .fold(0.0f64, f64::max);
-    if wave_efficiency > 0.0 {
-        padding / wave_efficiency
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if best_s.is_finite() && ideal_s > 0.0 {
+        best_s / ideal_s
     } else {
         padding
     }

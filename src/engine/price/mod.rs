@@ -15,6 +15,7 @@ mod context;
 mod iteration;
 mod kernel;
 mod memory;
+mod quant;
 mod request;
 mod totals;
 
@@ -251,6 +252,9 @@ pub struct KernelCost {
     /// of a causal block in expected mode, which skips the score tiles the mask empties (the
     /// roofline counts the whole score matrix).
     pub causal_share: f64,
+    /// Expected mode: time of the separate kernels that quantise another GEMM's output into
+    /// this W8A8 GEMM's input (part of `time_s`).
+    pub act_quant_s: f64,
     /// The weights' format and the type they are multiplied in, for the op of the kernel
     /// with the most FLOPs that multiplies a weight.
     pub scheme: Option<Scheme>,
@@ -279,6 +283,7 @@ impl KernelCost {
         dequant_s: 0.0,
         memory_fraction: 1.0,
         causal_share: 1.0,
+        act_quant_s: 0.0,
         scheme: None,
     };
 }

@@ -166,3 +166,122 @@ fn overlap_is_the_root_of_the_sum_of_squares_even_past_the_squares_range() {
     let t = super::kernel::overlapped(3e200, 4e200);
     assert!((t / 5e200 - 1.0).abs() < 1e-15, "{t}");
 }
+
+/// Two linear layers in a row, one the other's shape transposed: the second reads the first's
+/// output.
+const TWO_GEMMS: &str = "\
+name: two linear layers
+params: {m: 256, k: 1024, n: 1024}
+tensors:
+  x: {role: activation, shape: [m, k]}
+blocks:
+  - name: kernel
+    ops:
+      - gemm: {name: up, of: [x], m: m, n: n, k: k}
+      - gemm: {name: down, of: [up], m: m, n: k, k: n}
+";
+
+/// W8A8 (`weight=fp8 activation=fp8`), with `output` set where given.
+fn w8a8(mode: Mode, output: Option<Format>) -> StepReport {
+    let chip = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
+    let workload = Workload::load(&Source::from_text("two.yaml", TWO_GEMMS)).unwrap();
+    let mut scenario = Scenario::defaults(&workload);
+    scenario.mode = mode;
+    scenario
+        .dtypes
+        .set(TypeKey::Role(Role::Weight), Format::Fp8);
+    scenario
+        .dtypes
+        .set(TypeKey::Role(Role::Activation), Format::Fp8);
+    if let Some(f) = output {
+        scenario.dtypes.set(TypeKey::Output, f);
+    }
+    price(&workload, &chip, &scenario).unwrap()
+}
+
+#[test]
+fn w8a8_gemms_read_fp8_and_write_bf16() {
+    let r = w8a8(Mode::Roofline, None);
+    // 256 x 1024 fp8 input, a 1024 x 1024 fp8 weight, a 256 x 1024 bf16 output
+    let bytes = 256.0 * 1024.0 + 1024.0 * 1024.0 + 256.0 * 1024.0 * 2.0;
+    for p in &r.prices {
+        assert_eq!((p.cost.bytes, p.cost.compute_dtype), (bytes, DType::Fp8));
+        assert_eq!(p.cost.act_quant_s, 0.0); // a correction of expected mode only
+    }
+    // `output=fp8`: everything fp8, as before `output` was a type of its own
+    let all_fp8 = w8a8(Mode::Roofline, Some(Format::Fp8));
+    assert_eq!(all_fp8.prices[0].cost.bytes, bytes - 256.0 * 1024.0);
+}
+
+#[test]
+fn a_w8a8_gemm_fed_by_a_gemm_pays_a_quantisation_kernel() {
+    let r = w8a8(Mode::Expected, None);
+    let (up, down) = (&r.prices[0].cost, &r.prices[1].cost);
+    // x comes quantised; `down` quantises up's 256 x 1024 bf16 output first: read 2 bytes,
+    // write 1 and an fp32 scale per 128 values, 5 vector operations each
+    let values: f64 = 256.0 * 1024.0;
+    let memory = values * (2.0 + 1.0 + 4.0 / 128.0) / (1e12 * 0.8);
+    let compute = values * 5.0 / 10e12;
+    let fixed = 1e-6 + 2.0 * 0.5e-6;
+    let quant = fixed + (compute * compute + memory * memory).sqrt();
+    assert_eq!(up.act_quant_s, 0.0);
+    assert!((down.act_quant_s - quant).abs() < 1e-12 * quant);
+    // the two GEMMs are the same shape, so the kernel is all that sets them apart
+    assert!((down.time_s - up.time_s - quant).abs() < 1e-9 * up.time_s);
+    // with fp8 outputs there is nothing to quantise
+    let all_fp8 = w8a8(Mode::Expected, Some(Format::Fp8));
+    assert_eq!(all_fp8.prices[1].cost.act_quant_s, 0.0);
+}
+
+/// A GEMV of `n` columns and `k` rows of weights on the round chip, with `expected` lines
+/// added to the chip's section.
+fn gemv_on(n: u32, k: u32, weight: Format, expected: &str) -> KernelCost {
+    let chip = Chip::load(&Source::from_text(
+        "round.yaml",
+        &format!("{CHIP}{expected}"),
+    ))
+    .unwrap();
+    let text = GEMV.replace("k: 1000, n: 1000", &format!("k: {k}, n: {n}"));
+    let workload = Workload::load(&Source::from_text("gemv.yaml", &text)).unwrap();
+    let mut scenario = Scenario::defaults(&workload);
+    scenario.mode = Mode::Expected;
+    scenario.dtypes.set(TypeKey::Role(Role::Weight), weight);
+    price(&workload, &chip, &scenario).unwrap().prices[0].cost
+}
+
+#[test]
+fn split_k_fills_the_last_wave_with_the_split_that_costs_least() {
+    // M padded to 64 rows; 500 columns are 4 CTAs of 128 (500 of 512 columns used) on 10
+    // units: 4/10 busy without a split
+    let used = 500.0 / 512.0;
+    let alone = gemv_on(500, 100_000, Format::Bf16, "");
+    assert!((alone.quantization - 64.0 / (0.4 * used)).abs() < 1e-9);
+    // split 5 ways, 20 CTAs fill two waves exactly; the reduction writes and reads 5 fp32
+    // partial sums of the 1 x 500 output, a kernel of its own: 1 us launch, 2 x 0.5 us
+    // latency, 20 kB at 0.8 TB/s. The GEMM's own compute is 2 x 500 x 1e5 at 50 TFLOP/s.
+    let ideal = 2.0 * 500.0 * 1e5 / 50e12;
+    let reduction = 2e-6 + 2.0 * 5.0 * 500.0 * 4.0 / 0.8e12;
+    let split = gemv_on(500, 100_000, Format::Bf16, "  split_k: 5\n");
+    let expected = 64.0 / used + reduction / ideal;
+    assert!((split.quantization - expected).abs() < 1e-9 * expected);
+    // K = 128 holds two slices of 64 at most, and that split's reduction outweighs its gain
+    let shallow = gemv_on(500, 128, Format::Bf16, "  split_k: 5\n");
+    assert!((shallow.quantization - 64.0 / (0.4 * used)).abs() < 1e-9);
+}
+
+#[test]
+fn weight_only_decode_reads_at_its_own_fraction_of_the_bandwidth() {
+    let plain = gemv_on(1000, 1000, Format::Int4, "");
+    let slower = gemv_on(1000, 1000, Format::Int4, "  weight_only_memory: 0.5\n");
+    assert_eq!(slower.scheme.unwrap().to_string(), "W4A16");
+    // the same bytes at half the rate: twice the memory time, and the dequantisation as it was
+    let ratio = slower.expected_memory_s / plain.expected_memory_s;
+    assert!((ratio - 2.0).abs() < 1e-12, "{ratio}");
+    assert_eq!(slower.dequant_s, plain.dequant_s);
+    // a 16-bit GEMV is not weight-only and keeps its rate
+    let bf16 = gemv_on(1000, 1000, Format::Bf16, "  weight_only_memory: 0.5\n");
+    assert_eq!(
+        bf16.expected_memory_s,
+        gemv_on(1000, 1000, Format::Bf16, "").expected_memory_s
+    );
+}

@@ -289,10 +289,12 @@ pub struct Op {
     pub inputs: Vec<Input>,
     /// The role of the output.
     pub out_role: Role,
+    /// Where the output's format comes from (`build::values`).
+    pub out_slot: Slot,
     /// Indices of this op's inputs in `Evaluation::reads`.
     pub slots: Range<usize>,
     /// Which slots are among [`Op::operand_slots`], indexed by [`Slot::index`].
-    pub operands: [bool; 7],
+    pub operands: [bool; 8],
     /// The expressions the op's numbers come from (into `Workload::exprs`).
     pub deps: Vec<usize>,
     pub origin: Origin,
@@ -300,10 +302,18 @@ pub struct Op {
 
 impl Op {
     /// The slots whose formats decide the op's compute type: its inputs', and for vector work
-    /// its output's too.
+    /// its output's too. The matrix unit multiplies an `Output` value (attention's query and
+    /// probabilities) in the activations' type: FlashAttention-3's fp8 path quantises them
+    /// in the kernel when the KV cache is fp8 too.
     pub fn operand_slots(&self) -> impl Iterator<Item = Slot> + '_ {
-        let out = (!self.kind.matrix_unit()).then_some(self.out_role.into());
-        self.inputs.iter().map(|i| i.slot).chain(out)
+        let matrix = self.kind.matrix_unit();
+        let out = (!matrix).then_some(self.out_slot);
+        (self.inputs.iter().map(|i| i.slot))
+            .map(move |s| match s {
+                Slot::Output if matrix => Slot::Activation,
+                s => s,
+            })
+            .chain(out)
     }
 
     /// The type the op's values call for under `types`: the widest of its operands' element

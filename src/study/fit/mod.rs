@@ -37,6 +37,7 @@ pub enum Constant {
     Memory,
     SmallMMemory,
     AttentionMemory,
+    WeightOnlyMemory,
     DramLatency,
 }
 
@@ -49,6 +50,7 @@ impl Constant {
             Constant::Memory => "memory".into(),
             Constant::SmallMMemory => "small_m_memory".into(),
             Constant::AttentionMemory => "attention_memory".into(),
+            Constant::WeightOnlyMemory => "weight_only_memory".into(),
             Constant::DramLatency => "dram_latency".into(),
         }
     }
@@ -61,6 +63,7 @@ impl Constant {
             Constant::Memory => &ranges::FIT_MEMORY,
             Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
             Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
+            Constant::WeightOnlyMemory => &ranges::FIT_WEIGHT_ONLY_MEMORY,
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
         }
     }
@@ -80,6 +83,7 @@ impl Constant {
             Constant::Memory => a.memory,
             Constant::SmallMMemory => a.small_m_memory,
             Constant::AttentionMemory => a.attention_memory(),
+            Constant::WeightOnlyMemory => a.weight_only_memory,
             Constant::DramLatency => a.dram_latency_s,
         }
     }
@@ -91,13 +95,14 @@ impl Constant {
             Constant::Memory => a.memory = value,
             Constant::SmallMMemory => a.small_m_memory = value,
             Constant::AttentionMemory => a.attention_memory = Some(value),
+            Constant::WeightOnlyMemory => a.weight_only_memory = value,
             Constant::DramLatency => a.dram_latency_s = value,
         }
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// attention fraction and the DRAM latency only where the file gives them: absent, the
-    /// one is the stream fraction and the other no term at all).
+    /// attention fraction, the weight-only fraction and the DRAM latency only where the file
+    /// gives them: absent, the first is the stream fraction and the others no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
@@ -107,6 +112,9 @@ impl Constant {
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
         if a.attention_memory.is_some() {
             constants.push(Constant::AttentionMemory);
+        }
+        if a.weight_only_memory < 1.0 {
+            constants.push(Constant::WeightOnlyMemory);
         }
         if a.dram_latency_s > 0.0 {
             constants.push(Constant::DramLatency);

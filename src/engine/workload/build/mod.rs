@@ -9,6 +9,7 @@ mod inputs;
 mod names;
 mod ops;
 mod params;
+mod values;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -263,9 +264,10 @@ impl Builder {
         let scope = self.scope(&tensors, &file.blocks);
         let ops::Graph {
             blocks,
-            ops,
+            mut ops,
             slot_count,
         } = self.graph(&file.blocks, &scope);
+        values::assign(&tensors, &mut ops);
         if file.blocks.is_empty() {
             self.problem(
                 self.at("name", &file.name),

@@ -98,8 +98,9 @@ impl Builder {
                 },
                 inputs: Vec::new(),
                 out_role: scope.out_roles[index],
+                out_slot: scope.out_roles[index].into(),
                 slots: start..start,
-                operands: [false; 7],
+                operands: [false; 8],
                 deps: Vec::new(),
                 origin: Origin::default(),
             });
@@ -112,15 +113,13 @@ impl Builder {
             kind,
             inputs,
             out_role: scope.out_roles[index],
+            out_slot: scope.out_roles[index].into(),
             slots: start..graph.slot_count,
-            operands: [false; 7],
+            operands: [false; 8],
             deps: Vec::new(),
             origin: self.at(format!("{prefix}.name"), file.name()),
         };
         op.deps = op_deps(&op);
-        for slot in op.operand_slots().collect::<Vec<_>>() {
-            op.operands[slot.index()] = true;
-        }
         graph.ops.push(op);
     }
 

@@ -1,0 +1,18 @@
+//! Ranges of the expected-mode constants of GEMM kernels beyond the first ones: the
+//! weight-only fraction and the split of K.
+
+use super::{range, Range, EXPECTED_MATRIX};
+
+pub const EXPECTED_WEIGHT_ONLY_MEMORY: Range = Range {
+    field: "expected.weight_only_memory",
+    min: 0.3,
+    why: "weight-only kernels at a small batch read weights at 30-100 % of a 16-bit GEMM's rate",
+    ..EXPECTED_MATRIX
+};
+pub const EXPECTED_SPLIT_K: Range = range(
+    "expected.split_k",
+    "",
+    1.0,
+    64.0,
+    "slices of K a library splits a skinny GEMM into, 4-16 today",
+);
