@@ -112,7 +112,16 @@ fn tied_embeddings_are_read_whole_by_the_head() {
 #[test]
 fn kernels_are_listed_apart_with_their_own_weights() {
     let list = listed();
-    for kernel in ["gemm", "gemv", "copy", "dot", "triad", "elementwise"] {
+    for kernel in [
+        "gemm",
+        "gemv",
+        "copy",
+        "dot",
+        "triad",
+        "elementwise",
+        "attention-prefill",
+        "attention-decode",
+    ] {
         assert_eq!(text(&list, kernel, "kind"), "kernel", "{kernel}");
         assert_eq!(text(&list, kernel, "layers"), "", "{kernel}");
     }
@@ -124,7 +133,7 @@ fn kernels_are_listed_apart_with_their_own_weights() {
     let kinds: Vec<&str> = rows.iter().map(|r| cell(header, r, "kind")).collect();
     let first_kernel = kinds.iter().position(|k| *k == "kernel").unwrap();
     assert!(kinds[first_kernel..].iter().all(|k| *k == "kernel"));
-    assert_eq!(rows.len(), first_kernel + 6);
+    assert_eq!(rows.len(), first_kernel + 8);
 }
 
 #[test]

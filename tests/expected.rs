@@ -246,3 +246,49 @@ fn a_bad_case_file_names_the_line_and_field() {
         .stderr(predicate::str::contains("field `metric`"))
         .stderr(predicate::str::contains("unknown metric `speed`"));
 }
+
+#[test]
+fn attention_kernels_count_the_whole_score_matrix_and_read_the_cache_once() {
+    let roofline = ScenarioSpec {
+        mode: Mode::Roofline,
+        ..ScenarioSpec::default()
+    };
+    // FlashAttention's benchmark shape at head dim 128: 16 sequences x 16 heads x 1024 tokens.
+    // Two GEMMs of 2 * s * s * d each per (sequence, head), 5 FLOPs per score for the softmax;
+    // q, k, v read and the output written, s * d bf16 values each per (sequence, head).
+    let (b, h, s, d) = (16.0, 16.0, 1024.0, 128.0);
+    let r = run("attention-prefill", "h100-sxm", &[], roofline.clone());
+    assert_close(
+        r.summary.flops,
+        b * h * (4.0 * s * s * d + 5.0 * s * s),
+        1e-12,
+    );
+    assert_close(r.summary.bytes, 4.0 * b * h * s * d * 2.0, 1e-12);
+    // Grouped-query heads share their K and V: 8 K/V heads for 64 query heads.
+    let r = run(
+        "attention-prefill",
+        "h100-sxm",
+        &[("heads", 64.0), ("kv_heads", 8.0), ("batch", 1.0)],
+        roofline.clone(),
+    );
+    assert_close(
+        r.summary.flops,
+        64.0 * (4.0 * s * s * d + 5.0 * s * s),
+        1e-12,
+    );
+    assert_close(
+        r.summary.bytes,
+        (2.0 * 64.0 + 2.0 * 8.0) * s * d * 2.0,
+        1e-12,
+    );
+    // Decode at the defaults (Llama-3.1-8B's heads at 4096 positions): the cache, 2 x 8 heads x
+    // 4096 x 128 bf16 values, and q and the output, 32 x 128 each.
+    let r = run("attention-decode", "h100-sxm", &[("batch", 4.0)], roofline);
+    let c = 4096.0;
+    assert_close(r.summary.flops, 4.0 * 32.0 * (4.0 * c * d + 5.0 * c), 1e-12);
+    assert_close(
+        r.summary.bytes,
+        4.0 * (2.0 * 8.0 * c * d + 2.0 * 32.0 * d) * 2.0,
+        1e-12,
+    );
+}
