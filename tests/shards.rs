@@ -178,13 +178,13 @@ fn top_by_hand(full: &str, k: usize, by: &str, per: Option<&str>) -> Vec<String>
     kept
 }
 
-/// A grid with ties (b200 and b300 price the same tokens per second), chips without a price
+/// A grid with ties (gb200 and gb300 price the same tokens per second), chips without a price
 /// (a100-40gb: an empty `usd_per_million_tokens`) and rows that do not fit.
 const TOP_GRID: [&str; 8] = [
     "sweep",
     "llama-3.1-70b",
     "--chip",
-    "h100-sxm,a100-40gb,b200,b300,mi300x",
+    "h100-sxm,a100-40gb,gb200,gb300,mi300x",
     "--set",
     "batch=1..=256:x2",
     "--set",
@@ -219,11 +219,11 @@ fn top_is_the_full_output_sorted_and_cut() {
         assert_eq!(lines[0], header);
         assert_eq!(lines[1..], expected, "--top {k} --by {by} --per {per:?}");
     }
-    // Ties go to the earlier row: b200 before b300 at the same speed (batch 64, where both
+    // Ties go to the earlier row: gb200 before gb300 at the same speed (batch 64, where both
     // are bound by the same bandwidth), so the grid has ties the ranking had to break.
     let best = top_by_hand(&full, 4, "-tokens_per_s", None);
     let speed = |line: &str| line.split(',').nth(19).unwrap().to_owned();
-    assert!(best[2].contains(",b200,") && best[3].contains(",b300,"));
+    assert!(best[2].contains(",gb200,") && best[3].contains(",gb300,"));
     assert_eq!(speed(&best[2]), speed(&best[3]));
 }
 

@@ -23,9 +23,9 @@ pub(crate) struct FitArgs {
     /// The chip to fit: a built-in name or a chip file; its cases are those naming it
     #[arg(long)]
     chip: String,
-    /// Fit to the cases of every chip of this family (`nvidia-hopper`) too; `auto`: as the
-    /// shipped chip files are fitted (the chip's family, or the chip alone where its own cases
-    /// come from two sources or more)
+    /// Fit to the cases of every chip of this family (`nvidia-hopper`) too; `auto`: as
+    /// `scripts/refit` fits chip files (the chip's family, or the chip alone where its own
+    /// cases come from two sources or more)
     #[arg(long)]
     family: Option<String>,
     /// Where the `expected:` section goes (`-` is stdout; the report then goes to stderr);

@@ -25,7 +25,8 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     let _ = writeln!(
         text,
         "# Expected-mode constants of `{}` ({}), fitted by `stepcost fit` to {} {used} of {cases_name}:\n\
-         # least squares on ln(predicted / measured), from the middle of each constant's physical bounds, inside them.",
+         # soft-L1 least squares on ln(predicted / measured), each source's rows together weighing as one,\n\
+         # from the middle of each constant's physical bounds, inside them.",
         fit.chip.id(),
         fit.chip.name(),
         fit.before.len(),

@@ -429,21 +429,11 @@ fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable, weight_only: b
 /// latent or its decompressed heads). A library GEMM multiplies a weight or runs alone, and
 /// an unfused score GEMM is a library GEMM.
 fn is_attention(cx: &Context, kernel: &Kernel) -> bool {
-    let mut products = 0;
-    for &i in &kernel.members {
-        let op = &cx.workload.ops[i];
-        if op.kind.matrix_unit() {
-            if op
-                .inputs
-                .iter()
-                .any(|input| input.slot.role() == Role::Weight)
-            {
-                return false;
-            }
-            products += 1;
-        }
-    }
-    products >= 2
+    let multiplies_weight = |op: &Op| (op.inputs.iter()).any(|i| i.slot.role() == Role::Weight);
+    let (products, weighted) = (kernel.members.iter().map(|&i| &cx.workload.ops[i]))
+        .filter(|op| op.kind.matrix_unit())
+        .fold((0, false), |(n, w), op| (n + 1, w || multiplies_weight(op)));
+    products >= 2 && !weighted
 }
 
 /// K a split-K slice keeps at least: one CTA's step along K (an assumption: 64, the depth of

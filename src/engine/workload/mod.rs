@@ -182,8 +182,7 @@ pub enum OpKind {
         batch: Option<Field>,
         gemv: bool,
     },
-    /// A read of stored tensors (the KV cache) with `flops` of matrix-unit work, writing `out`
-    /// elements.
+    /// A read of stored tensors (the KV cache) with `flops` of matrix work, writing `out`.
     KvRead {
         flops: Option<Field>,
         out: Option<Field>,
@@ -303,8 +302,7 @@ pub struct Op {
 impl Op {
     /// The slots whose formats decide the op's compute type: its inputs', and for vector work
     /// its output's too. The matrix unit multiplies an `Output` value (attention's query and
-    /// probabilities) in the activations' type: FlashAttention-3's fp8 path quantises them
-    /// in the kernel when the KV cache is fp8 too.
+    /// probabilities) in the activations' type, as FlashAttention-3's fp8 path does.
     pub fn operand_slots(&self) -> impl Iterator<Item = Slot> + '_ {
         let matrix = self.kind.matrix_unit();
         let out = (!matrix).then_some(self.out_slot);

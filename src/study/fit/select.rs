@@ -17,7 +17,7 @@ use super::{fit_rows, Fitted, Row};
 /// learn that setup rather than the chip.
 pub const OWN_SOURCES: usize = 2;
 
-/// The rows a fit of `chip` uses as the shipped chip files are fitted: `None` (its own) where
+/// The rows a fit of `chip` uses as `scripts/refit` fits chip files: `None` (its own) where
 /// they come from [`OWN_SOURCES`] sources or more, else its family (`None` where it has none).
 pub fn shipped_family(cases: &[Case], cases_file: &Path, chip: &Chip) -> Option<String> {
     let mut sources: Vec<&str> = Vec::new();
