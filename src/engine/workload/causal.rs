@@ -7,7 +7,7 @@ use super::{Evaluation, Field};
 /// `window` positions in all. The block's score and mix GEMMs count the whole
 /// `queries x min(context + queries, window)` matrix (the roofline's count); a fused attention
 /// kernel skips the tiles the mask empties (docs/sources.md, kernel physics 11), which expected
-/// mode prices through [`Causal::share`].
+/// mode prices through `Causal::share_in`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Causal {
     pub queries: Field,
