@@ -11,9 +11,10 @@ use crate::base::error::{Error, Unsupported};
 use crate::base::format::{Format, Scheme};
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
-use crate::engine::workload::{GemmDims, Kernel, KernelRead, Op};
+use crate::engine::workload::{Kernel, KernelRead, Op};
 
 use super::quant::activation_quant_s;
+use super::waves::gemm_quantization;
 use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
@@ -104,6 +105,8 @@ struct Compute {
     act_quant_s: f64,
     /// At the MFU reference peaks.
     mfu_time_s: f64,
+    /// Expected mode: whether the kernel is a fused attention kernel (`is_attention`).
+    attention: bool,
     /// Whether any op runs on the matrix unit, and whether any on the vector unit.
     matrix: bool,
     vector: bool,
@@ -119,11 +122,14 @@ impl Compute {
         kernel: &Kernel,
         achievable: Option<&Achievable>,
     ) -> Result<Compute, Error> {
-        let mut compute = Compute::default();
-        // Expected mode: a fused attention kernel skips the score tiles a causal mask empties.
-        let causal = achievable.is_some() && is_attention(cx, kernel);
+        // Expected mode: a fused attention kernel skips the score tiles a causal mask empties,
+        // and streams at its own fraction of the bandwidth.
+        let mut compute = Compute {
+            attention: achievable.is_some() && is_attention(cx, kernel),
+            ..Compute::default()
+        };
         for &i in &kernel.members {
-            compute.add_op(cx, i, achievable, causal)?;
+            compute.add_op(cx, i, achievable, compute.attention)?;
             if let Some(a) = achievable {
                 compute.act_quant_s += activation_quant_s(cx, kernel, &cx.workload.ops[i], a);
             }
@@ -365,10 +371,10 @@ impl Timing {
         traffic: &Traffic,
     ) -> Timing {
         let weight_only = compute.scheme.is_some_and(|(_, s)| s.weight_only());
-        let memory_fraction = memory_fraction(cx, kernel, a, weight_only);
+        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, weight_only);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let t_compute = compute.expected_s + compute.dequant_s;
-        let launch_s = cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s;
+        let launch_s = fixed_cost_s(cx.chip, a);
         let overlap = overlapped(t_compute, t_memory);
         let bound = if launch_s > t_compute.max(t_memory) {
             Bound::Launch
@@ -407,8 +413,14 @@ fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
 /// The fraction of the datasheet bandwidth a kernel's HBM bytes move at in expected mode: a
 /// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM, and
 /// for a weight-only quantised one lower again (`weight_only_memory`).
-fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable, weight_only: bool) -> f64 {
-    if is_attention(cx, kernel) {
+fn memory_fraction(
+    cx: &Context,
+    kernel: &Kernel,
+    a: &Achievable,
+    attention: bool,
+    weight_only: bool,
+) -> f64 {
+    if attention {
         return a.attention_memory();
     }
     let small_m = kernel.members.iter().any(|&i| {
@@ -429,64 +441,16 @@ fn memory_fraction(cx: &Context, kernel: &Kernel, a: &Achievable, weight_only: b
 /// latent or its decompressed heads). A library GEMM multiplies a weight or runs alone, and
 /// an unfused score GEMM is a library GEMM.
 fn is_attention(cx: &Context, kernel: &Kernel) -> bool {
-    let multiplies_weight = |op: &Op| (op.inputs.iter()).any(|i| i.slot.role() == Role::Weight);
     let (products, weighted) = (kernel.members.iter().map(|&i| &cx.workload.ops[i]))
         .filter(|op| op.kind.matrix_unit())
-        .fold((0, false), |(n, w), op| (n + 1, w || multiplies_weight(op)));
+        .fold((0, false), |(n, w), op| {
+            (n + 1, w || op.multiplies_weight())
+        });
     products >= 2 && !weighted
 }
 
-/// K a split-K slice keeps at least: one CTA's step along K (an assumption: 64, the depth of
-/// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
-const SPLIT_K_DEPTH: f64 = 64.0;
-
-/// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
-/// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
-/// CTAs leaving compute units idle, with the CTA tile and, where the library splits K
-/// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
-/// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
-/// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
-/// back (its launch, first access and bytes); the factor includes that reduction.
-fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims, ideal_s: f64) -> f64 {
-    let GemmDims { count, m, n, k } = dims;
-    if m <= 0.0 {
-        return 1.0; // not a GEMM
-    }
-    let row_tile = a.row_tile as f64;
-    let padded_m = (m / row_tile).ceil() * row_tile;
-    let padding = padded_m / m;
-    let units = match chip.compute_units {
-        Some(units) if !a.stream_k => units as f64,
-        _ => return padding,
-    };
-    let reduction_s = |split: f64| match split > 1.0 {
-        true => {
-            let bytes = 2.0 * split * count * m * n * 4.0;
-            chip.launch_s.unwrap_or(0.0)
-                + 2.0 * a.dram_latency_s
-                + bytes / (chip.bandwidth_bytes_per_s * a.memory)
-        }
-        false => 0.0,
-    };
-    let most_splits = (a.split_k as f64).min((k / SPLIT_K_DEPTH).floor()).max(1.0) as u64;
-    let best_s = (a.cta_tiles.iter())
-        .flat_map(|tile| (1..=most_splits).map(move |split| (tile, split as f64)))
-        .map(|(tile, split)| {
-            // A library uses no taller tile than the padded rows need.
-            let [cta_m, cta_n] = tile.map(|t| t as f64);
-            let cta_m = cta_m.min(padded_m);
-            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let ctas = count * rows * columns * split;
-            // Tiles that overhang the matrix compute their overhang too.
-            let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            let wave_efficiency = ctas / ((ctas / units).ceil() * units) * used;
-            ideal_s * padding / wave_efficiency + reduction_s(split)
-        })
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if best_s.is_finite() && ideal_s > 0.0 {
-        best_s / ideal_s
-    } else {
-        padding
-    }
+/// Expected mode's fixed cost of any kernel: its launch, and the DRAM latency of its first
+/// load and its last store.
+pub(super) fn fixed_cost_s(chip: &Chip, a: &Achievable) -> f64 {
+    chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s
 }

@@ -18,6 +18,7 @@ mod memory;
 mod quant;
 mod request;
 mod totals;
+mod waves;
 
 use serde::Serialize;
 

@@ -14,7 +14,7 @@ use crate::base::types::Slot;
 use crate::engine::chip::Achievable;
 use crate::engine::workload::{Kernel, Op, Ref};
 
-use super::kernel::overlapped;
+use super::kernel::{fixed_cost_s, overlapped};
 use super::Context;
 
 /// Vector operations per value, counted from vLLM's per-token-group kernel: absolute value,
@@ -54,5 +54,5 @@ pub(super) fn activation_quant_s(cx: &Context, kernel: &Kernel, op: &Op, a: &Ach
     let compute_s = (cx.chip.vector_peak(from.element())).map_or(0.0, |(_, peak)| {
         values * QUANT_OPS_PER_VALUE / (peak * a.vector)
     });
-    cx.chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s + overlapped(compute_s, memory_s)
+    fixed_cost_s(cx.chip, a) + overlapped(compute_s, memory_s)
 }

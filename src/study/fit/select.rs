@@ -21,9 +21,18 @@ pub const OWN_SOURCES: usize = 2;
 /// they come from [`OWN_SOURCES`] sources or more, else its family (`None` where it has none).
 pub fn shipped_family(cases: &[Case], cases_file: &Path, chip: &Chip) -> Option<String> {
     let mut sources: Vec<&str> = Vec::new();
+    // Whether each chip name the cases use is `chip`: each loaded once.
+    let mut names: Vec<(&str, bool)> = Vec::new();
     for case in cases {
-        let own = case.chip == chip.id()
-            || validate::case_chip(case, cases_file).is_ok_and(|c| c.id() == chip.id());
+        let own = match names.iter().find(|(n, _)| *n == case.chip) {
+            Some(&(_, own)) => own,
+            None => {
+                let own = case.chip == chip.id()
+                    || validate::case_chip(case, cases_file).is_ok_and(|c| c.id() == chip.id());
+                names.push((&case.chip, own));
+                own
+            }
+        };
         if own && !sources.contains(&source_of(&case.id)) {
             sources.push(source_of(&case.id));
         }
