@@ -343,7 +343,12 @@ pub fn price_step(
     costs: &mut Vec<KernelCost>,
 ) -> Result<StepSummary, Error> {
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
-    workload.evaluate(&scenario.overrides, ev)?;
+    if let Err(e) = workload.evaluate(&scenario.overrides, ev) {
+        // Some ops may hold this scenario's numbers now: the kept costs are no longer known
+        // to match the ops they were priced from.
+        ev.kernel_memo.set(None);
+        return Err(e);
+    }
     let plan = &workload.fusion_plans[scenario.fusion];
     // A sweep's next scenario usually changes one param: kernels none of whose ops changed
     // keep their costs, when the chip, types, plan and mode are those they were priced under

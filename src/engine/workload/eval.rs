@@ -2,6 +2,7 @@
 //! sizes and ops a changed param reaches (`reach`), block repeats and the step-wide numbers,
 //! into an [`Evaluation`] reused from one scenario to the next. An op's own work is `work`'s.
 
+use super::bits::Bits;
 use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
 use super::reach::Reaches;
 use super::{Field, GemmDims, ReadSize, Ref, Workload, MAX_REPEAT};
@@ -19,10 +20,12 @@ pub struct Evaluation {
     /// Whether every number below is current (the last evaluation succeeded), which params
     /// changed in the last evaluation, and which took an override's value.
     valid: bool,
-    changed: Vec<bool>,
+    changed: Bits,
     overridden: Vec<bool>,
     /// Each param's override in the evaluation under way (scratch, `None` between them).
     given: Vec<Option<f64>>,
+    /// The params the last evaluation overrode.
+    last_overrides: Vec<usize>,
     /// What the changes of params seen so far reach in the graph (see `reach`).
     reaches: Reaches,
     /// Which expressions, tensors and ops changed in the last evaluation (scratch).
@@ -32,6 +35,9 @@ pub struct Evaluation {
     /// Which ops' output sizes changed in the last evaluation (scratch): what an op reading
     /// a whole output depends on.
     out_changed: Vec<bool>,
+    /// Each op's numbers when it was last evaluated whole, to tell whether evaluating it
+    /// again changed them (`None` before its first evaluation).
+    numbers: Vec<Option<OpNumbers>>,
     /// Elements of each declared tensor.
     pub(crate) tensors: Vec<f64>,
     pub(crate) repeats: Vec<u64>,
@@ -76,14 +82,16 @@ impl Workload {
             params: vec![0.0; self.params.len()],
             exprs: vec![0.0; self.exprs.len()],
             valid: false,
-            changed: vec![true; self.params.len()],
+            changed: Bits::full(self.params.len()),
             overridden: vec![false; self.params.len()],
             given: vec![None; self.params.len()],
+            last_overrides: Vec::new(),
             reaches: Reaches::default(),
             expr_changed: vec![true; self.exprs.len()],
             tensor_changed: vec![true; self.tensors.len()],
             op_changed: vec![true; self.ops.len()],
             out_changed: vec![true; self.ops.len()],
+            numbers: vec![None; self.ops.len()],
             tensors: vec![0.0; self.tensors.len()],
             repeats: vec![1; self.blocks.len()],
             held: vec![1.0; self.blocks.len()],
@@ -119,16 +127,22 @@ impl Workload {
         self.check_prefill(ev)?;
         let mut reaches = std::mem::take(&mut ev.reaches);
         let reached = self.evaluate_reached(ev, &mut reaches, was_valid);
+        // Repeat counts follow expressions alone: kept unless one of theirs changed.
+        let repeats = !was_valid || reaches.current.is_none_or(|r| reaches.get(r).repeats);
         ev.reaches = reaches;
         reached?;
-        self.evaluate_repeats(ev)?;
-        self.evaluate_step(ev)?;
+        if repeats {
+            self.evaluate_repeats(ev)?;
+        }
+        self.evaluate_step(ev, repeats)?;
         ev.valid = true;
         Ok(())
     }
 
     /// Every param's value: its override, or its default over the params before it (kept
-    /// when none of those changed); marks those whose value changed.
+    /// when none of those changed); marks those whose value changed. After a successful
+    /// evaluation only what can have changed is visited: the params overridden now or the
+    /// last time, and those whose defaults read params.
     fn evaluate_params(
         &self,
         overrides: &[(usize, f64)],
@@ -139,29 +153,53 @@ impl Workload {
         for &(i, v) in overrides {
             ev.given[i] = Some(v);
         }
-        for &i in &self.eval_order {
-            let p = &self.params[i];
-            let given = ev.given[i].take();
-            let value = match given {
-                Some(v) => v,
-                None if was_valid
-                    && !ev.overridden[i]
-                    && !p.default.params().iter().any(|&d| ev.changed[d]) =>
-                {
-                    ev.params[i]
-                }
-                None => match p.default.eval(&ev.params) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        ev.given.fill(None);
-                        return Err(self.problem(&p.origin, e.to_string()));
-                    }
-                },
-            };
-            ev.changed[i] = !was_valid || value.to_bits() != ev.params[i].to_bits();
-            ev.overridden[i] = given.is_some();
-            ev.params[i] = value;
+        ev.changed.clear();
+        let settled = match was_valid {
+            false => (self.eval_order.iter()).try_for_each(|&i| self.settle(i, ev, false)),
+            true => {
+                // A param whose default is a number changes only when its override comes or
+                // goes; the others follow the params they read, in order.
+                let last = std::mem::take(&mut ev.last_overrides);
+                let constants = (last.iter().copied())
+                    .chain(overrides.iter().map(|&(i, _)| i))
+                    .filter(|&i| self.params[i].default.params().is_empty());
+                let result = constants
+                    .chain(self.derived_order.iter().copied())
+                    .try_for_each(|i| self.settle(i, ev, true));
+                ev.last_overrides = last;
+                result
+            }
+        };
+        for &(i, _) in overrides {
+            ev.given[i] = None;
         }
+        ev.last_overrides.clear();
+        ev.last_overrides.extend(overrides.iter().map(|&(i, _)| i));
+        settled
+    }
+
+    /// Param `i`'s value: its override, else its default, kept when it read no changed param
+    /// and was not overridden the last time.
+    fn settle(&self, i: usize, ev: &mut Evaluation, was_valid: bool) -> Result<(), Error> {
+        let p = &self.params[i];
+        let given = ev.given[i];
+        let value = match given {
+            Some(v) => v,
+            None if was_valid
+                && !ev.overridden[i]
+                && !p.default.params().iter().any(|&d| ev.changed.contains(d)) =>
+            {
+                return Ok(());
+            }
+            None => {
+                (p.default.eval(&ev.params)).map_err(|e| self.problem(&p.origin, e.to_string()))?
+            }
+        };
+        if !was_valid || value.to_bits() != ev.params[i].to_bits() {
+            ev.changed.insert(i);
+        }
+        ev.overridden[i] = given.is_some();
+        ev.params[i] = value;
         Ok(())
     }
 
@@ -295,15 +333,18 @@ impl Workload {
                     .iter()
                     .any(|input| input_changed(ev, input.source));
             if stale {
-                let before = OpNumbers::of(i, op, ev);
                 self.evaluate_op(i, op, ev)?;
                 let whole_read_changed = op.inputs.iter().any(|input| {
                     matches!(input.size, ReadSize::Whole)
                         && matches!(input.source, Ref::Op(_))
                         && input_changed(ev, input.source)
                 });
-                ev.out_changed[i] = before.out.to_bits() != ev.out_elements[i].to_bits();
-                ev.op_changed[i] = whole_read_changed || before != OpNumbers::of(i, op, ev);
+                let after = OpNumbers::of(i, op, ev);
+                let before = ev.numbers[i].replace(after);
+                let now = ev.numbers[i].as_ref();
+                ev.out_changed[i] =
+                    before.as_ref().map(|b| b.out.to_bits()) != now.map(|a| a.out.to_bits());
+                ev.op_changed[i] = whole_read_changed || before.as_ref() != now;
                 if ev.op_changed[i] && op.reads_own_weight() {
                     ev.weight_memo = None;
                 }
@@ -322,9 +363,9 @@ impl Workload {
         Ok(())
     }
 
-    /// The step-wide numbers (tokens, sequences, chips, stages) and the repeats of each block
-    /// one chip holds.
-    fn evaluate_step(&self, ev: &mut Evaluation) -> Result<(), Error> {
+    /// The step-wide numbers (tokens, sequences, chips, stages) and, when the repeat counts
+    /// may have changed, the repeats of each block one chip holds.
+    fn evaluate_step(&self, ev: &mut Evaluation, repeats: bool) -> Result<(), Error> {
         ev.tokens_per_step = match &self.tokens_per_step {
             Some(f) => Some(self.dim(f, ev)?),
             None => None,
@@ -342,6 +383,9 @@ impl Workload {
             None => 1.0,
         };
         ev.micro_batches = self.micro_batches(ev)?;
+        if !repeats {
+            return Ok(());
+        }
         for (b, block) in self.blocks.iter().enumerate() {
             ev.held[b] = match &block.held {
                 Some(f) => self.amount(Some(f), ev)?,

@@ -8,7 +8,7 @@ use crate::base::types::Types;
 /// An op's numbers in an evaluation, to tell whether evaluating it again changed them: its
 /// FLOPs, output, GEMM sizes, group, and the sizes it reads (but for whole outputs of ops,
 /// settled after every op, compared by whether their producer's output changed).
-#[derive(PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct OpNumbers {
     flops: u64,
     pub(super) out: f64,

@@ -8,6 +8,7 @@
 //! arrays of numbers that are reused from one scenario to the next, so a sweep allocates
 //! nothing per scenario.
 
+mod bits;
 mod build;
 mod causal;
 mod count;
@@ -353,6 +354,8 @@ pub struct Workload {
     pub(crate) params: Vec<Param>,
     /// Params in an order where each comes after those its default reads.
     eval_order: Vec<usize>,
+    /// The params whose defaults read params, in `eval_order`.
+    derived_order: Vec<usize>,
     /// Every distinct expression of the file other than param defaults, evaluated once per
     /// scenario however many fields use it.
     pub(crate) exprs: Vec<Expr>,

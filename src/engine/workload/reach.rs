@@ -4,14 +4,15 @@
 //! reach of each such change is found once and kept: evaluating the next scenario then visits
 //! only what it reaches, not every expression, tensor and op of the graph.
 
+use super::bits::Bits;
 use super::{Op, OpKind, ReadSize, Ref, Workload};
 use crate::base::dtype::Role;
 
 /// The parts of the graph one set of changed params reaches, in evaluation order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Reach {
-    /// Which params changed, as bits: what the reach is kept under.
-    changed: Vec<u64>,
+    /// Which params changed: what the reach is kept under.
+    changed: Bits,
     pub(super) exprs: Vec<usize>,
     pub(super) tensors: Vec<usize>,
     /// Ops whose numbers may change: those reading a reached expression or tensor, or the
@@ -21,6 +22,8 @@ pub(super) struct Reach {
     /// Whether the resident weights may change through a reached weight tensor or repeat
     /// count (a GEMM's own weight is checked as it is evaluated).
     pub(super) weights: bool,
+    /// Whether a block's repeat count or held repeats may change.
+    pub(super) repeats: bool,
 }
 
 /// The reaches of the last few changes an evaluation saw, and which of them its change flags
@@ -30,8 +33,6 @@ pub(crate) struct Reaches {
     kept: Vec<Reach>,
     /// The next to be replaced when a new one is kept and there is no room.
     next: usize,
-    /// The changed params as bits (scratch).
-    key: Vec<u64>,
     /// The reach the evaluation's change flags were last set from; `None` after an
     /// evaluation of everything (the flags then say everything changed).
     pub(super) current: Option<usize>,
@@ -43,17 +44,11 @@ const KEPT: usize = 8;
 
 impl Reaches {
     /// The index of the reach of the params `changed` marks, found anew when not kept.
-    pub(super) fn of(&mut self, workload: &Workload, changed: &[bool]) -> usize {
-        let key = &mut self.key;
-        key.clear();
-        key.resize(changed.len().div_ceil(64), 0);
-        for (i, _) in changed.iter().enumerate().filter(|(_, c)| **c) {
-            key[i / 64] |= 1 << (i % 64);
-        }
-        if let Some(i) = self.kept.iter().position(|r| r.changed == *key) {
+    pub(super) fn of(&mut self, workload: &Workload, changed: &Bits) -> usize {
+        if let Some(i) = self.kept.iter().position(|r| r.changed == *changed) {
             return i;
         }
-        let reach = Reach::of(workload, changed, key.clone());
+        let reach = Reach::of(workload, changed);
         if self.kept.len() < KEPT {
             self.kept.push(reach);
             return self.kept.len() - 1;
@@ -81,9 +76,9 @@ fn reads_size_of(op: &Op, n: usize) -> bool {
 }
 
 impl Reach {
-    fn of(workload: &Workload, changed: &[bool], key: Vec<u64>) -> Reach {
+    fn of(workload: &Workload, changed: &Bits) -> Reach {
         let reached_expr: Vec<bool> = (workload.exprs.iter())
-            .map(|e| e.params().iter().any(|&p| changed[p]))
+            .map(|e| e.params().iter().any(|&p| changed.contains(p)))
             .collect();
         let reached_tensor: Vec<bool> = (workload.tensors.iter())
             .map(|t| t.shape.iter().any(|d| reached_expr[d.id]))
@@ -113,11 +108,12 @@ impl Reach {
                 .collect()
         };
         Reach {
-            changed: key,
+            changed: changed.clone(),
             exprs: indices(&reached_expr),
             tensors: indices(&reached_tensor),
             ops: indices(&reached_op),
             weights: weight_tensor || repeats,
+            repeats,
         }
     }
 }

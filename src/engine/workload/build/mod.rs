@@ -284,6 +284,9 @@ impl Builder {
             return Err(Error::Invalid(problems));
         }
         let known = ScenarioParam::ALL.map(|p| params.iter().position(|q| q.name == p.name()));
+        let derived_order = (eval_order.iter().copied())
+            .filter(|&i| !params[i].default.params().is_empty())
+            .collect();
         let mut workload = Workload {
             known,
             id: source.id.clone(),
@@ -292,6 +295,7 @@ impl Builder {
             text: Arc::from(source.text.as_str()),
             params,
             eval_order,
+            derived_order,
             exprs: self.exprs,
             expr_origins: self.expr_origins,
             default_dtypes,
