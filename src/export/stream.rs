@@ -11,8 +11,8 @@ use crate::engine::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
     self, param_columns, scenario_column_type, Captured, ChipColumn, ColumnType, CsvText,
-    KernelName, KernelRow, Row, ScenarioLabel, Selection, Shape, SummaryRow, UnknownColumn, Value,
-    WhatIfCells,
+    KernelName, KernelRow, Row, RowInline, ScenarioLabel, Selection, Shape, SummaryRow,
+    UnknownColumn, Value, WhatIfCells,
 };
 use crate::export::top::{Order, RankError, Ranking};
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
@@ -165,7 +165,7 @@ impl SweepRows {
 
     /// Writes `row`, at `order` in the product order, if it passes the filter (or offers it
     /// to the ranking, which writes it later if it is among the best); whether it was written.
-    fn line(&self, out: &mut Vec<u8>, row: &dyn Row, order: Order) -> bool {
+    fn line<R: RowInline>(&self, out: &mut Vec<u8>, row: &R, order: Order) -> bool {
         if let Some(filter) = &self.filter {
             let pass = FILTERED.with_borrow_mut(|captured| {
                 captured.capture(row);
@@ -193,10 +193,14 @@ impl SweepRows {
     }
 
     /// Writes `row` cut to the selection, if there is one.
-    fn shape(&self, out: &mut Vec<u8>, row: &dyn Row) {
+    fn shape<R: RowInline>(&self, out: &mut Vec<u8>, row: &R) {
         match &self.selection {
             Some(selection) => self.encode(out, &selection.of(row)),
-            None => self.encode(out, row),
+            None => match self.format {
+                StreamFormat::Csv => rows::csv_line_inline(out, row, CsvText::Neutralised),
+                StreamFormat::CsvRaw => rows::csv_line_inline(out, row, CsvText::Raw),
+                _ => self.encode(out, row),
+            },
         }
     }
 

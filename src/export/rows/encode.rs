@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use super::{Row, Value};
+use super::{Row, RowInline, Value};
 
 /// Appends a number: integers without a fraction, others in the shortest form that reads
 /// back exactly. Never NaN or infinite (an empty cell instead).
@@ -176,30 +176,46 @@ fn keep_csv_text(text: &str, mode: CsvText, last: &mut WrittenText) {
 
 /// Appends `row` as one CSV line.
 pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
-    LINES.with_borrow_mut(|lines| csv_line_with(out, row, mode, lines));
+    LINES.with_borrow_mut(|Lines { last, cells }| {
+        cells.clear();
+        row.visit(&mut |_, value| gather(value, mode, last, cells));
+        write_cells(out, cells, last);
+    });
 }
 
-/// Gathers the row's cells first, then writes them in one loop: the visitor's callback stays
-/// small (a call per column is the visitor's price), and the writing runs without one.
-fn csv_line_with(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText, lines: &mut Lines) {
-    let Lines { last, cells } = lines;
-    cells.clear();
-    row.visit(&mut |_, value| {
-        let cell = match value {
-            Value::Text(s) => {
-                if last.len() <= cells.len() {
-                    last.resize_with(cells.len() + 1, Last::default);
-                }
-                keep_csv_text(s, mode, &mut last[cells.len()].text);
-                Cell::Text
-            }
-            Value::Num(x) => Cell::Num(x),
-            Value::Int(n) => Cell::Int(n),
-            Value::Bool(b) => Cell::Bool(b),
-            Value::Empty => Cell::Empty,
-        };
-        cells.push(cell);
+/// Appends `row` as one CSV line, as [`csv_line`] does, with the visitor inlined into the
+/// row's columns: a sweep's way.
+pub fn csv_line_inline<R: RowInline>(out: &mut Vec<u8>, row: &R, mode: CsvText) {
+    LINES.with_borrow_mut(|Lines { last, cells }| {
+        cells.clear();
+        row.visit_inline(&mut |_, value| gather(value, mode, last, cells));
+        write_cells(out, cells, last);
     });
+}
+
+/// Keeps one cell of a line: the row's cells are gathered first, then written in one loop,
+/// so that the visitor's callback stays small.
+#[inline(always)]
+fn gather(value: Value<'_>, mode: CsvText, last: &mut Vec<Last>, cells: &mut Vec<Cell>) {
+    let cell = match value {
+        Value::Text(s) => {
+            if last.len() <= cells.len() {
+                last.resize_with(cells.len() + 1, Last::default);
+            }
+            keep_csv_text(s, mode, &mut last[cells.len()].text);
+            Cell::Text
+        }
+        Value::Num(x) => Cell::Num(x),
+        Value::Int(n) => Cell::Int(n),
+        Value::Bool(b) => Cell::Bool(b),
+        Value::Empty => Cell::Empty,
+    };
+    cells.push(cell);
+}
+
+/// Writes the cells gathered, each number again from its column's last text where its bits
+/// are those of the row before.
+fn write_cells(out: &mut Vec<u8>, cells: &[Cell], last: &mut Vec<Last>) {
     if last.len() < cells.len() {
         last.resize_with(cells.len(), Last::default);
     }

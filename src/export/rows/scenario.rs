@@ -3,7 +3,7 @@
 //! one per row.
 
 use super::what_if::WhatIfCells;
-use super::{Row, SchemeText, Value};
+use super::{Row, RowInline, SchemeText, Value};
 use crate::base::types::Types;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
 use crate::engine::scenario::Mode;
@@ -68,7 +68,7 @@ pub struct ScenarioLabel<'a> {
 }
 
 impl ScenarioLabel<'_> {
-    fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+    fn visit<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(self.chip));
         f("mode", Value::Text(self.mode.name()));
@@ -78,7 +78,7 @@ impl ScenarioLabel<'_> {
 
     /// The params' columns, then the swept chip fields': after the metrics, so that a
     /// metric's column does not move with the number of params a workload has.
-    fn visit_params(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+    fn visit_params<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         for (name, value) in self.param_columns.iter().zip(self.params) {
             f(name, Value::Num(*value));
         }
@@ -107,6 +107,12 @@ impl<'a> SummaryRow<'a> {
 
 impl Row for SummaryRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        self.visit_inline(f);
+    }
+}
+
+impl RowInline for SummaryRow<'_> {
+    fn visit_inline<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         self.label.visit(f);
         self.visit_metrics(f);
         self.label.visit_params(f);
@@ -115,7 +121,7 @@ impl Row for SummaryRow<'_> {
 }
 
 impl SummaryRow<'_> {
-    fn visit_metrics(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+    fn visit_metrics<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         let s = self.outcome.ok();
         let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
         let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
@@ -240,6 +246,12 @@ impl<'a> KernelRow<'a> {
 
 impl Row for KernelRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        self.visit_inline(f);
+    }
+}
+
+impl RowInline for KernelRow<'_> {
+    fn visit_inline<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         self.label.visit(f);
         let (k, c) = (self.kernel, self.cost);
         let text =

@@ -71,7 +71,7 @@ impl WhatIfCells<'_> {
         chip: None,
     };
 
-    pub(super) fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+    pub(super) fn visit<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         for column in self.columns {
             let value = self.chip.map_or(Value::Num(0.0), |c| column.value(c));
             f(column.name(), value);
