@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -44,6 +45,55 @@ const CHUNK_BYTES: u64 = 8 << 20;
 
 /// The chunks of buffers a sweep's writer thread receives, in grid order.
 type Chunk = Vec<Vec<u8>>;
+
+/// Buffers the writer has written, emptied, for the next tasks to fill: memory the sweep has
+/// touched already, where a fresh buffer would cost a page fault for every 4 KiB it fills.
+#[derive(Default)]
+struct Pool {
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    buffers: Vec<Vec<u8>>,
+    /// Their capacity together, at most [`POOL_BYTES`].
+    bytes: usize,
+}
+
+/// Bytes of empty buffers a sweep keeps: two chunks' worth, what the writer hands back while
+/// the next chunk is priced.
+const POOL_BYTES: usize = 2 * CHUNK_BYTES as usize;
+
+/// The largest buffer kept: a task's usual share of a chunk is an eighth of this. A sweep of
+/// rows so wide that one fills more keeps none, so that its memory stays what its chunks need.
+const POOL_BUFFER_BYTES: usize = CHUNK_BYTES as usize / 16;
+
+impl Pool {
+    /// An empty buffer with room for `bytes`: a kept one if it has the room.
+    fn take(&self, bytes: usize) -> Vec<u8> {
+        let kept = self.kept.lock().ok().and_then(|mut kept| {
+            let buffer = kept.buffers.pop()?;
+            kept.bytes -= buffer.capacity();
+            Some(buffer)
+        });
+        // One too small (from the first, short chunks) would grow by a copy: a new one instead.
+        match kept.filter(|b| b.capacity() >= bytes) {
+            Some(buffer) => buffer,
+            None => Vec::with_capacity(bytes),
+        }
+    }
+
+    fn give_back(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        if let Ok(mut kept) = self.kept.lock() {
+            let room = kept.bytes + buffer.capacity() <= POOL_BYTES;
+            if room && buffer.capacity() <= POOL_BUFFER_BYTES {
+                kept.bytes += buffer.capacity();
+                kept.buffers.push(buffer);
+            }
+        }
+    }
+}
 
 /// Why a sweep stopped before its end.
 #[derive(Debug, thiserror::Error)]
@@ -87,8 +137,9 @@ pub fn run<W: Write + Send, S: RowSink>(
     std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<Chunk>(2);
         // A thread the system will not start is an error like a write that fails.
+        let pool = &pricer.pool;
         let writer = std::thread::Builder::new()
-            .spawn_scoped(scope, move || write_chunks(receiver, out))
+            .spawn_scoped(scope, move || write_chunks(receiver, out, pool))
             .map_err(|e| {
                 io::Error::new(
                     e.kind(),
@@ -108,11 +159,13 @@ pub fn run<W: Write + Send, S: RowSink>(
     })
 }
 
-/// The writer thread: writes the chunks received, in order, then flushes.
-fn write_chunks<W: Write>(receiver: Receiver<Chunk>, mut out: W) -> io::Result<()> {
+/// The writer thread: writes the chunks received, in order, then flushes; each buffer
+/// written goes back to `pool`.
+fn write_chunks<W: Write>(receiver: Receiver<Chunk>, mut out: W, pool: &Pool) -> io::Result<()> {
     for buffers in receiver {
         for buffer in buffers {
             out.write_all(&buffer)?;
+            pool.give_back(buffer);
         }
     }
     out.flush()
@@ -139,18 +192,21 @@ struct Pricer<'a, S> {
     rows_per_scenario: u64,
     /// Tasks a chunk is split into.
     tasks_per_chunk: u64,
+    pool: Pool,
 }
 
 impl<'a, S: RowSink> Pricer<'a, S> {
     fn new(grid: &'a Grid<'a>, options: SweepOptions, sink: &'a S) -> Self {
+        // Many small tasks: a thread that finishes first steals more of the chunk, and each
+        // task's buffer (about 128 KiB) is reused memory rather than fresh pages.
+        let tasks_per_chunk = (rayon::current_num_threads() as u64 * 32).max(1);
         Pricer {
             grid,
             options,
             sink,
             rows_per_scenario: sink.rows_per_scenario(grid.workload()).max(1),
-            // Many small tasks: a thread that finishes first steals more of the chunk, and
-            // each task's buffer (about 128 KiB) is reused memory rather than fresh pages.
-            tasks_per_chunk: (rayon::current_num_threads() as u64 * 32).max(1),
+            tasks_per_chunk,
+            pool: Pool::default(),
         }
     }
 
@@ -244,7 +300,9 @@ impl<'a, S: RowSink> Pricer<'a, S> {
             w => w + w / 16,
         };
         let rows = (indices.end - indices.start) * self.rows_per_scenario;
-        let mut buffer = Vec::with_capacity(rows.saturating_mul(row).min(CHUNK_BYTES) as usize);
+        let mut buffer = self
+            .pool
+            .take(rows.saturating_mul(row).min(CHUNK_BYTES) as usize);
         let (mut rows, mut errors, mut failed, mut widest_row) = (0, 0, None, 0);
         for index in indices {
             let before = buffer.len();
