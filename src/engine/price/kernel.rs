@@ -8,7 +8,8 @@
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
-use crate::base::format::{Format, Scheme};
+use crate::base::format::Scheme;
+use crate::base::types::Slot;
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{Kernel, KernelRead, Op};
@@ -214,7 +215,8 @@ fn compute_dtype(cx: &Context, op: &Op) -> Result<DType, Error> {
     if !op.kind.matrix_unit() {
         return Ok(wanted);
     }
-    let math = op.weight_format(cx.dtypes).and_then(Format::math);
+    let activation = cx.dtypes.get(Slot::Activation);
+    let math = (op.weight_format(cx.dtypes)).and_then(|w| w.math(activation));
     if let Some((needs, at)) = math {
         if cx.chip.matrix_peak(needs).is_ok() && cx.chip.matrix_peak(at).is_ok() {
             return Ok(at);
