@@ -372,8 +372,8 @@ impl Timing {
         compute: &Compute,
         traffic: &Traffic,
     ) -> Timing {
-        let weight_only = compute.scheme.is_some_and(|(_, s)| s.weight_only());
-        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, weight_only);
+        let scheme = compute.scheme.map(|(_, s)| s);
+        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, scheme);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let t_compute = compute.expected_s + compute.dequant_s;
         let launch_s = fixed_cost_s(cx.chip, a);
@@ -414,13 +414,15 @@ fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
 
 /// The fraction of the datasheet bandwidth a kernel's HBM bytes move at in expected mode: a
 /// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM, and
-/// for a weight-only quantised one lower again (`weight_only_memory`).
+/// lower again for a weight-only quantised one (`weight_only_memory`) or one that multiplies
+/// in fp4 (`fp4_memory`: block-scaled W4A4 kernels at small M stream their weights at a
+/// fraction of a 16-bit GEMM's rate; docs/sources.md, kernel physics 12).
 fn memory_fraction(
     cx: &Context,
     kernel: &Kernel,
     a: &Achievable,
     attention: bool,
-    weight_only: bool,
+    scheme: Option<Scheme>,
 ) -> f64 {
     if attention {
         return a.attention_memory();
@@ -429,10 +431,14 @@ fn memory_fraction(
         let m = cx.ev.gemm[i].m;
         m > 0.0 && m < SMALL_M
     });
-    let small_m_efficiency = match (small_m, weight_only) {
-        (false, _) => 1.0,
-        (true, false) => a.small_m_memory,
-        (true, true) => a.small_m_memory * a.weight_only_memory,
+    let scheme_efficiency = match scheme {
+        Some(s) if s.weight_only() => a.weight_only_memory,
+        Some(s) if s.compute == DType::Fp4 => a.fp4_memory,
+        _ => 1.0,
+    };
+    let small_m_efficiency = match small_m {
+        false => 1.0,
+        true => a.small_m_memory * scheme_efficiency,
     };
     a.memory * small_m_efficiency
 }
