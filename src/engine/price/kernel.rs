@@ -15,7 +15,7 @@ use crate::engine::scenario::Mode;
 use crate::engine::workload::{Kernel, KernelRead, Op};
 
 use super::quant::activation_quant_s;
-use super::waves::gemm_quantization;
+use super::waves::{gemm_quantization, stream_k};
 use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
@@ -163,7 +163,9 @@ impl Compute {
                 let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
                 let ideal = op_flops / (peak * efficiency);
                 self.unquantized_s += ideal;
-                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i], ideal);
+                let dims = cx.ev.gemm[i];
+                let stream_k = stream_k(a, dtype);
+                self.expected_s += ideal * gemm_quantization(cx.chip, a, dims, ideal, stream_k);
             }
         }
         let scheme = (op.weight_format(cx.dtypes))

@@ -316,3 +316,28 @@ fn fp4_gemms_at_small_m_stream_at_their_own_fraction() {
     let bf16 = |extra| cost(Format::Bf16, Format::Bf16, extra).expected_memory_s;
     assert_eq!(bf16("  fp4_memory: 0.25\n"), bf16(""));
 }
+
+#[test]
+fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
+    // the round chip with Stream-K and an fp4 peak: 10 units, 128 x 128 CTA tiles, rows padded
+    // to 64; a 1 x 1000 x 1000 GEMV
+    let text = CHIP
+        .replace("fp8: 200 TFLOPS}", "fp8: 200 TFLOPS, fp4: 400 TFLOPS}")
+        .replace("stream_k: false", "stream_k: true");
+    let chip = Chip::load(&Source::from_text("round.yaml", &text)).unwrap();
+    let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
+    let quantization = |format: Format| {
+        let mut scenario = Scenario::defaults(&workload);
+        scenario.mode = Mode::Expected;
+        scenario.dtypes.set(TypeKey::Role(Role::Weight), format);
+        scenario.dtypes.set(TypeKey::Role(Role::Activation), format);
+        price(&workload, &chip, &scenario).unwrap().prices[0]
+            .cost
+            .quantization
+    };
+    // bf16 with Stream-K: the padding of 1 row to 64 only
+    assert!((quantization(Format::Bf16) - 64.0).abs() < 1e-9);
+    // fp4: one row of 8 CTAs of 64 x 128 (1000 of 1024 columns used) on 10 units, one wave
+    let expected = 64.0 / (8.0 / 10.0 * (1000.0 / 1024.0));
+    assert!((quantization(Format::Nvfp4) - expected).abs() < 1e-9 * expected);
+}
