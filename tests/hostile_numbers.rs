@@ -122,6 +122,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("expected.small_m_memory", "0.8"),
     ("expected.attention_memory", "0.9"),
     ("expected.weight_only_memory", "0.9"),
+    ("expected.fp4_memory", "0.9"),
     ("expected.split_k", "8"),
     ("expected.row_tile", "64"),
     ("expected.cta_tiles", "128"),
@@ -150,7 +151,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          power: {}\n\
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
-         small_m_memory: {}\n  attention_memory: {}\n  weight_only_memory: {}\n  split_k: {}\n  \
+         small_m_memory: {}\n  attention_memory: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  \
          row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
@@ -179,6 +180,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("expected.small_m_memory"),
         v("expected.attention_memory"),
         v("expected.weight_only_memory"),
+        v("expected.fp4_memory"),
         v("expected.split_k"),
         v("expected.row_tile"),
         v("expected.cta_tiles"),

@@ -86,14 +86,18 @@ impl Format {
     /// The matrix math a scaled format's kernels use where the chip has it: the type the
     /// chip must support, and the type whose peak they run at. `fp8-b128` multiplies fp8
     /// weights by activations quantized per 1 x 128 tile (W8A8); `nvfp4` by NVFP4 activations
-    /// (W4A4); `mxfp4` by MXFP8 activations (W4A8, the Blackwell MoE kernels for gpt-oss). The
-    /// other formats have none: they compute in the widest type of the op's operands, so fp8
-    /// weights with bf16 activations are widened to bf16, and `int4-g128` is weight-only
-    /// (W4A16) as AWQ and GPTQ kernels run it.
-    pub fn math(self) -> Option<(DType, DType)> {
+    /// (W4A4); `mxfp4` by MXFP8 activations (W4A8, the Blackwell MoE kernels for gpt-oss), or,
+    /// where the `activation` format is `mxfp4` too, by MXFP4 activations at the fp4 rate
+    /// (W4A4: Blackwell's block-scaled MMA has a kind for MXF4 x MXF4, apart from the mixed
+    /// MXF8F6F4 kind that runs 4-bit operands at the 8-bit rate; PTX ISA `tcgen05.mma`,
+    /// docs/sources.md, kernel physics 12). The other formats have none: they compute in the
+    /// widest type of the op's operands, so fp8 weights with bf16 activations are widened to
+    /// bf16, and `int4-g128` is weight-only (W4A16) as AWQ and GPTQ kernels run it.
+    pub fn math(self, activation: Format) -> Option<(DType, DType)> {
         match self {
             Format::Fp8B128 => Some((DType::Fp8, DType::Fp8)),
             Format::Nvfp4 => Some((DType::Fp4, DType::Fp4)),
+            Format::Mxfp4 if activation == Format::Mxfp4 => Some((DType::Fp4, DType::Fp4)),
             Format::Mxfp4 => Some((DType::Fp4, DType::Fp8)),
             _ => None,
         }
@@ -217,6 +221,24 @@ mod tests {
         // 128 half-byte values share 2 bytes of scale and half a byte of zero point.
         assert_eq!(Format::Int4G128.bytes(), (128.0 * 0.5 + 2.5) / 128.0);
         assert_eq!(Format::Bf16.bytes(), 2.0);
+    }
+
+    #[test]
+    fn mxfp4_runs_at_the_fp4_rate_only_against_mxfp4_activations() {
+        // MXFP4 weights meet MXFP8 activations (W4A8) unless the activations are MXFP4 too.
+        assert_eq!(
+            Format::Mxfp4.math(Format::Bf16),
+            Some((DType::Fp4, DType::Fp8))
+        );
+        assert_eq!(
+            Format::Mxfp4.math(Format::Mxfp4),
+            Some((DType::Fp4, DType::Fp4))
+        );
+        assert_eq!(
+            Format::Nvfp4.math(Format::Bf16),
+            Some((DType::Fp4, DType::Fp4))
+        );
+        assert_eq!(Format::Int4G128.math(Format::Mxfp4), None);
     }
 
     #[test]

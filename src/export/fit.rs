@@ -69,6 +69,9 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     if a.weight_only_memory < 1.0 {
         let _ = writeln!(text, "  weight_only_memory: {}", a.weight_only_memory);
     }
+    if a.fp4_memory < 1.0 {
+        let _ = writeln!(text, "  fp4_memory: {}", a.fp4_memory);
+    }
     let _ = writeln!(text, "  row_tile: {}", a.row_tile);
     let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
     let _ = writeln!(text, "  stream_k: {}", a.stream_k);

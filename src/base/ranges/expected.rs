@@ -9,6 +9,12 @@ pub const EXPECTED_WEIGHT_ONLY_MEMORY: Range = Range {
     why: "weight-only kernels at a small batch read weights at 30-100 % of a 16-bit GEMM's rate",
     ..EXPECTED_MATRIX
 };
+pub const EXPECTED_FP4_MEMORY: Range = Range {
+    field: "expected.fp4_memory",
+    min: 0.2,
+    why: "fp4 GEMMs at a small batch stream at a fifth to all of a 16-bit GEMM's rate",
+    ..EXPECTED_MATRIX
+};
 pub const EXPECTED_SPLIT_K: Range = range(
     "expected.split_k",
     "",

@@ -48,6 +48,13 @@ pub const FIT_WEIGHT_ONLY_MEMORY: Range = range(
     1.0,
     "weight-only decode kernels stream their weights at half to all of a bf16 GEMV's rate",
 );
+pub const FIT_FP4_MEMORY: Range = range(
+    "expected.fp4_memory",
+    "",
+    0.2,
+    1.0,
+    "fp4 GEMMs at M = 1 stream at 1.78 of a 16-bit GEMM's 5-6 TB/s on B200, up to all of it",
+);
 pub const FIT_DRAM_LATENCY: Range = range(
     "expected.dram_latency",
     "s",

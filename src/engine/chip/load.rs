@@ -326,6 +326,7 @@ impl Checker<'_> {
             &ranges::EXPECTED_WEIGHT_ONLY_MEMORY,
             file.weight_only_memory.as_ref(),
         );
+        let fp4_memory = fraction(&ranges::EXPECTED_FP4_MEMORY, file.fp4_memory.as_ref());
         if let Some(s) = file.split_k.as_ref() {
             self.count(&ranges::EXPECTED_SPLIT_K, s);
         }
@@ -355,6 +356,7 @@ impl Checker<'_> {
             stream_k: file.stream_k,
             split_k: file.split_k.as_ref().map_or(1, |s| s.value),
             weight_only_memory,
+            fp4_memory,
             dram_latency_s,
         })
     }

@@ -180,6 +180,9 @@ pub struct Achievable {
     /// Machete) reaches beside a 16-bit one, beyond its dequantisation work; 1 where the chip
     /// file gives none.
     pub weight_only_memory: f64,
+    /// Fraction of the small-M bandwidth a GEMM multiplying in fp4 (W4A4 with block scales:
+    /// NVFP4, MXFP4 x MXFP4) reaches beside a 16-bit one; 1 where the chip file gives none.
+    pub fp4_memory: f64,
     /// Time to first byte from HBM, paid when a kernel starts loading and again when its
     /// last stores drain.
     pub dram_latency_s: f64,

@@ -6,7 +6,7 @@
 
 use crate::base::dtype::DType;
 use crate::base::error::{Error, Unsupported};
-use crate::base::format::Format;
+use crate::base::types::Slot;
 use crate::engine::chip::{Chip, Interconnect};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{Algorithm, Collective, Kernel, Op, OpKind, Ref};
@@ -105,7 +105,8 @@ fn wire(cx: &Context, i: usize, collective: Collective) -> (DType, f64) {
     let format = cx.dtypes.get(op.out_slot);
     let fed = |o: &Op| (o.inputs.iter()).any(|input| input.source == Ref::Op(i));
     let fp8_math = |o: &Op| {
-        let math = o.weight_format(cx.dtypes).and_then(Format::math);
+        let activation = cx.dtypes.get(Slot::Activation);
+        let math = (o.weight_format(cx.dtypes)).and_then(|w| w.math(activation));
         math.is_some_and(|(needs, at)| {
             at == DType::Fp8
                 && cx.chip.matrix_peak(needs).is_ok()

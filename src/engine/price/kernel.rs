@@ -8,13 +8,14 @@
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
-use crate::base::format::{Format, Scheme};
+use crate::base::format::Scheme;
+use crate::base::types::Slot;
 use crate::engine::chip::{Achievable, Chip, SMALL_M};
 use crate::engine::scenario::Mode;
 use crate::engine::workload::{Kernel, KernelRead, Op};
 
 use super::quant::activation_quant_s;
-use super::waves::gemm_quantization;
+use super::waves::{gemm_quantization, stream_k};
 use super::{Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
@@ -162,7 +163,9 @@ impl Compute {
                 let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
                 let ideal = op_flops / (peak * efficiency);
                 self.unquantized_s += ideal;
-                self.expected_s += ideal * gemm_quantization(cx.chip, a, cx.ev.gemm[i], ideal);
+                let dims = cx.ev.gemm[i];
+                let stream_k = stream_k(a, dtype);
+                self.expected_s += ideal * gemm_quantization(cx.chip, a, dims, ideal, stream_k);
             }
         }
         let scheme = (op.weight_format(cx.dtypes))
@@ -214,7 +217,8 @@ fn compute_dtype(cx: &Context, op: &Op) -> Result<DType, Error> {
     if !op.kind.matrix_unit() {
         return Ok(wanted);
     }
-    let math = op.weight_format(cx.dtypes).and_then(Format::math);
+    let activation = cx.dtypes.get(Slot::Activation);
+    let math = (op.weight_format(cx.dtypes)).and_then(|w| w.math(activation));
     if let Some((needs, at)) = math {
         if cx.chip.matrix_peak(needs).is_ok() && cx.chip.matrix_peak(at).is_ok() {
             return Ok(at);
@@ -370,8 +374,8 @@ impl Timing {
         compute: &Compute,
         traffic: &Traffic,
     ) -> Timing {
-        let weight_only = compute.scheme.is_some_and(|(_, s)| s.weight_only());
-        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, weight_only);
+        let scheme = compute.scheme.map(|(_, s)| s);
+        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, scheme);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let t_compute = compute.expected_s + compute.dequant_s;
         let launch_s = fixed_cost_s(cx.chip, a);
@@ -412,13 +416,15 @@ fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
 
 /// The fraction of the datasheet bandwidth a kernel's HBM bytes move at in expected mode: a
 /// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM, and
-/// for a weight-only quantised one lower again (`weight_only_memory`).
+/// lower again for a weight-only quantised one (`weight_only_memory`) or one that multiplies
+/// in fp4 (`fp4_memory`: block-scaled W4A4 kernels at small M stream their weights at a
+/// fraction of a 16-bit GEMM's rate; docs/sources.md, kernel physics 12).
 fn memory_fraction(
     cx: &Context,
     kernel: &Kernel,
     a: &Achievable,
     attention: bool,
-    weight_only: bool,
+    scheme: Option<Scheme>,
 ) -> f64 {
     if attention {
         return a.attention_memory();
@@ -427,10 +433,14 @@ fn memory_fraction(
         let m = cx.ev.gemm[i].m;
         m > 0.0 && m < SMALL_M
     });
-    let small_m_efficiency = match (small_m, weight_only) {
-        (false, _) => 1.0,
-        (true, false) => a.small_m_memory,
-        (true, true) => a.small_m_memory * a.weight_only_memory,
+    let scheme_efficiency = match scheme {
+        Some(s) if s.weight_only() => a.weight_only_memory,
+        Some(s) if s.compute == DType::Fp4 => a.fp4_memory,
+        _ => 1.0,
+    };
+    let small_m_efficiency = match small_m {
+        false => 1.0,
+        true => a.small_m_memory * scheme_efficiency,
     };
     a.memory * small_m_efficiency
 }

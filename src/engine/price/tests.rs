@@ -285,3 +285,59 @@ fn weight_only_decode_reads_at_its_own_fraction_of_the_bandwidth() {
         gemv_on(1000, 1000, Format::Bf16, "").expected_memory_s
     );
 }
+
+#[test]
+fn fp4_gemms_at_small_m_stream_at_their_own_fraction() {
+    // the round chip with an fp4 peak; W4A4 NVFP4 and W16A16 GEMVs, 1 x 1000 x 1000
+    let chip = |extra: &str| {
+        let text = CHIP.replace("fp8: 200 TFLOPS}", "fp8: 200 TFLOPS, fp4: 400 TFLOPS}");
+        Chip::load(&Source::from_text("round.yaml", &format!("{text}{extra}"))).unwrap()
+    };
+    let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
+    let cost = |weight: Format, activation: Format, extra: &str| {
+        let mut scenario = Scenario::defaults(&workload);
+        scenario.mode = Mode::Expected;
+        scenario.dtypes.set(TypeKey::Role(Role::Weight), weight);
+        scenario
+            .dtypes
+            .set(TypeKey::Role(Role::Activation), activation);
+        price(&workload, &chip(extra), &scenario).unwrap().prices[0].cost
+    };
+    let plain = cost(Format::Nvfp4, Format::Nvfp4, "");
+    let slower = cost(Format::Nvfp4, Format::Nvfp4, "  fp4_memory: 0.25\n");
+    assert_eq!(slower.scheme.unwrap().to_string(), "W4A4");
+    // the same bytes at a quarter of the small-M rate (1 TB/s x 0.8 x 0.5 x 0.25): four times
+    // the memory time
+    let bytes = 1000.0 * 1000.0 * (0.5 + 1.0 / 16.0) + 1000.0 * (0.5 + 1.0 / 16.0) + 1000.0 * 2.0;
+    let expected_s = bytes / 0.1e12;
+    assert!((slower.expected_memory_s - expected_s).abs() < 1e-12 * expected_s);
+    assert!((slower.expected_memory_s / plain.expected_memory_s - 4.0).abs() < 1e-12);
+    // a 16-bit GEMV keeps its rate
+    let bf16 = |extra| cost(Format::Bf16, Format::Bf16, extra).expected_memory_s;
+    assert_eq!(bf16("  fp4_memory: 0.25\n"), bf16(""));
+}
+
+#[test]
+fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
+    // the round chip with Stream-K and an fp4 peak: 10 units, 128 x 128 CTA tiles, rows padded
+    // to 64; a 1 x 1000 x 1000 GEMV
+    let text = CHIP
+        .replace("fp8: 200 TFLOPS}", "fp8: 200 TFLOPS, fp4: 400 TFLOPS}")
+        .replace("stream_k: false", "stream_k: true");
+    let chip = Chip::load(&Source::from_text("round.yaml", &text)).unwrap();
+    let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
+    let quantization = |format: Format| {
+        let mut scenario = Scenario::defaults(&workload);
+        scenario.mode = Mode::Expected;
+        scenario.dtypes.set(TypeKey::Role(Role::Weight), format);
+        scenario.dtypes.set(TypeKey::Role(Role::Activation), format);
+        price(&workload, &chip, &scenario).unwrap().prices[0]
+            .cost
+            .quantization
+    };
+    // bf16 with Stream-K: the padding of 1 row to 64 only
+    assert!((quantization(Format::Bf16) - 64.0).abs() < 1e-9);
+    // fp4: one row of 8 CTAs of 64 x 128 (1000 of 1024 columns used) on 10 units, one wave
+    let expected = 64.0 / (8.0 / 10.0 * (1000.0 / 1024.0));
+    assert!((quantization(Format::Nvfp4) - expected).abs() < 1e-9 * expected);
+}

@@ -2,6 +2,7 @@
 //! instruction's rows, the last wave of CTAs leaving compute units idle, and where the
 //! library splits K, the split that costs least.
 
+use crate::base::dtype::DType;
 use crate::engine::chip::{Achievable, Chip};
 use crate::engine::workload::GemmDims;
 
@@ -11,6 +12,15 @@ use super::kernel::fixed_cost_s;
 /// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
 const SPLIT_K_DEPTH: f64 = 64.0;
 
+/// Whether a GEMM computing in `dtype` fills the tail wave with Stream-K where the chip's
+/// libraries do (`expected.stream_k`). Block-scaled fp4 GEMMs are scheduled one output tile
+/// per CTA: DeepGEMM has no Stream-K (deepseek-ai/DeepGEMM issue 41) and CUTLASS's
+/// block-scaled SM100 kernels run its data-parallel persistent scheduler unless a user swaps
+/// it (NVIDIA/cutlass issue 3167); docs/sources.md, kernel physics 12.
+pub(super) fn stream_k(a: &Achievable, dtype: DType) -> bool {
+    a.stream_k && dtype != DType::Fp4
+}
+
 /// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
 /// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
 /// CTAs leaving compute units idle, with the CTA tile and, where the library splits K
@@ -18,7 +28,13 @@ const SPLIT_K_DEPTH: f64 = 64.0;
 /// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
 /// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
 /// back (its launch, first access and bytes); the factor includes that reduction.
-pub(super) fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims, ideal_s: f64) -> f64 {
+pub(super) fn gemm_quantization(
+    chip: &Chip,
+    a: &Achievable,
+    dims: GemmDims,
+    ideal_s: f64,
+    stream_k: bool,
+) -> f64 {
     let GemmDims { count, m, n, k } = dims;
     if m <= 0.0 {
         return 1.0; // not a GEMM
@@ -27,7 +43,7 @@ pub(super) fn gemm_quantization(chip: &Chip, a: &Achievable, dims: GemmDims, ide
     let padded_m = (m / row_tile).ceil() * row_tile;
     let padding = padded_m / m;
     let units = match chip.compute_units {
-        Some(units) if !a.stream_k => units as f64,
+        Some(units) if !stream_k => units as f64,
         _ => return padding,
     };
     let reduction_s = |split: f64| match split > 1.0 {

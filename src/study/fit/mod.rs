@@ -38,6 +38,7 @@ pub enum Constant {
     SmallMMemory,
     AttentionMemory,
     WeightOnlyMemory,
+    Fp4Memory,
     DramLatency,
 }
 
@@ -51,6 +52,7 @@ impl Constant {
             Constant::SmallMMemory => "small_m_memory".into(),
             Constant::AttentionMemory => "attention_memory".into(),
             Constant::WeightOnlyMemory => "weight_only_memory".into(),
+            Constant::Fp4Memory => "fp4_memory".into(),
             Constant::DramLatency => "dram_latency".into(),
         }
     }
@@ -64,6 +66,7 @@ impl Constant {
             Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
             Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
             Constant::WeightOnlyMemory => &ranges::FIT_WEIGHT_ONLY_MEMORY,
+            Constant::Fp4Memory => &ranges::FIT_FP4_MEMORY,
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
         }
     }
@@ -84,6 +87,7 @@ impl Constant {
             Constant::SmallMMemory => a.small_m_memory,
             Constant::AttentionMemory => a.attention_memory(),
             Constant::WeightOnlyMemory => a.weight_only_memory,
+            Constant::Fp4Memory => a.fp4_memory,
             Constant::DramLatency => a.dram_latency_s,
         }
     }
@@ -96,6 +100,7 @@ impl Constant {
             Constant::SmallMMemory => a.small_m_memory = value,
             Constant::AttentionMemory => a.attention_memory = Some(value),
             Constant::WeightOnlyMemory => a.weight_only_memory = value,
+            Constant::Fp4Memory => a.fp4_memory = value,
             Constant::DramLatency => a.dram_latency_s = value,
         }
     }
@@ -115,6 +120,9 @@ impl Constant {
         }
         if a.weight_only_memory < 1.0 {
             constants.push(Constant::WeightOnlyMemory);
+        }
+        if a.fp4_memory < 1.0 {
+            constants.push(Constant::Fp4Memory);
         }
         if a.dram_latency_s > 0.0 {
             constants.push(Constant::DramLatency);
