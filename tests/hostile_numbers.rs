@@ -101,6 +101,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("memory.bandwidth", "3.35e12 B/s"),
     ("matrix.TYPE", "989e12 FLOP/s"),
     ("vector.TYPE", "134e12 FLOP/s"),
+    ("sfu", "3.9e12 FLOP/s"),
     ("cache.size", "50e6 B"),
     ("cache.bandwidth", "10e12 B/s"),
     ("compute_units", "132"),
@@ -121,6 +122,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("expected.memory", "0.89"),
     ("expected.small_m_memory", "0.8"),
     ("expected.attention_memory", "0.9"),
+    ("expected.exp_overlap", "0.41"),
     ("expected.weight_only_memory", "0.9"),
     ("expected.fp4_memory", "0.9"),
     ("expected.split_k", "8"),
@@ -142,6 +144,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          memory: {{capacity: {}, marketed_capacity: {}, reserve: {}, bandwidth: {}}}\n\
          matrix: {{bf16: {}, fp8: 1979e12 FLOP/s}}\n\
          vector: {{fp32: 67e12 FLOP/s, bf16: {}}}\n\
+         sfu: {}\n\
          cache: {{size: {}, bandwidth: {}}}\n\
          compute_units: {}\n\
          launch: {}\n\
@@ -151,7 +154,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          power: {}\n\
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
-         small_m_memory: {}\n  attention_memory: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  \
+         small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  \
          row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
@@ -159,6 +162,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("memory.bandwidth"),
         v("matrix.TYPE"),
         v("vector.TYPE"),
+        v("sfu"),
         v("cache.size"),
         v("cache.bandwidth"),
         v("compute_units"),
@@ -179,6 +183,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("expected.memory"),
         v("expected.small_m_memory"),
         v("expected.attention_memory"),
+        v("expected.exp_overlap"),
         v("expected.weight_only_memory"),
         v("expected.fp4_memory"),
         v("expected.split_k"),

@@ -200,6 +200,10 @@ pub const VECTOR_PEAK: Range = Range {
     field: "vector.TYPE",
     ..MATRIX_PEAK
 };
+pub const SFU: Range = Range {
+    field: "sfu",
+    ..MATRIX_PEAK
+};
 pub const CACHE_SIZE: Range = range(
     "cache.size",
     "B",
@@ -281,6 +285,10 @@ pub const EXPECTED_ATTENTION_MEMORY: Range = Range {
     field: "expected.attention_memory",
     ..EXPECTED_MATRIX
 };
+pub const EXPECTED_EXP_OVERLAP: Range = Range {
+    field: "expected.exp_overlap",
+    ..EXPECTED_MATRIX
+};
 pub const EXPECTED_ROW_TILE: Range = range(
     "expected.row_tile",
     "",
@@ -311,6 +319,7 @@ pub const CHIP: &[Range] = &[
     MEMORY_BANDWIDTH,
     MATRIX_PEAK,
     VECTOR_PEAK,
+    SFU,
     CACHE_SIZE,
     CACHE_BANDWIDTH,
     COMPUTE_UNITS,
@@ -331,6 +340,7 @@ pub const CHIP: &[Range] = &[
     EXPECTED_MEMORY,
     EXPECTED_SMALL_M_MEMORY,
     EXPECTED_ATTENTION_MEMORY,
+    EXPECTED_EXP_OVERLAP,
     EXPECTED_WEIGHT_ONLY_MEMORY,
     EXPECTED_FP4_MEMORY,
     EXPECTED_SPLIT_K,

@@ -66,6 +66,9 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     if let Some(v) = a.attention_memory {
         let _ = writeln!(text, "  attention_memory: {v}");
     }
+    if let Some(v) = a.exp_overlap {
+        let _ = writeln!(text, "  exp_overlap: {v}");
+    }
     if a.weight_only_memory < 1.0 {
         let _ = writeln!(text, "  weight_only_memory: {}", a.weight_only_memory);
     }

@@ -62,3 +62,10 @@ pub const FIT_DRAM_LATENCY: Range = range(
     8e-7,
     "unloaded DRAM latency measured at 337-408 ns; 100-800 ns spans HBM generations",
 );
+pub const FIT_EXP_OVERLAP: Range = range(
+    "expected.exp_overlap",
+    "",
+    0.05,
+    0.95,
+    "FlashAttention-3's pipelining hides about 0.4 of the exponentials' time at head dim 128",
+);

@@ -18,6 +18,8 @@ pub(super) struct ChipFile {
     pub(super) matrix: IndexMap<String, Spanned<String>>,
     #[serde(default)]
     pub(super) vector: IndexMap<String, Spanned<String>>,
+    /// Special-function unit throughput (exponentials, tanh), per second.
+    pub(super) sfu: Option<Spanned<String>>,
     pub(super) cache: Option<CacheFile>,
     pub(super) compute_units: Option<Spanned<u64>>,
     pub(super) launch: Option<Spanned<String>>,
@@ -64,6 +66,7 @@ pub(super) struct ExpectedFile {
     pub(super) fp4_memory: Option<Spanned<f64>>,
     pub(super) small_m_memory: Option<Spanned<f64>>,
     pub(super) attention_memory: Option<Spanned<f64>>,
+    pub(super) exp_overlap: Option<Spanned<f64>>,
     pub(super) dram_latency: Option<Spanned<String>>,
 }
 

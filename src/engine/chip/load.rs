@@ -27,6 +27,7 @@ impl Chip {
         let memory = check.memory(&file.memory);
         let cache = file.cache.as_ref().and_then(|c| check.cache(c));
         let launch_s = check.optional(&ranges::LAUNCH, file.launch.as_ref(), QuantityKind::Time);
+        let sfu_ops_per_s = check.optional(&ranges::SFU, file.sfu.as_ref(), QuantityKind::Rate);
         let interconnect = (file.interconnect.as_ref()).and_then(|i| check.interconnect(i));
         let network = file.network.as_ref().and_then(|n| check.network(n));
         let power_w = check.optional(&ranges::POWER, file.power.as_ref(), QuantityKind::Power);
@@ -65,6 +66,7 @@ impl Chip {
             bandwidth_bytes_per_s,
             matrix,
             vector,
+            sfu_ops_per_s,
             cache,
             compute_units: file.compute_units.map(|c| c.value),
             launch_s,
@@ -322,6 +324,8 @@ impl Checker<'_> {
         );
         let attention_memory = (file.attention_memory.as_ref())
             .map(|v| fraction(&ranges::EXPECTED_ATTENTION_MEMORY, Some(v)));
+        let exp_overlap =
+            (file.exp_overlap.as_ref()).map(|v| fraction(&ranges::EXPECTED_EXP_OVERLAP, Some(v)));
         let weight_only_memory = fraction(
             &ranges::EXPECTED_WEIGHT_ONLY_MEMORY,
             file.weight_only_memory.as_ref(),
@@ -351,6 +355,7 @@ impl Checker<'_> {
             memory,
             small_m_memory,
             attention_memory,
+            exp_overlap,
             row_tile,
             cta_tiles,
             stream_k: file.stream_k,

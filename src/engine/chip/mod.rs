@@ -165,6 +165,10 @@ pub struct Achievable {
     /// no small-M derate. `None`: the stream fraction `memory` (FlashInfer's decode kernels
     /// come close to the bandwidth on long sequences; docs/sources.md, kernel physics 11).
     pub attention_memory: Option<f64>,
+    /// Share of a fused attention kernel's special-function time (or of its matrix time,
+    /// whichever is shorter) that hides under the other: FlashAttention-3 runs one warpgroup's
+    /// softmax while another's GEMMs run. `None`: none hides.
+    pub exp_overlap: Option<f64>,
     /// Rows a GEMM's M is padded to (the matrix instruction's M).
     pub row_tile: u64,
     /// Output tiles a CTA / workgroup may compute, `[rows, columns]`: the library is taken to
@@ -229,6 +233,9 @@ pub struct Chip {
     pub(crate) matrix: PeakTable,
     /// Vector unit: elementwise work.
     pub(crate) vector: PeakTable,
+    /// Special-function unit: exponentials (and tanh) per second, which a fused attention
+    /// kernel's softmax evaluates once per score (`None`: no such term).
+    pub(crate) sfu_ops_per_s: Option<f64>,
     pub(crate) cache: Option<Cache>,
     pub(crate) compute_units: Option<u64>,
     /// Fixed cost of one kernel launch.

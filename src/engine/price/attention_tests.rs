@@ -1,5 +1,6 @@
 //! Expected mode's attention terms, each by hand on a chip with round numbers: the fused
-//! attention kernel's own bandwidth fraction, and the causal mask's skipped tiles.
+//! attention kernel's own bandwidth fraction, the causal mask's skipped tiles, and its
+//! special functions.
 
 use super::*;
 use crate::base::source::Source;
@@ -114,4 +115,49 @@ fn a_causal_prompt_chunk_computes_only_the_scores_the_mask_leaves() {
     // Unfused, the library GEMMs compute every score.
     let r = run(&chip, "none", &sets);
     assert!(r.prices.iter().all(|p| p.cost.causal_share == 1.0));
+}
+
+/// The round chip with special-function units of `sfu` and `exp_overlap` hiding under GEMMs.
+fn sfu_chip(sfu: &str, exp_overlap: Option<f64>) -> Chip {
+    let line = exp_overlap.map_or(String::new(), |f| format!("exp_overlap: {f}"));
+    let text = CHIP
+        .replace("ATTENTION_MEMORY", &line)
+        .replace("expected:", &format!("sfu: {sfu}\nexpected:"));
+    Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
+}
+
+#[test]
+fn a_fused_attention_kernel_adds_its_exponentials_less_what_hides_under_its_gemms() {
+    // 4 new tokens after 6 cached: 2 sequences x 4 heads x 4 x 10 scores, 34 of 40 computed,
+    // one exponential each.
+    let sets = [("tokens", 4.0), ("context", 6.0)];
+    let exponentials = 2.0 * 4.0 * 4.0 * 10.0 * 34.0 / 40.0;
+    // scores and mix, at 0.5 of 100 TFLOPS: 2 x (2 x 4 x 8 x 10 x 64) FLOPs x 34 / 40.
+    let matrix_s = 2.0 * (2.0 * 4.0 * 8.0 * 10.0 * 64.0) * 34.0 / 40.0 / 50e12;
+    let cost = |chip: &Chip, mode| run_on(ATTENTION, chip, "flash", &sets, mode).prices[0].cost;
+    let without = cost(&chip(None), Mode::Expected);
+    assert_eq!(without.special_s, 0.0);
+    let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9 * b, "{a} vs {b}");
+    // At 1 TFLOPS the exponentials take 272 ps, less than the GEMMs' 1.39 ns: all of them
+    // adds, or half of them where half hides.
+    let fast = 1e-12 * exponentials;
+    for (overlap, added) in [(None, fast), (Some(0.5), 0.5 * fast)] {
+        let k = cost(&sfu_chip("1 TFLOPS", overlap), Mode::Expected);
+        close(k.special_s, added);
+        close(k.expected_compute_s - without.expected_compute_s, added);
+    }
+    // At 1 GFLOPS they take 272 ns, longer than the GEMMs: half of the GEMMs' time hides.
+    let slow = 1e-9 * exponentials;
+    let k = cost(&sfu_chip("1 GFLOPS", Some(0.5)), Mode::Expected);
+    close(k.special_s, slow - 0.5 * matrix_s);
+    // The roofline has no such term.
+    let k = cost(&sfu_chip("1 GFLOPS", Some(0.5)), Mode::Roofline);
+    assert_eq!(k.special_s, 0.0);
+    assert_eq!(
+        k.compute_time_s,
+        cost(&chip(None), Mode::Roofline).compute_time_s
+    );
+    // Unfused, the softmax is an elementwise kernel of its own on the vector unit.
+    let r = run(&sfu_chip("1 GFLOPS", Some(0.5)), "none", &sets);
+    assert!(r.prices.iter().all(|p| p.cost.special_s == 0.0));
 }

@@ -88,6 +88,7 @@ pub(super) fn price_collective(
         memory_fraction: 1.0,
         causal_share: 1.0,
         act_quant_s: 0.0,
+        special_s: 0.0,
         scheme: None,
     })
 }

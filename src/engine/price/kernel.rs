@@ -4,7 +4,8 @@
 //! padding and wave quantization, dequantization of weight-only quantized weights, the
 //! quantisation of a W8A8 GEMM's input (`quant`), cache hits, block scales, the fixed launch
 //! cost and imperfect overlap of compute and memory, and for a fused attention kernel its own
-//! bandwidth fraction and the score tiles a causal mask skips.
+//! bandwidth fraction, the score tiles a causal mask skips and its special functions
+//! (`special`).
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
@@ -15,6 +16,7 @@ use crate::engine::scenario::Mode;
 use crate::engine::workload::{Kernel, KernelRead, Op};
 
 use super::quant::activation_quant_s;
+use super::special::{special_added_s, special_function_s};
 use super::waves::{gemm_quantization, stream_k};
 use super::{Bound, Context, KernelCost, Unit};
 
@@ -81,6 +83,7 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         memory_fraction: timing.memory_fraction,
         causal_share: compute.causal_share(),
         act_quant_s: compute.act_quant_s,
+        special_s: timing.special_s,
         scheme: compute.scheme.map(|(_, s)| s),
     };
     Ok((cost, compute.mfu_time_s))
@@ -104,6 +107,10 @@ struct Compute {
     dequant_s: f64,
     /// Expected mode: the separate kernels that quantise GEMM outputs into W8A8 inputs.
     act_quant_s: f64,
+    /// Expected mode: a fused attention kernel's matrix ops (in `expected_s`), and its
+    /// special-function work (not in it).
+    matrix_s: f64,
+    special_s: f64,
     /// At the MFU reference peaks.
     mfu_time_s: f64,
     /// Expected mode: whether the kernel is a fused attention kernel (`is_attention`).
@@ -165,7 +172,13 @@ impl Compute {
                 self.unquantized_s += ideal;
                 let dims = cx.ev.gemm[i];
                 let stream_k = stream_k(a, dtype);
-                self.expected_s += ideal * gemm_quantization(cx.chip, a, dims, ideal, stream_k);
+                let quantized = ideal * gemm_quantization(cx.chip, a, dims, ideal, stream_k);
+                self.expected_s += quantized;
+                if causal && on_matrix {
+                    self.matrix_s += quantized;
+                } else if causal {
+                    self.special_s += special_function_s(cx, i, cx.ev.causal[i]);
+                }
             }
         }
         let scheme = (op.weight_format(cx.dtypes))
@@ -344,6 +357,7 @@ struct Timing {
     dequant_s: f64,
     /// Fraction of the datasheet bandwidth the kernel's HBM bytes move at.
     memory_fraction: f64,
+    special_s: f64,
 }
 
 impl Timing {
@@ -363,6 +377,7 @@ impl Timing {
             quantization: 1.0,
             dequant_s: 0.0,
             memory_fraction: 1.0,
+            special_s: 0.0,
         }
     }
 
@@ -377,7 +392,8 @@ impl Timing {
         let scheme = compute.scheme.map(|(_, s)| s);
         let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, scheme);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
-        let t_compute = compute.expected_s + compute.dequant_s;
+        let special_s = special_added_s(a, compute.special_s, compute.matrix_s);
+        let t_compute = compute.expected_s + compute.dequant_s + special_s;
         let launch_s = fixed_cost_s(cx.chip, a);
         let overlap = overlapped(t_compute, t_memory);
         let bound = if launch_s > t_compute.max(t_memory) {
@@ -402,6 +418,7 @@ impl Timing {
             quantization,
             dequant_s: compute.dequant_s,
             memory_fraction,
+            special_s,
         }
     }
 }

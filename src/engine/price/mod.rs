@@ -17,6 +17,7 @@ mod kernel;
 mod memory;
 mod quant;
 mod request;
+mod special;
 mod totals;
 mod waves;
 
@@ -256,6 +257,10 @@ pub struct KernelCost {
     /// Expected mode: time of the separate kernels that quantise another GEMM's output into
     /// this W8A8 GEMM's input (part of `time_s`).
     pub act_quant_s: f64,
+    /// Expected mode: the time a fused attention kernel's special functions (the softmax's
+    /// exponentials) add to its compute, beyond what hides under its matrix work (part of
+    /// `expected_compute_s`).
+    pub special_s: f64,
     /// The weights' format and the type they are multiplied in, for the op of the kernel
     /// with the most FLOPs that multiplies a weight.
     pub scheme: Option<Scheme>,
@@ -285,6 +290,7 @@ impl KernelCost {
         memory_fraction: 1.0,
         causal_share: 1.0,
         act_quant_s: 0.0,
+        special_s: 0.0,
         scheme: None,
     };
 }

@@ -282,6 +282,7 @@ impl RowInline for KernelRow<'_> {
         f("memory_fraction", num(|c| c.memory_fraction));
         f("causal_share", num(|c| c.causal_share));
         f("act_quant_us", num(|c| c.act_quant_s * 1e6));
+        f("special_us", num(|c| c.special_s * 1e6));
         let t = self.step_time_s;
         f(
             "share",

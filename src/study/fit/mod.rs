@@ -37,6 +37,7 @@ pub enum Constant {
     Memory,
     SmallMMemory,
     AttentionMemory,
+    ExpOverlap,
     WeightOnlyMemory,
     Fp4Memory,
     DramLatency,
@@ -51,6 +52,7 @@ impl Constant {
             Constant::Memory => "memory".into(),
             Constant::SmallMMemory => "small_m_memory".into(),
             Constant::AttentionMemory => "attention_memory".into(),
+            Constant::ExpOverlap => "exp_overlap".into(),
             Constant::WeightOnlyMemory => "weight_only_memory".into(),
             Constant::Fp4Memory => "fp4_memory".into(),
             Constant::DramLatency => "dram_latency".into(),
@@ -65,6 +67,7 @@ impl Constant {
             Constant::Memory => &ranges::FIT_MEMORY,
             Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
             Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
+            Constant::ExpOverlap => &ranges::FIT_EXP_OVERLAP,
             Constant::WeightOnlyMemory => &ranges::FIT_WEIGHT_ONLY_MEMORY,
             Constant::Fp4Memory => &ranges::FIT_FP4_MEMORY,
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
@@ -86,6 +89,7 @@ impl Constant {
             Constant::Memory => a.memory,
             Constant::SmallMMemory => a.small_m_memory,
             Constant::AttentionMemory => a.attention_memory(),
+            Constant::ExpOverlap => a.exp_overlap.unwrap_or(0.0),
             Constant::WeightOnlyMemory => a.weight_only_memory,
             Constant::Fp4Memory => a.fp4_memory,
             Constant::DramLatency => a.dram_latency_s,
@@ -99,6 +103,7 @@ impl Constant {
             Constant::Memory => a.memory = value,
             Constant::SmallMMemory => a.small_m_memory = value,
             Constant::AttentionMemory => a.attention_memory = Some(value),
+            Constant::ExpOverlap => a.exp_overlap = Some(value),
             Constant::WeightOnlyMemory => a.weight_only_memory = value,
             Constant::Fp4Memory => a.fp4_memory = value,
             Constant::DramLatency => a.dram_latency_s = value,
@@ -106,8 +111,9 @@ impl Constant {
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// attention fraction, the weight-only fraction and the DRAM latency only where the file
-    /// gives them: absent, the first is the stream fraction and the others no term at all).
+    /// attention fraction, the exponentials' overlap, the weight-only fraction and the DRAM
+    /// latency only where the file gives them: absent, the first is the stream fraction and
+    /// the others no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
@@ -117,6 +123,9 @@ impl Constant {
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
         if a.attention_memory.is_some() {
             constants.push(Constant::AttentionMemory);
+        }
+        if a.exp_overlap.is_some() {
+            constants.push(Constant::ExpOverlap);
         }
         if a.weight_only_memory < 1.0 {
             constants.push(Constant::WeightOnlyMemory);
