@@ -190,7 +190,12 @@ impl SummaryRow<'_> {
         let mut buf = SchemeText::default();
         let scheme = s.and_then(|s| s.scheme).map(|x| buf.of(x));
         f("scheme", scheme.map_or(Value::Empty, Value::Text));
-        let r = self.request.filter(|_| s.is_some());
+        self.visit_request(f);
+    }
+
+    /// A request's columns, where one was priced with the scenario.
+    fn visit_request(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
+        let r = self.request.filter(|_| self.outcome.is_ok());
         let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
         f(
             "input_tokens",
