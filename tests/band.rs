@@ -40,7 +40,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The file is what `validate --cross-validate --residuals` writes for the measured set today:
 /// a change to pricing, a chip file or a row that moves a held-out prediction fails here until
-/// the file is written again (README, "Accuracy"). Each fold refits a chip; in a debug build
+/// the file is written again (README, "The 80 % band"). Each fold refits a chip; in a debug build
 /// the whole run takes minutes on two cores, seconds on a release build.
 #[test]
 fn the_band_file_is_the_measured_set_s_cross_validation() {
@@ -64,7 +64,7 @@ fn the_band_file_is_the_measured_set_s_cross_validation() {
 /// The target: each source's rows inside the band calibrated without them 75-85 % of the
 /// time. Not met: the measured set's sources disagree with each other more than rows within a
 /// source do, so a band calibrated on the other sources is too narrow for a new one (README,
-/// "Accuracy").
+/// "The 80 % band").
 #[test]
 #[ignore = "nested coverage is 65 % on the shipped residuals, under the 75-85 % target"]
 fn nested_coverage_of_the_band_is_80_percent() {
