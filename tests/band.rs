@@ -170,4 +170,18 @@ fn a_conservative_plan_ranks_on_the_slow_end() {
         assert_eq!(num("replicas"), (20000.0 / per_replica).ceil());
         assert_close(num("step_time_high_us"), num("step_time_us") * high, 1e-9);
     }
+    // Roofline mode has no band to be conservative on.
+    stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--mode",
+            "roofline",
+        ])
+        .arg("--conservative")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--conservative"));
 }

@@ -12,7 +12,7 @@ use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::engine::scenario::{parse_set, Mode, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::{self as exporter};
@@ -139,6 +139,9 @@ pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Resul
         memory_utilization: args.memory_utilization,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
+    if args.conservative && scenario.mode == Mode::Roofline {
+        anyhow::bail!("--conservative plans on expected mode's 80 % band; roofline mode, a ceiling, has none: drop --mode roofline");
+    }
     let request = plan::PlanRequest {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,

@@ -125,7 +125,7 @@ impl SummaryRow<'_> {
         let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
         let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
         f("step_time_us", num(|s| s.step_time_s * 1e6));
-        let band = self.band.filter(|_| s.is_some());
+        let band = self.band;
         let time = |end: fn((f64, f64)) -> f64| {
             (s.zip(band)).map_or(Value::Empty, |(s, b)| {
                 Value::Num(end(b.time(s.step_time_s * 1e6)))

@@ -48,7 +48,7 @@ pub(super) fn best_point(
 ) -> Result<PlanPoint, PlanError> {
     let slow = match (request.conservative, band) {
         (true, Some(b)) => b.high,
-        _ => 1.0,
+        _ => 1.0, // as PlanPoint::slow_factor
     };
     let human = crate::base::units::human;
     let one = at(1)?;
