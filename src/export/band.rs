@@ -117,6 +117,15 @@ pub(super) fn banded_rate(rate: f64, shown: String, band: Option<Band>) -> Strin
     }
 }
 
+/// A rate shown with an SI prefix from 1000 up (`1.23 k`), with its band in that scale.
+pub(super) fn banded_human_rate(rate: f64, band: Option<Band>) -> String {
+    let shown = human(rate, "").trim().to_owned();
+    match band {
+        Some(b) => format!("{shown} {}", ends(prefix_of(rate).0, b.rate(rate))),
+        None => shown,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +148,7 @@ mod tests {
             banded_rate(12300.0, "12.3 k".into(), band),
             "12.3 k (10-14)"
         );
+        // 1,200 tokens/s as a report shows it, 1.20 k: 1.0 k and 1.33 k.
+        assert_eq!(banded_human_rate(1200.0, band), "1.20 k (1.0-1.3)");
     }
 }
