@@ -114,5 +114,5 @@ pub mod internals {
         pub use crate::export::launch;
         pub use crate::export::{write_compare, write_run, Format};
     }
-    pub use crate::study::{fit, import, lever, sweep, validate};
+    pub use crate::study::{band, fit, import, lever, sweep, validate};
 }

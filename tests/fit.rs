@@ -335,14 +335,25 @@ fn cross_validation_holds_each_source_out_once() {
             "row {i}"
         );
     }
+    let residuals = dir.path().join("band.csv");
     stepcost()
         .args(["validate", "--cross-validate"])
         .arg(&cases_path)
+        .arg("--residuals")
+        .arg(&residuals)
         .assert()
         .success()
         .stdout(predicate::str::contains(
             "C (1 row): h100-sxm from the fit's starting constants",
-        ));
+        ))
+        .stdout(predicate::str::contains("nested coverage"));
+    // One residual per row, each ln(measured / predicted) of a time: the stream's bandwidth
+    // row inverted (a rate).
+    let text = std::fs::read_to_string(&residuals).unwrap();
+    let rows = stepcost::internals::band::parse_residuals(&text).unwrap();
+    assert_eq!(rows.len(), 8);
+    let tb_s = *cv.held_out[7].predicted.as_ref().unwrap();
+    assert!((rows[7].ln_time_ratio - (tb_s / 2.9).ln()).abs() < 1e-9);
 }
 
 #[test]

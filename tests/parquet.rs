@@ -193,8 +193,10 @@ fn parquet_is_much_smaller_than_csv() {
     let parquet = std::fs::metadata(dir.path().join("sweep.parquet"))
         .unwrap()
         .len();
+    // 4.9x on this grid: the four band columns (step time and tokens/s times the band's
+    // ends) are doubles whose mantissas no compressor shrinks; without them it was over 5x.
     assert!(
-        parquet * 5 <= csv.len() as u64,
+        parquet * 9 <= csv.len() as u64 * 2,
         "{parquet} bytes of Parquet against {} of CSV",
         csv.len()
     );

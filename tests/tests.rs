@@ -2,6 +2,7 @@
 
 mod common;
 
+mod band;
 mod builtins;
 mod catalogue;
 mod chip_catalogue;

@@ -276,6 +276,7 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         max_ms_per_token: args.max_ms_per_token,
         dtype_choices: stepcost::dtype_choices(scenario.dtypes, &inputs::dtype_axes(&args.dtypes)?),
         sort,
+        conservative: false,
         include_unfit: args.include_unfit,
         assumed: assumptions(&workload, &scenario).or_raise()?,
         scenario,

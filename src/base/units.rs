@@ -195,13 +195,18 @@ pub fn human(value: f64, unit: &str) -> String {
     if value == 0.0 {
         return format!("0 {unit}");
     }
+    let (scale, prefix) = prefix_of(value);
+    format!("{} {prefix}{unit}", three_significant(value / scale))
+}
+
+/// The SI prefix [`human`] writes `value` with, and its scale.
+pub fn prefix_of(value: f64) -> (f64, &'static str) {
     let magnitude = value.abs();
-    let (scale, prefix) = PREFIXES
+    PREFIXES
         .iter()
         .copied()
         .find(|(scale, _)| magnitude >= *scale * 0.9995)
-        .unwrap_or(PREFIXES[PREFIXES.len() - 1]);
-    format!("{} {prefix}{unit}", three_significant(value / scale))
+        .unwrap_or(PREFIXES[PREFIXES.len() - 1])
 }
 
 /// Three significant digits without a trailing `.0`: `1.11`, `40.1`, `403`, `2730`.

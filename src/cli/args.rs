@@ -80,6 +80,11 @@ pub(crate) enum Command {
         /// report those errors beside the in-sample ones (a table)
         #[arg(long)]
         cross_validate: bool,
+        /// With --cross-validate: write each row's held-out residual, ln(measured / predicted
+        /// step time), to FILE (`validation/band.csv` is this for the shipped set: the 80 %
+        /// band of every expected-mode number is taken from it)
+        #[arg(long, value_name = "FILE", requires = "cross_validate")]
+        residuals: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
     },

@@ -12,7 +12,8 @@ use crate::base::source::{FileKind, Source};
 use crate::engine::chip::Chip;
 use crate::engine::scenario::Mode;
 use crate::export::atomic::Target;
-use crate::export::fit;
+use crate::export::{self, fit};
+use crate::study::band;
 use crate::study::fit::{cross, fit_chip, shipped_family};
 
 /// `stepcost fit`'s arguments.
@@ -73,6 +74,7 @@ pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
 pub(super) fn cross_validate_command(
     cases: &Path,
     mode: ModeArg,
+    residuals: Option<&Path>,
     output: OutputArgs,
 ) -> Result<()> {
     if Mode::from(mode) != Mode::Expected {
@@ -82,11 +84,24 @@ pub(super) fn cross_validate_command(
         anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
     }
     let (source, file) = case_file::read(cases, false)?;
-    let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
+    let mut targets = vec![Target::from_out(output.out.as_deref())];
+    targets.extend(residuals.map(|r| Target::from_out(Some(r))));
+    let plan = output::plan_all(targets, &case_file::inputs(cases, &file))?;
     let cv = cross::cross_validate(file.cases, cases)?;
+    let residual_rows = band::residuals_of(&cv);
     let mut buffer = Vec::new();
     fit::write_cross_validation(&mut buffer, &cv)?;
-    emit(plan, &buffer)?;
+    let calibration = band::Calibration::of(&residual_rows);
+    export::band::write_band_report(
+        &mut buffer,
+        &calibration,
+        &band::nested_coverage(&residual_rows),
+    )?;
+    let csv = export::band::residuals_csv(&residual_rows, &cases.display().to_string());
+    match residuals {
+        Some(_) => plan.commit(&[&buffer, csv.as_bytes()])?,
+        None => emit(plan, &buffer)?,
+    }
     let skipped = cv.in_sample.iter().filter(|o| o.predicted.is_err()).count();
     if skipped > 0 {
         anyhow::bail!(

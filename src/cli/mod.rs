@@ -112,8 +112,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             cases,
             mode,
             cross_validate: true,
+            residuals,
             output,
-        } => fit_command::cross_validate_command(&cases, mode, output)?,
+        } => fit_command::cross_validate_command(&cases, mode, residuals.as_deref(), output)?,
         Command::Validate {
             cases,
             mode,

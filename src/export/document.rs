@@ -14,6 +14,8 @@ use crate::engine::price::{Bound, StepReport};
 use crate::engine::scenario::Mode;
 use crate::study::lever::Lever;
 
+use super::band::{banded_human_rate, banded_time};
+use super::band_of;
 use super::escape::{html_name, link_target, markdown_code, markdown_name};
 
 /// The markup of a report.
@@ -147,15 +149,15 @@ fn summary_table(sections: &[(&StepReport, Vec<Lever>)], first: &StepReport) -> 
         row.extend(sections.iter().map(|(r, _)| own(f(r))));
         row
     };
-    let optional =
-        |x: Option<f64>, unit: &str| x.map_or("-".to_owned(), |v| human(v, unit).trim().to_owned());
     let mut rows = vec![
-        row("step time", &|r| human(r.summary.step_time_s, "s")),
+        row("step time", &|r| {
+            banded_time(r.summary.step_time_s, band_of(r))
+        }),
         row("on the datasheet roofline", &|r| {
             human(r.summary.roofline_step_time_s, "s")
         }),
         row("tokens per second", &|r| {
-            optional(r.summary.tokens_per_s, "")
+            (r.summary.tokens_per_s).map_or("-".into(), |t| banded_human_rate(t, band_of(r)))
         }),
         row("ms per output token", &|r| {
             r.summary.ms_per_token.map_or("-".into(), three_significant)

@@ -5,6 +5,7 @@
 
 mod advice;
 pub mod atomic;
+pub mod band;
 pub(crate) mod cells;
 mod costs;
 pub mod document;
@@ -34,9 +35,11 @@ pub use models::write_workloads;
 use std::io::{self, Write};
 
 use crate::base::dtype::DType;
+use crate::base::param::ScenarioParam;
 use crate::base::text::shown_as_is;
 use crate::engine::chip::Chip;
 use crate::engine::price::StepReport;
+use crate::study::band::{of_step, Band};
 use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::validate::{ErrorStats, Outcome};
 use rows::{
@@ -98,12 +101,22 @@ fn label<'a>(report: &'a StepReport, cells: &'a ParamCells) -> ScenarioLabel<'a>
     }
 }
 
+/// The 80 % band of a report's step: by its kind (from its `tokens` param) and its chip's
+/// family; none in roofline mode.
+pub fn band_of(report: &StepReport) -> Option<Band> {
+    let tokens = (report.params.iter())
+        .find(|(name, _)| name == ScenarioParam::Tokens.name())
+        .map(|(_, v)| *v);
+    of_step(report.mode, tokens, report.chip_family.as_deref())
+}
+
 /// The summary row of a run.
 fn summary_row<'a>(report: &'a StepReport, cells: &'a ParamCells) -> SummaryRow<'a> {
     SummaryRow {
         label: label(report, cells),
         outcome: Ok(&report.summary),
         request: report.request.as_ref(),
+        band: band_of(report),
     }
 }
 

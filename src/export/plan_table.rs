@@ -3,9 +3,11 @@
 
 use std::io::{self, Write};
 
+use super::band::ends;
 use super::costs::{cost_line, cost_notes};
 use super::table::{align_right, new_table, number};
 use crate::base::units::{human, three_significant};
+use crate::engine::scenario::Mode;
 use crate::study::plan::{PlanEntry, PlanRequest, PlanSort};
 
 pub fn write_plan(
@@ -45,7 +47,10 @@ pub fn write_plan(
                         p.layout.clone()
                     },
                     p.batch.to_string(),
-                    s.ms_per_token.map_or("-".into(), three_significant),
+                    s.ms_per_token.map_or("-".into(), |ms| match p.band {
+                        Some(b) => format!("{} {}", three_significant(ms), ends(1.0, b.time(ms))),
+                        None => three_significant(ms),
+                    }),
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
                     p.chips.to_string(),
                     p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
@@ -131,6 +136,12 @@ fn write_plan_header(
         plan_assumptions(request),
         three_significant(request.scenario.memory_utilization),
     )?;
+    if request.conservative && request.scenario.mode == Mode::Expected {
+        writeln!(
+            out,
+            "conservative: each step as slow as the high end of its 80% band (in brackets after ms/token) for the bound, the replicas, the costs and the ranking"
+        )?;
+    }
     if let Some(first) = entries.first().map(|e| &e.costing.model) {
         let bases = entries.iter().map(|e| e.costing.price_basis.as_deref());
         let line = cost_line(first, bases);

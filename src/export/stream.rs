@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use crate::base::chip_field::ChipField;
+use crate::base::param::ScenarioParam;
 use crate::engine::scenario::Mode;
 use crate::engine::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
@@ -15,6 +16,7 @@ use crate::export::rows::{
     UnknownColumn, Value, WhatIfCells,
 };
 use crate::export::top::{Order, RankError, Ranking};
+use crate::study::band;
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
 /// How streamed rows are encoded.
@@ -287,10 +289,16 @@ impl RowSink for SweepRows {
                 u64::from(self.line(out, &KernelRow::error(label, error), (s.index, 0)))
             }
             outcome => {
+                let tokens = s.workload.param(ScenarioParam::Tokens);
                 let row = SummaryRow {
                     label,
                     outcome,
                     request: s.request,
+                    band: band::of_step(
+                        s.scenario.mode,
+                        tokens.map(|i| s.params[i]),
+                        s.chip.family(),
+                    ),
                 };
                 u64::from(self.line(out, &row, (s.index, 0)))
             }

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
+use super::band::{banded_rate, banded_time};
 use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
@@ -151,7 +152,8 @@ fn run_summary(report: &StepReport) -> Table {
 /// request's latencies when one was priced.
 fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     let s = &report.summary;
-    row("step time", human(s.step_time_s, "s"));
+    let band = super::band_of(report);
+    row("step time", banded_time(s.step_time_s, band));
     if report.mode == crate::engine::scenario::Mode::Expected {
         row(
             "on the roofline",
@@ -175,7 +177,7 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     }
     if let (Some(n), Some(rate)) = (s.tokens_per_step, s.tokens_per_s) {
         row("tokens per step", number(n));
-        row("tokens per second", number(rate));
+        row("tokens per second", banded_rate(rate, number(rate), band));
     }
     if let Some(ms) = s.ms_per_token {
         row("ms per output token", three_significant(ms));
@@ -383,8 +385,8 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
         table.add_row(vec![
             r.chip.clone(),
             s.scheme.map_or("-".into(), |s| s.to_string()),
-            human(s.step_time_s, "s"),
-            s.tokens_per_s.map_or("-".into(), number),
+            banded_time(s.step_time_s, super::band_of(r)),
+            (s.tokens_per_s).map_or("-".into(), |t| banded_rate(t, number(t), super::band_of(r))),
             percent(s.mfu),
             percent(s.mbu),
             percent(s.compute_bound_share),

@@ -2,6 +2,7 @@
 //! validation against measurements, checks of files, imports of model configs. Returns data;
 //! never formats it.
 
+pub mod band;
 pub mod check;
 pub mod compare;
 pub mod fit;

@@ -180,6 +180,9 @@ pub struct StepReport {
     pub workload_name: String,
     pub chip: String,
     pub chip_name: String,
+    /// The chip's family (`nvidia-hopper`), where its file names one: the group of an
+    /// expected-mode prediction's band.
+    pub chip_family: Option<String>,
     /// The chip's usable memory.
     pub capacity_bytes: f64,
     /// How the chip's hours are costed.
@@ -321,6 +324,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         workload_name: workload.name.clone(),
         chip: chip.id.clone(),
         chip_name: chip.name.clone(),
+        chip_family: chip.family().map(str::to_owned),
         capacity_bytes: chip.capacity_bytes,
         costing: Costing::of(chip),
         mode: scenario.mode,

@@ -38,6 +38,12 @@ impl Row for PlanRow<'_> {
             p.map_or(Value::Empty, |p| Value::Int(p.max_batch)),
         );
         f("step_time_us", num(|p| p.summary.step_time_s * 1e6));
+        let time = |end: fn((f64, f64)) -> f64| {
+            let band = p.and_then(|p| p.band.map(|b| b.time(p.summary.step_time_s * 1e6)));
+            band.map_or(Value::Empty, |b| Value::Num(end(b)))
+        };
+        f("step_time_low_us", time(|b| b.0));
+        f("step_time_high_us", time(|b| b.1));
         f("ms_per_token", opt(|p| p.summary.ms_per_token));
         f(
             "tokens_per_s_per_chip",

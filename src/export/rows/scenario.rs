@@ -7,6 +7,7 @@ use super::{Row, RowInline, SchemeText, Value};
 use crate::base::types::Types;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
 use crate::engine::scenario::Mode;
+use crate::study::band::Band;
 
 /// Column names of a workload's params in rows: the param's name, or `param_NAME` where the
 /// name is already one of the fixed columns of a summary or kernel row.
@@ -28,6 +29,7 @@ pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
             label,
             outcome: Err(""),
             request: None,
+            band: None,
         },
         relative_speed: None,
     }
@@ -92,6 +94,8 @@ pub struct SummaryRow<'a> {
     pub outcome: Result<&'a StepSummary, &'a str>,
     /// The request priced with the scenario, if one was asked for.
     pub request: Option<&'a RequestSummary>,
+    /// The 80 % band of an expected-mode prediction (none in roofline mode).
+    pub band: Option<Band>,
 }
 
 impl<'a> SummaryRow<'a> {
@@ -101,6 +105,7 @@ impl<'a> SummaryRow<'a> {
             label,
             outcome: Err(error),
             request: None,
+            band: None,
         }
     }
 }
@@ -126,6 +131,14 @@ impl SummaryRow<'_> {
         let num = |g: fn(&StepSummary) -> f64| s.map_or(Value::Empty, |s| Value::Num(g(s)));
         let opt = |g: fn(&StepSummary) -> Option<f64>| s.and_then(g).into();
         f("step_time_us", num(|s| s.step_time_s * 1e6));
+        let band = self.band;
+        let time = |end: fn((f64, f64)) -> f64| {
+            (s.zip(band)).map_or(Value::Empty, |(s, b)| {
+                Value::Num(end(b.time(s.step_time_s * 1e6)))
+            })
+        };
+        f("step_time_low_us", time(|b| b.0));
+        f("step_time_high_us", time(|b| b.1));
         f(
             "roofline_step_time_us",
             num(|s| s.roofline_step_time_s * 1e6),
@@ -143,6 +156,12 @@ impl SummaryRow<'_> {
         f("kernels", s.map_or(Value::Empty, |s| Value::Int(s.kernels)));
         f("tokens_per_step", opt(|s| s.tokens_per_step));
         f("tokens_per_s", opt(|s| s.tokens_per_s));
+        let rate = |end: fn((f64, f64)) -> f64| {
+            let r = s.and_then(|s| s.tokens_per_s).zip(band);
+            r.map_or(Value::Empty, |(r, b)| Value::Num(end(b.rate(r))))
+        };
+        f("tokens_per_s_low", rate(|b| b.0));
+        f("tokens_per_s_high", rate(|b| b.1));
         f("ms_per_token", opt(|s| s.ms_per_token));
         f(
             "chips_per_replica",
@@ -177,7 +196,12 @@ impl SummaryRow<'_> {
         let mut buf = SchemeText::default();
         let scheme = s.and_then(|s| s.scheme).map(|x| buf.of(x));
         f("scheme", scheme.map_or(Value::Empty, Value::Text));
-        let r = self.request.filter(|_| s.is_some());
+        self.visit_request(f);
+    }
+
+    /// A request's columns, where one was priced with the scenario.
+    fn visit_request<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
+        let r = self.request.filter(|_| self.outcome.is_ok());
         let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
         f(
             "input_tokens",

@@ -12,6 +12,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::point_labels::{self, LabelTable, Line};
+use super::title::Scenario;
+use super::whiskers;
 use super::{axis_title, csv_error, format_tick, linear_axis, log_axis, log_ticks, plot_error};
 use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
@@ -204,6 +206,7 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
     // Unless `--include-unfit`, a row must fit, where the CSV says.
     let fits = header.iter().position(|h| h == "fits");
     let fits_only = fits.filter(|_| !options.include_unfit);
+    let band = whiskers::band_columns(&header, &options.y);
     let mut lines: Lines = Vec::new();
     let mut line_of: HashMap<String, usize> = HashMap::new();
     let mut scenario = Scenario::default();
@@ -239,11 +242,15 @@ fn read_lines(csv: impl Read, name: &str, options: &SweepChart) -> Result<Drawn,
                     key: key.clone(),
                     points: Vec::new(),
                     labels: Vec::new(),
+                    whiskers: Vec::new(),
                 });
                 lines.len() - 1
             }
         };
         lines[i].points.push((x, y));
+        if let Some(w) = band.and_then(|b| whiskers::of(&record, b, x, options.log_y)) {
+            lines[i].whiskers.push(w);
+        }
         if let Some(column) = columns.label {
             let label = labels.intern(record.get(column).unwrap_or(""))?;
             lines[i].labels.push(label);
@@ -312,48 +319,6 @@ fn series_key(key: &mut String, record: &csv::StringRecord, series: &[usize]) {
     }
 }
 
-/// The scenario columns' values on the first plotted row, and which of them kept it since.
-#[derive(Default)]
-struct Scenario {
-    first: Vec<String>,
-    same: Vec<bool>,
-}
-
-impl Scenario {
-    fn see(&mut self, record: &csv::StringRecord, columns: &[usize]) {
-        if self.first.is_empty() {
-            self.first = columns
-                .iter()
-                .map(|&i| record.get(i).unwrap_or("").to_owned())
-                .collect();
-            self.same = vec![true; columns.len()];
-            return;
-        }
-        for (k, &i) in columns.iter().enumerate() {
-            self.same[k] &= record.get(i).unwrap_or("") == self.first[k];
-        }
-    }
-
-    /// `llama-3.1-70b, h200, expected, fusion=flash, weight_dtype=bf16, context=4096`: the
-    /// workload, chip and mode by value, the rest as `column=value`; parallel degrees of 1
-    /// and empty cells are left out.
-    fn title(&self, header: &[String], columns: &[usize]) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        for (k, &i) in columns.iter().enumerate() {
-            let (name, value) = (header[i].as_str(), self.first[k].as_str());
-            let trivial = matches!(name, "tp" | "pp" | "ep") && value == "1";
-            if !self.same[k] || value.is_empty() || trivial {
-                continue;
-            }
-            parts.push(match name {
-                "workload" | "chip" | "mode" => value.to_owned(),
-                _ => format!("{name}={value}"),
-            });
-        }
-        parts.join(", ")
-    }
-}
-
 /// An axis's lowest and highest value.
 type Span = (f64, f64);
 
@@ -370,6 +335,9 @@ fn ranges(lines: &Lines, options: &SweepChart) -> Result<(Span, Span), Error> {
     );
     for &(x, y) in all {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    for &(_, lo, hi) in lines.iter().flat_map(|l| l.whiskers.iter()) {
+        (y0, y1) = (y0.min(lo), y1.max(hi));
     }
     let pad = |lo: f64, hi: f64, log: bool, column: &str| {
         let what = format!("column `{column}`");
@@ -469,8 +437,10 @@ impl Frame<'_, '_> {
         X: Ranged<ValueType = f64>,
         Y: Ranged<ValueType = f64>,
     {
-        for (i, Line { key, points, .. }) in self.lines.iter().enumerate() {
+        for (i, line) in self.lines.iter().enumerate() {
+            let (key, points) = (&line.key, &line.points);
             let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
+            whiskers::draw(chart, &line.whiskers, colour)?;
             let series = chart
                 .draw_series(LineSeries::new(
                     points.iter().copied(),

@@ -9,6 +9,8 @@
 mod chart;
 mod point_labels;
 mod roofline;
+mod title;
+mod whiskers;
 
 pub use chart::{sweep, SweepChart};
 pub use roofline::roofline;

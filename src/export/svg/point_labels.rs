@@ -18,6 +18,8 @@ pub(super) struct Line {
     pub(super) key: String,
     pub(super) points: Vec<(f64, f64)>,
     pub(super) labels: Vec<u32>,
+    /// The 80 % band at each point that has one, as `(x, low, high)` (`svg::whiskers`).
+    pub(super) whiskers: Vec<(f64, f64, f64)>,
 }
 
 impl Line {
@@ -145,6 +147,7 @@ mod tests {
     fn the_legend_goes_to_the_emptiest_corner() {
         use plotters::chart::SeriesLabelPosition as At;
         let line = |points: Vec<(f64, f64)>| Line {
+            whiskers: Vec::new(),
             key: String::new(),
             points,
             labels: Vec::new(),
@@ -184,6 +187,7 @@ mod tests {
             .collect();
         // x out of order: sorted, the labels read a a b b a
         let mut line = Line {
+            whiskers: Vec::new(),
             key: String::new(),
             points: vec![(3.0, 0.0), (1.0, 0.0), (2.0, 0.0), (4.0, 0.0), (5.0, 0.0)],
             labels: ids,

@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::base::error::Error;
 use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
@@ -70,9 +72,18 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
             sources.push(source_of(&o.case.id));
         }
     }
-    let folds = (sources.into_iter())
-        .map(|source| hold_out(source, &priced, &mut held_out))
-        .collect::<Result<Vec<Fold>, Error>>()?;
+    // Folds are independent: fitted in parallel, their predictions written in source order.
+    let folds = (sources.into_par_iter())
+        .map(|source| hold_out(source, &priced))
+        .collect::<Result<Vec<(Fold, Vec<(usize, Outcome)>)>, Error>>()?;
+    let folds = (folds.into_iter())
+        .map(|(fold, predicted)| {
+            for (i, outcome) in predicted {
+                held_out[i] = outcome;
+            }
+            fold
+        })
+        .collect();
     let families = rows
         .iter()
         .zip(&in_sample)
@@ -91,12 +102,8 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
 
 /// Holds out `source`: the chips of its rows fitted to the other sources' rows as the shipped
 /// chip files are fitted (the chip alone where the other sources' rows of it come from two
-/// sources or more, else its family), and its rows predicted with them in `held_out`.
-fn hold_out(
-    source: &str,
-    priced: &[Option<&Row>],
-    held_out: &mut [Outcome],
-) -> Result<Fold, Error> {
+/// sources or more, else its family), and its rows predicted with them (with their indices).
+fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, Outcome)>), Error> {
     let of_source = |r: &&Row| source_of(&r.case.id) == source;
     let held: Vec<usize> = (0..priced.len())
         .filter(|&i| priced[i].is_some_and(|r| of_source(&r)))
@@ -108,6 +115,7 @@ fn hold_out(
         family: Vec::new(),
         unfitted: Vec::new(),
     };
+    let mut predicted = Vec::new();
     let mut chips: Vec<&Chip> = Vec::new();
     for r in held.iter().filter_map(|&i| priced[i]) {
         if !chips.iter().any(|c| c.id() == r.chip.id()) {
@@ -140,11 +148,11 @@ fn hold_out(
         };
         for &i in &held {
             if let Some(row) = priced[i].filter(|r| r.chip.id() == chip.id()) {
-                held_out[i] = row.outcome(Some(&constants));
+                predicted.push((i, row.outcome(Some(&constants))));
             }
         }
     }
-    Ok(fold)
+    Ok((fold, predicted))
 }
 
 /// `start` with every constant a fit moves at the value each fit starts from.

@@ -13,6 +13,7 @@ use crate::engine::cost::{CostView, Costing};
 use crate::engine::price::{price_step, KernelCost, StepSummary};
 use crate::engine::scenario::Scenario;
 use crate::engine::workload::{Evaluation, Workload};
+use crate::study::band::{self, Band};
 
 pub(crate) mod nodes;
 mod point;
@@ -45,6 +46,9 @@ pub struct PlanRequest {
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
     pub sort: PlanSort,
+    /// Plan on the slow end of each step's 80 % band (expected mode): the latency bound, the
+    /// replicas a target needs, the costs and the ranking all take the band's high step time.
+    pub conservative: bool,
     /// Whether answers list the choices that cannot meet the request (nothing fits, or too
     /// slow), with why; otherwise they are only counted.
     pub include_unfit: bool,
@@ -116,6 +120,8 @@ pub struct PlanPoint {
     /// The largest batch whose footprint fits, latency aside.
     pub max_batch: u64,
     pub summary: StepSummary,
+    /// The 80 % band of its step (none in roofline mode).
+    pub band: Option<Band>,
     /// Chips the target needs: replicas x chips per replica.
     pub chips: u64,
     /// What those chips cost per hour in the chip's cost view, where it has a cost.
@@ -200,11 +206,7 @@ pub fn plan(
             }
         }
     }
-    sort_entries(
-        &mut entries,
-        request.sort,
-        request.target_tokens_per_s.is_some(),
-    );
+    sort_entries(&mut entries, request);
     Ok(entries)
 }
 
@@ -299,14 +301,19 @@ impl Planner<'_> {
             scenario.overrides.push((batch, b as f64));
             price_step(workload, chip, &scenario, ev, costs)
         };
-        best_point(self.request, chip, &mut at)
+        let tokens = (self.request.assumed.iter())
+            .find(|(name, _)| name == ScenarioParam::Tokens.name())
+            .map(|(_, v)| *v);
+        let band = band::of_step(self.request.scenario.mode, tokens, chip.family());
+        best_point(self.request, chip, band, &mut at)
     }
 }
 
 /// By `sort`: priced entries by what they cost ([`PlanPoint::cost`]), by chips, or by
 /// time per output token; unpriced ones after the priced (cost), then the infeasible. A stable
 /// sort keeps the order given among equals.
-fn sort_entries(entries: &mut [PlanEntry], sort: PlanSort, target: bool) {
+fn sort_entries(entries: &mut [PlanEntry], request: &PlanRequest) {
+    let (sort, target) = (request.sort, request.target_tokens_per_s.is_some());
     let key = |e: &PlanEntry| match (&e.outcome, sort) {
         (Err(_), _) => (3, 0.0),
         (Ok(p), PlanSort::Cost) => match p.cost(target, e.costing.model.view()) {
@@ -314,7 +321,10 @@ fn sort_entries(entries: &mut [PlanEntry], sort: PlanSort, target: bool) {
             None => (1, p.chips as f64),
         },
         (Ok(p), PlanSort::Chips) => (0, p.chips as f64),
-        (Ok(p), PlanSort::Latency) => (0, p.summary.ms_per_token.unwrap_or(f64::INFINITY)),
+        (Ok(p), PlanSort::Latency) => {
+            let ms = p.summary.ms_per_token.unwrap_or(f64::INFINITY);
+            (0, ms * p.slow_factor(request.conservative))
+        }
     };
     entries.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
@@ -367,6 +377,15 @@ fn better(a: &PlanPoint, b: &PlanPoint, target: bool, view: CostView) -> bool {
 }
 
 impl PlanPoint {
+    /// What its step time is multiplied by where a plan is conservative: the slow end of its
+    /// band (1 without one, or where the plan is not conservative).
+    pub fn slow_factor(&self, conservative: bool) -> f64 {
+        match (conservative, self.band) {
+            (true, Some(b)) => b.high,
+            _ => 1.0,
+        }
+    }
+
     /// What ranks it by cost: with a target, what the chips it needs cost per hour (whole
     /// replicas, so not quite in proportion to $ per token); without, $ per million tokens.
     pub fn cost(&self, target: bool, view: CostView) -> Option<f64> {

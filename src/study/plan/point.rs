@@ -7,6 +7,7 @@ use crate::base::ranges;
 use crate::engine::chip::Chip;
 use crate::engine::cost::CostView;
 use crate::engine::price::StepSummary;
+use crate::study::band::Band;
 
 /// The replicas a target needs (one without a target) at `per_replica` tokens per second,
 /// and their chips. Counts are checked, never saturated: a target that needs more chips than a
@@ -37,11 +38,18 @@ fn replicas(
     Ok((replicas, chips))
 }
 
+/// The best point at one layout; with a conservative request, on the slow end of `band`: each
+/// step's time taken as its band's high end for the latency bound, the replicas and the costs.
 pub(super) fn best_point(
     request: &PlanRequest,
     chip: &Chip,
+    band: Option<Band>,
     at: &mut dyn FnMut(u64) -> Result<StepSummary, Error>,
 ) -> Result<PlanPoint, PlanError> {
+    let slow = match (request.conservative, band) {
+        (true, Some(b)) => b.high,
+        _ => 1.0, // as PlanPoint::slow_factor
+    };
     let human = crate::base::units::human;
     let one = at(1)?;
     let max_batch = one.max_batch.unwrap_or(MAX_BATCH).min(MAX_BATCH);
@@ -52,7 +60,7 @@ pub(super) fn best_point(
             human(one.usable_bytes, "B")
         )));
     }
-    let latency = |s: &StepSummary| s.ms_per_token.unwrap_or(s.step_time_s * 1e3);
+    let latency = |s: &StepSummary| s.ms_per_token.unwrap_or(s.step_time_s * 1e3) * slow;
     if let Some(limit) = request.max_ms_per_token {
         if latency(&one) > limit {
             return Err(PlanError::Infeasible(format!(
@@ -82,11 +90,11 @@ pub(super) fn best_point(
             }
         }
     }
-    let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s);
+    let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s) / slow;
     let per_million = |view: CostView| {
         let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
         best.tokens_per_s
-            .map(|rate| usd * best.chips as f64 / 3600.0 / rate * 1e6)
+            .map(|rate| usd * best.chips as f64 / 3600.0 / (rate / slow) * 1e6)
     };
     let (replicas, chips) = replicas(request, per_replica, best.chips)?;
     Ok(PlanPoint {
@@ -100,5 +108,6 @@ pub(super) fn best_point(
         cloud_usd_per_million_tokens: per_million(CostView::Cloud),
         tco_usd_per_million_tokens: per_million(CostView::Tco),
         summary: best,
+        band,
     })
 }

@@ -1,0 +1,187 @@
+//! The 80 % band: the residual file against a fresh cross-validation, its nested coverage, the
+//! band columns of `run` against the residual file's percentiles worked out here, and
+//! `plan --conservative`.
+
+use std::path::Path;
+
+use stepcost::internals::band::{nested_coverage, parse_residuals, residuals_of};
+use stepcost::internals::fit::cross::cross_validate;
+use stepcost::internals::validate::read_cases;
+use stepcost::Source;
+
+use crate::common::{assert_close, cell, csv_rows, stepcost, succeeded};
+
+/// The residuals the shipped band is taken from.
+fn shipped() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/band.csv");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// `ln(measured / predicted time)` of the file's rows of `kind` (and `family`, if given).
+fn residuals(kind: &str, family: Option<&str>) -> Vec<f64> {
+    let text = shipped();
+    let rows = text.lines().filter(|l| !l.starts_with('#')).skip(1);
+    let mut values: Vec<f64> = rows
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[1] == kind && family.is_none_or(|g| f[2] == g))
+        .map(|f| f[3].parse().unwrap())
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// The `p` quantile as NumPy's `percentile` takes it (linear between ranks).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let (i, frac) = (h.floor() as usize, h - h.floor());
+    let next = sorted[(i + 1).min(sorted.len() - 1)];
+    sorted[i] + frac * (next - sorted[i])
+}
+
+/// The file is what `validate --cross-validate --residuals` writes for the measured set today:
+/// a change to pricing, a chip file or a row that moves a held-out prediction fails here until
+/// the file is written again (README, "The 80 % band"). Each fold refits a chip; in a debug build
+/// the whole run takes minutes on two cores, seconds on a release build.
+#[test]
+fn the_band_file_is_the_measured_set_s_cross_validation() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/measured.csv");
+    let cases = read_cases(&Source::read(&path).unwrap()).unwrap();
+    let fresh = residuals_of(&cross_validate(cases, &path).unwrap());
+    let file = parse_residuals(&shipped()).unwrap();
+    assert_eq!(fresh.len(), file.len());
+    for (a, b) in fresh.iter().zip(&file) {
+        assert_eq!((&a.id, a.kind, &a.family), (&b.id, b.kind, &b.family));
+        assert!(
+            (a.ln_time_ratio - b.ln_time_ratio).abs() < 1e-9,
+            "{}: {} against the file's {}",
+            a.id,
+            a.ln_time_ratio,
+            b.ln_time_ratio
+        );
+    }
+}
+
+/// The target: each source's rows inside the band calibrated without them 75-85 % of the
+/// time. Not met: the measured set's sources disagree with each other more than rows within a
+/// source do, so a band calibrated on the other sources is too narrow for a new one (README,
+/// "The 80 % band").
+#[test]
+#[ignore = "nested coverage is 65 % on the shipped residuals, under the 75-85 % target"]
+fn nested_coverage_of_the_band_is_80_percent() {
+    let coverage = nested_coverage(&parse_residuals(&shipped()).unwrap());
+    let all = &coverage[0];
+    assert!((0.75..=0.85).contains(&all.share()), "{all:?}");
+}
+
+/// The nested coverage counts every residual once.
+#[test]
+fn nested_coverage_counts_every_row_once() {
+    let file = parse_residuals(&shipped()).unwrap();
+    let coverage = nested_coverage(&file);
+    assert_eq!(coverage[0].rows, file.len());
+    let kinds: usize = coverage[1..].iter().map(|c| c.rows).sum();
+    assert_eq!(kinds, file.len());
+}
+
+#[test]
+fn run_columns_are_the_step_times_percentiles() {
+    // Decode on an H100 (Hopper): Hopper has fewer than 10 decode rows, so the band is all
+    // decode rows'.
+    let decode = residuals("decode", None);
+    assert!(residuals("decode", Some("nvidia-hopper")).len() < 10);
+    let (low, high) = (
+        percentile(&decode, 0.1).exp(),
+        percentile(&decode, 0.9).exp(),
+    );
+    let args = [
+        "run",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--format",
+        "csv",
+    ];
+    let (header, rows) = csv_rows(&succeeded(stepcost().args(args).output().unwrap()));
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_close(num("step_time_low_us"), num("step_time_us") * low, 1e-9);
+    assert_close(num("step_time_high_us"), num("step_time_us") * high, 1e-9);
+    assert_close(num("tokens_per_s_low"), num("tokens_per_s") / high, 1e-9);
+    assert_close(num("tokens_per_s_high"), num("tokens_per_s") / low, 1e-9);
+    // A kernel on an Ampere chip: Ampere's own kernel rows (10 or more).
+    let ampere = residuals("kernel", Some("nvidia-ampere"));
+    assert!(ampere.len() >= 10);
+    let args = ["run", "gemm", "--chip", "a100-80gb", "--format", "csv"];
+    let (header, rows) = csv_rows(&succeeded(stepcost().args(args).output().unwrap()));
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    let want = num("step_time_us") * percentile(&ampere, 0.9).exp();
+    assert_close(num("step_time_high_us"), want, 1e-9);
+    // Roofline is a ceiling: no band.
+    let args = [
+        "run",
+        "gemm",
+        "--chip",
+        "a100-80gb",
+        "--format",
+        "csv",
+        "--mode",
+        "roofline",
+    ];
+    let (header, rows) = csv_rows(&succeeded(stepcost().args(args).output().unwrap()));
+    assert_eq!(cell(&header, &rows[0], "step_time_low_us"), "");
+    assert_eq!(cell(&header, &rows[0], "tokens_per_s_high"), "");
+}
+
+/// Llama-3.1-70B with fp8 weights at 20,000 tokens/s and 50 ms per token: MI300X is the
+/// cheaper at the middle of the band, but its batch sits at the latency bound; planned on the
+/// slow end of the band (each step e^q90 times as long), it must shrink its batch and add
+/// replicas, and B200, which is not held by the bound, ranks first.
+#[test]
+fn a_conservative_plan_ranks_on_the_slow_end() {
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "llama-3.1-70b",
+            "--chip",
+            "mi300x,b200",
+            "--dtype",
+            "weight=fp8",
+            "--target-tokens-per-s",
+            "20000",
+            "--max-ms-per-token",
+            "50",
+            "--format",
+            "csv",
+        ];
+        args.extend(extra);
+        csv_rows(&succeeded(stepcost().args(&args).output().unwrap()))
+    };
+    let (header, middle) = plan(&[]);
+    let chips: Vec<&str> = middle.iter().map(|r| cell(&header, r, "chip")).collect();
+    assert_eq!(chips, ["mi300x", "b200"]);
+    let (header, slow) = plan(&["--conservative"]);
+    let chips: Vec<&str> = slow.iter().map(|r| cell(&header, r, "chip")).collect();
+    assert_eq!(chips, ["b200", "mi300x"]);
+    let high = percentile(&residuals("decode", None), 0.9).exp();
+    for row in &slow {
+        let num = |c: &str| cell(&header, row, c).parse::<f64>().unwrap();
+        // The bound holds at the slow end, and the replicas serve the target at its rate.
+        assert!(num("ms_per_token") * high <= 50.0);
+        let per_replica = num("tokens_per_s_per_chip") * num("chips_per_replica") / high;
+        assert_eq!(num("replicas"), (20000.0 / per_replica).ceil());
+        assert_close(num("step_time_high_us"), num("step_time_us") * high, 1e-9);
+    }
+    // Roofline mode has no band to be conservative on.
+    stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--mode",
+            "roofline",
+        ])
+        .arg("--conservative")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--conservative"));
+}
