@@ -194,23 +194,28 @@ pub fn csv_line_inline<R: RowInline>(out: &mut Vec<u8>, row: &R, mode: CsvText) 
 }
 
 /// Keeps one cell of a line: the row's cells are gathered first, then written in one loop,
-/// so that the visitor's callback stays small.
+/// so that the visitor's callback stays small enough to be inlined at each of a row's columns.
 #[inline(always)]
 fn gather(value: Value<'_>, mode: CsvText, last: &mut Vec<Last>, cells: &mut Vec<Cell>) {
     let cell = match value {
-        Value::Text(s) => {
-            if last.len() <= cells.len() {
-                last.resize_with(cells.len() + 1, Last::default);
-            }
-            keep_csv_text(s, mode, &mut last[cells.len()].text);
-            Cell::Text
-        }
+        Value::Text(s) => return gather_text(s, mode, last, cells),
         Value::Num(x) => Cell::Num(x),
         Value::Int(n) => Cell::Int(n),
         Value::Bool(b) => Cell::Bool(b),
         Value::Empty => Cell::Empty,
     };
     cells.push(cell);
+}
+
+/// A text cell, kept in its column's [`WrittenText`]: out of line, so that [`gather`] stays
+/// small.
+#[inline(never)]
+fn gather_text(text: &str, mode: CsvText, last: &mut Vec<Last>, cells: &mut Vec<Cell>) {
+    if last.len() <= cells.len() {
+        last.resize_with(cells.len() + 1, Last::default);
+    }
+    keep_csv_text(text, mode, &mut last[cells.len()].text);
+    cells.push(Cell::Text);
 }
 
 /// Writes the cells gathered, each number again from its column's last text where its bits
