@@ -73,6 +73,19 @@ impl SchemeText {
     /// sweep writes one per row).
     pub(crate) fn of(&mut self, scheme: Scheme) -> &str {
         let (weight, compute) = scheme.bits();
+        // The schemes a sweep meets row after row, without formatting.
+        let named = match (weight, compute) {
+            (16, 16) => Some("W16A16"),
+            (8, 16) => Some("W8A16"),
+            (8, 8) => Some("W8A8"),
+            (4, 16) => Some("W4A16"),
+            (4, 8) => Some("W4A8"),
+            (4, 4) => Some("W4A4"),
+            _ => None,
+        };
+        if let Some(name) = named {
+            return name;
+        }
         let (mut w, mut c) = (itoa::Buffer::new(), itoa::Buffer::new());
         let mut n = 0;
         // At most 1 + 10 + 1 + 10 bytes.
@@ -111,4 +124,22 @@ pub trait Row {
 pub trait RowInline: Row {
     /// The same columns, values and order as [`Row::visit`].
     fn visit_inline<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F);
+}
+
+#[cfg(test)]
+mod scheme_tests {
+    use super::SchemeText;
+    use crate::base::dtype::DType;
+    use crate::base::format::{Format, Scheme};
+
+    #[test]
+    fn a_scheme_is_named_as_its_display_writes_it() {
+        let mut text = SchemeText::default();
+        for weight in Format::ALL {
+            for compute in DType::ALL {
+                let scheme = Scheme { weight, compute };
+                assert_eq!(text.of(scheme), scheme.to_string(), "{scheme:?}");
+            }
+        }
+    }
 }
