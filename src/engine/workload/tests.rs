@@ -46,6 +46,44 @@ fn evaluation_counts_each_op_by_hand() {
     assert_eq!(ev.gemm[0].m, 16.0);
 }
 
+/// An evaluation reused across scenarios whose overrides come and go, as a sweep, a plan's
+/// profile and its scenario share one: each gives what a fresh evaluation gives.
+#[test]
+fn a_reused_evaluation_follows_overrides_that_come_and_go() {
+    const DERIVED: &str = "\
+name: derived
+params: {batch: 4, ep: 2, local: batch / ep, reps: 3}
+tensors:
+  x: {role: activation, shape: [local, 64]}
+blocks:
+  - name: layer
+    repeat: reps
+    ops:
+      - gemm: {name: up, of: [x], m: local, n: 128, k: 64}
+";
+    let w = Workload::load(&Source::from_text("derived.yaml", DERIVED)).unwrap();
+    let [batch, ep, reps] = ["batch", "ep", "reps"].map(|p| w.param_index(p).unwrap());
+    let sequence: [&[(usize, f64)]; 6] = [
+        &[(batch, 8.0)],
+        &[(batch, 8.0), (ep, 4.0)],
+        &[(ep, 4.0)],
+        &[],
+        &[(reps, 5.0), (batch, 16.0)],
+        &[(batch, 16.0)],
+    ];
+    let mut reused = w.new_evaluation();
+    for overrides in sequence {
+        w.evaluate(overrides, &mut reused).unwrap();
+        let mut fresh = w.new_evaluation();
+        w.evaluate(overrides, &mut fresh).unwrap();
+        assert_eq!(reused.params, fresh.params, "{overrides:?}");
+        assert_eq!(reused.gemm[0], fresh.gemm[0], "{overrides:?}");
+        assert_eq!(reused.repeats, fresh.repeats, "{overrides:?}");
+    }
+    // batch 16 over the default 2 experts' worth: 8 rows, in 3 repeats once reps is dropped
+    assert_eq!((reused.gemm[0].m, reused.repeats[0]), (8.0, 3));
+}
+
 #[test]
 fn params_with_a_meaning_are_found_at_load() {
     let w = workload();
