@@ -356,8 +356,7 @@ pub struct Workload {
     eval_order: Vec<usize>,
     /// The params whose defaults read params, in `eval_order`.
     derived_order: Vec<usize>,
-    /// Every distinct expression of the file other than param defaults, evaluated once per
-    /// scenario however many fields use it.
+    /// Each distinct expression but param defaults, once per scenario however many use it.
     pub(crate) exprs: Vec<Expr>,
     /// Where each expression is first used, for errors.
     expr_origins: Vec<Origin>,
@@ -367,8 +366,7 @@ pub struct Workload {
     pub(crate) sequences: Option<Field>,
     /// Chips one replica of the step runs on (`tp * pp`): the step's ops are one chip's share.
     pub(crate) chips: Option<Field>,
-    /// Pipeline stages the step passes through one after the other (`pp`): each chip works
-    /// one stage's share of the step's time, which MFU and MBU account for.
+    /// Pipeline stages one after the other (`pp`): MFU and MBU count one stage's share.
     pub(crate) stages: Option<Field>,
     pub(crate) tensors: Vec<Tensor>,
     pub(crate) blocks: Vec<Block>,
@@ -380,8 +378,7 @@ pub struct Workload {
     pub(crate) default_fusion: usize,
     /// Where each [`ScenarioParam`] is among `params`, found at load.
     known: [Option<usize>; ScenarioParam::ALL.len()],
-    /// For each tensor, whether its shape follows `batch`: the KV cache that grows with the
-    /// batch (a mixed step's prefilling sequences hold theirs whatever the batch).
+    /// Whether each tensor follows `batch` (a mixed step's prompt KV does not).
     follows_batch: Vec<bool>,
 }
 
