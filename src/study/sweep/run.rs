@@ -64,8 +64,9 @@ struct Kept {
 /// the next chunk is priced.
 const POOL_BYTES: usize = 2 * CHUNK_BYTES as usize;
 
-/// The largest buffer kept: a task's usual share of a chunk is an eighth of this. A sweep of
-/// rows so wide that one fills more keeps none, so that its memory stays what its chunks need.
+/// The largest buffer kept: a task's usual share of a chunk (128 KiB on two threads) is a
+/// quarter of this. A sweep of rows so wide that one fills more keeps none, so that its memory
+/// stays what its chunks need.
 const POOL_BUFFER_BYTES: usize = CHUNK_BYTES as usize / 16;
 
 impl Pool {
