@@ -137,7 +137,7 @@ impl Compute {
             ..Compute::default()
         };
         for &i in &kernel.members {
-            compute.add_op(cx, i, achievable, compute.attention)?;
+            compute.add_op(cx, i, achievable)?;
             if let Some(a) = achievable {
                 compute.act_quant_s += activation_quant_s(cx, kernel, &cx.workload.ops[i], a);
             }
@@ -145,15 +145,15 @@ impl Compute {
         Ok(compute)
     }
 
-    /// Adds op `i`, at its causal share of its counted FLOPs where `causal`.
+    /// Adds op `i`, at its causal share of its counted FLOPs in a fused attention kernel.
     fn add_op(
         &mut self,
         cx: &Context,
         i: usize,
         achievable: Option<&Achievable>,
-        causal: bool,
     ) -> Result<(), Error> {
         let op = &cx.workload.ops[i];
+        let causal = self.attention;
         self.counted_flops += cx.ev.flops[i];
         let op_flops = cx.ev.flops[i] * if causal { cx.ev.causal[i] } else { 1.0 };
         let on_matrix = op.kind.matrix_unit();
