@@ -9,34 +9,44 @@
 
 use std::io::Write;
 
+use super::short::Short;
 use super::{Row, RowInline, Value};
 
 /// Appends a number: integers without a fraction, others in the shortest form that reads
 /// back exactly. Never NaN or infinite (an empty cell instead).
 pub fn push_number(out: &mut Vec<u8>, x: f64) {
+    let mut text = Short::default();
+    if number_text(x, &mut text) {
+        text.push_to(out);
+    }
+}
+
+/// Puts in `short` a number's text as [`push_number`] writes it; false for NaN or an
+/// infinity (and `short` empty).
+#[inline(always)]
+fn number_text(x: f64, short: &mut Short) -> bool {
     if !x.is_finite() {
-        return;
+        short.clear();
+        return false;
     }
     // `as` saturates, and below 2^53 every integer is exact: a cheap integer test.
     let whole = x as i64;
     if whole as f64 == x && x.abs() < 9.007_199_254_740_992e15 {
-        out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
-    } else {
-        // zmij finds the same shortest digits as ryu in about half the time; it writes a
-        // positive exponent with its sign (`1e+17`), which rows leave out (`1e17`), as ryu does.
-        let mut buffer = zmij::Buffer::new();
-        let text = buffer.format_finite(x).as_bytes();
-        // The sign can only follow the `e` of an exponent of at most three digits: look
-        // among the last five bytes rather than through every digit.
-        let tail = text.len().saturating_sub(5);
-        match text[tail..].iter().position(|&b| b == b'+') {
-            Some(at) => {
-                let plus = tail + at;
-                out.extend_from_slice(&text[..plus]);
-                out.extend_from_slice(&text[plus + 1..]);
-            }
-            None => out.extend_from_slice(text),
+        return short.set(itoa::Buffer::new().format(whole).as_bytes());
+    }
+    // zmij finds the same shortest digits as ryu in about half the time; it writes a
+    // positive exponent with its sign (`1e+17`), which rows leave out (`1e17`), as ryu does.
+    let mut buffer = zmij::Buffer::new();
+    let text = buffer.format_finite(x).as_bytes();
+    // The sign can only follow the `e` of an exponent of at most three digits: look
+    // among the last five bytes rather than through every digit.
+    let tail = text.len().saturating_sub(5);
+    match text[tail..].iter().position(|&b| b == b'+') {
+        Some(at) => {
+            let plus = tail + at;
+            short.set(&[&text[..plus], &text[plus + 1..]].concat())
         }
+        None => short.set(text),
     }
 }
 
@@ -91,27 +101,30 @@ pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     out.push(b'\n');
 }
 
-/// A number as [`push_number`] last wrote it in one column.
+/// A number as [`push_number`] last wrote it in one column: its bits and its text (empty when
+/// none is kept).
 #[derive(Clone, Copy, Default)]
 struct Written {
     bits: u64,
-    len: u8,
-    text: [u8; 24],
+    text: Short,
 }
 
 /// A text cell as [`push_csv_text`] last wrote it in one column: its text, the mode, and the
-/// bytes written.
+/// bytes written, held in place when they are short (names and types are).
 #[derive(Default)]
 struct WrittenText {
     source: String,
     mode: CsvText,
     cell: Vec<u8>,
+    /// `cell` held in place; empty when it is longer (or empty).
+    short: Short,
 }
 
 /// One column's last cell.
 #[derive(Default)]
 struct Last {
     number: Written,
+    int: Written,
     text: WrittenText,
 }
 
@@ -143,23 +156,28 @@ thread_local! {
 
 /// Appends `x` as [`push_number`] does, reusing `last`'s text when it was written from the
 /// same bits.
+#[inline(always)]
 fn push_number_again(out: &mut Vec<u8>, x: f64, last: &mut Written) {
     let bits = x.to_bits();
-    if last.len > 0 && last.bits == bits {
-        // A copy of a fixed length is a few moves; the unused tail is cut off after it.
-        let end = out.len() + last.len as usize;
-        out.extend_from_slice(&last.text);
-        out.truncate(end);
-        return;
+    if last.text.is_empty() || last.bits != bits {
+        if !number_text(x, &mut last.text) {
+            return;
+        }
+        last.bits = bits;
     }
-    let start = out.len();
-    push_number(out, x);
-    let text = &out[start..];
-    // Shortest forms of an f64 are at most 24 bytes; an empty cell is not kept.
-    if !text.is_empty() && text.len() <= last.text.len() {
-        last.text[..text.len()].copy_from_slice(text);
-        (last.bits, last.len) = (bits, text.len() as u8);
+    last.text.push_to(out);
+}
+
+/// Appends `n` as [`push_number`] does, reusing `last`'s text when it was written from the
+/// same integer.
+#[inline(always)]
+fn push_int_again(out: &mut Vec<u8>, n: u64, last: &mut Written) {
+    if last.text.is_empty() || last.bits != n {
+        // A u64 has at most 20 digits: it always fits.
+        last.text.set(itoa::Buffer::new().format(n).as_bytes());
+        last.bits = n;
     }
+    last.text.push_to(out);
 }
 
 /// Keeps `text` as [`push_csv_text`] writes it in `last`, unless `last` holds it already in
@@ -171,6 +189,7 @@ fn keep_csv_text(text: &str, mode: CsvText, last: &mut WrittenText) {
         last.mode = mode;
         last.cell.clear();
         push_csv_text(&mut last.cell, text, mode);
+        last.short.set(&last.cell);
     }
 }
 
@@ -229,9 +248,10 @@ fn write_cells(out: &mut Vec<u8>, cells: &[Cell], last: &mut Vec<Last>) {
             out.push(b',');
         }
         match *cell {
+            Cell::Text if !last.text.short.is_empty() => last.text.short.push_to(out),
             Cell::Text => out.extend_from_slice(&last.text.cell),
             Cell::Num(x) => push_number_again(out, x, &mut last.number),
-            Cell::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Cell::Int(n) => push_int_again(out, n, &mut last.int),
             Cell::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Cell::Empty => {}
         }

@@ -13,6 +13,7 @@ mod plan;
 mod scenario;
 mod select;
 mod serving;
+mod short;
 mod types;
 mod validate;
 mod what_if;
