@@ -165,7 +165,8 @@ fn run_columns_are_the_step_times_percentiles() {
 /// Llama-3.1-70B with fp8 weights at 20,000 tokens/s and 50 ms per token: MI300X is the
 /// cheaper at the middle of the band, but its batch sits at the latency bound; planned on the
 /// slow end of the band (each step e^q90 times as long), it must shrink its batch and add
-/// replicas, and B200, which is not held by the bound, ranks first.
+/// replicas, and B200, whose batch in the middle is held by its memory well inside the bound,
+/// loses less and ranks first.
 #[test]
 fn a_conservative_plan_ranks_on_the_slow_end() {
     let plan = |extra: &[&str]| {
