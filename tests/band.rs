@@ -26,7 +26,12 @@ fn residuals(kind: Option<&str>, family: Option<&str>) -> Vec<(f64, String)> {
     let mut values: Vec<(f64, String)> = rows
         .map(|l| l.split(',').collect::<Vec<_>>())
         .filter(|f| kind.is_none_or(|k| f[1] == k) && family.is_none_or(|g| f[2] == g))
-        .map(|f| (f[3].parse().unwrap(), f[0].split('-').next().unwrap().to_owned()))
+        .map(|f| {
+            (
+                f[3].parse().unwrap(),
+                f[0].split('-').next().unwrap().to_owned(),
+            )
+        })
         .collect();
     values.sort_by(|a, b| a.0.total_cmp(&b.0));
     values
