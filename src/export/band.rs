@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::table::{align_right, new_table};
 use crate::base::units::{human, prefix_of};
-use crate::study::band::{Band, Calibration, Coverage, Residual, Scope, MIN_ROWS};
+use crate::study::band::{Band, Calibration, Coverage, Residual, Scope, MIN_SOURCES};
 
 /// The bands of `calibration`, then how many held-out rows fell inside the band calibrated
 /// without their source.
@@ -17,9 +17,9 @@ pub fn write_band_report(
 ) -> io::Result<()> {
     writeln!(
         out,
-        "80% band: the 10th and 90th percentiles of the held-out ln(measured / predicted step time), per kind, and per family within a kind with {MIN_ROWS} rows or more"
+        "80% band: the 10th and 90th percentiles of the held-out ln(measured / predicted step time), each source weighing as one, per kind, and per family within a kind, with {MIN_SOURCES} sources or more"
     )?;
-    let mut bands = new_table(&["band", "rows", "low", "high"]);
+    let mut bands = new_table(&["band", "sources", "rows", "low", "high"]);
     for g in &calibration.groups {
         let scope = match &g.scope {
             Scope::All => "all".to_owned(),
@@ -28,6 +28,7 @@ pub fn write_band_report(
         };
         bands.add_row(vec![
             scope,
+            g.sources.to_string(),
             g.rows.to_string(),
             format!("x{:.3}", g.band.low),
             format!("x{:.3}", g.band.high),

@@ -1,26 +1,31 @@
 //! The 80 % band on a prediction: from the cross-validated residuals of the measured set
 //! (each row predicted with constants fitted without its source), the 10th and 90th
 //! percentiles of `ln(measured time / predicted time)` per kind of prediction, and per chip
-//! family where a kind has at least [`MIN_ROWS`] rows of it. A prediction of step time `t`
-//! then has the band `[t exp(q10), t exp(q90)]`, a rate the inverse. The residuals are data:
+//! family where a kind has rows from at least [`MIN_SOURCES`] sources, each source weighing as
+//! one (see `quantile`: the band is for a source it has not seen). A prediction of step time
+//! `t` then has the band `[t exp(q10), t exp(q90)]`, a rate the inverse. The residuals are data:
 //! `validation/band.csv`, written by `validate --cross-validate --residuals` and embedded at
 //! build time; a test reruns the cross-validation and checks the file. Roofline mode is a
 //! ceiling, not a prediction: it has no band.
 
 mod coverage;
+mod quantile;
 mod residuals;
 
 use std::sync::OnceLock;
 
 pub use coverage::{nested_coverage, Coverage};
+pub use quantile::{pooled_quantile, source_count};
 pub use residuals::{parse_residuals, residuals_of};
 
 use crate::engine::scenario::Mode;
 
-/// Rows a group needs for a band of its own. With the 10th and 90th percentiles interpolated
-/// between ranks, fewer than 10 rows put the 10th percentile at the group's smallest residual
-/// (and the 90th at its largest): the band would be the group's range, not its 80 %.
-pub const MIN_ROWS: usize = 10;
+/// Sources a group needs for a band of its own. The 10th percentile of `k` sources sits at
+/// source rank `(k + 1) / 10`: below 9 sources that is under the first, so the band would be
+/// the group's range, not its 80 %. Rows do not make up for sources: a group of 19 rows, 16 of
+/// them from one source, measures that source's own spread and says nothing of where a new
+/// source's offset falls.
+pub const MIN_SOURCES: usize = 9;
 
 /// What a prediction is of, as the measured set groups its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,22 +113,23 @@ impl Band {
 /// Which rows a band was taken from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scope {
-    /// Every kind and family together (a kind with fewer than [`MIN_ROWS`] rows).
+    /// Every kind and family together (a kind with fewer than [`MIN_SOURCES`] sources).
     All,
     Kind(BandKind),
     KindFamily(BandKind, String),
 }
 
-/// One group's band and the rows it was taken from.
+/// One group's band and the rows and sources it was taken from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub scope: Scope,
     pub rows: usize,
+    pub sources: usize,
     pub band: Band,
 }
 
-/// The bands of a set of residuals: every kind, and every family within a kind, with at least
-/// [`MIN_ROWS`] rows, and all rows together for the rest.
+/// The bands of a set of residuals: every kind, and every family within a kind, with rows from
+/// at least [`MIN_SOURCES`] sources, and all rows together for the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
     pub groups: Vec<Group>,
@@ -134,26 +140,28 @@ impl Calibration {
     pub fn of(residuals: &[Residual]) -> Calibration {
         let mut groups = Vec::new();
         let mut add = |scope: Scope, member: &dyn Fn(&Residual) -> bool, least: usize| {
-            let mut values: Vec<f64> = (residuals.iter())
+            let mut rows: Vec<(f64, &str)> = (residuals.iter())
                 .filter(|r| member(r))
-                .map(|r| r.ln_time_ratio)
+                .map(|r| (r.ln_time_ratio, r.source()))
                 .collect();
-            if values.len() >= least.max(1) {
-                values.sort_by(f64::total_cmp);
+            let sources = source_count(&rows);
+            if sources >= least.max(1) {
+                rows.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let band = Band {
-                    low: quantile(&values, 0.1).exp(),
-                    high: quantile(&values, 0.9).exp(),
+                    low: pooled_quantile(&rows, 0.1).exp(),
+                    high: pooled_quantile(&rows, 0.9).exp(),
                 };
                 groups.push(Group {
                     scope,
-                    rows: values.len(),
+                    rows: rows.len(),
+                    sources,
                     band,
                 });
             }
         };
         add(Scope::All, &|_| true, 1);
         for kind in BandKind::ALL {
-            add(Scope::Kind(kind), &|r| r.kind == kind, MIN_ROWS);
+            add(Scope::Kind(kind), &|r| r.kind == kind, MIN_SOURCES);
             let mut families: Vec<&str> = (residuals.iter())
                 .filter(|r| r.kind == kind)
                 .map(|r| r.family.as_str())
@@ -162,7 +170,7 @@ impl Calibration {
             families.dedup();
             for family in families {
                 let member = |r: &Residual| r.kind == kind && r.family == family;
-                add(Scope::KindFamily(kind, family.into()), &member, MIN_ROWS);
+                add(Scope::KindFamily(kind, family.into()), &member, MIN_SOURCES);
             }
         }
         Calibration { groups }
@@ -179,16 +187,6 @@ impl Calibration {
             .or_else(|| find(&|s| *s == Scope::All))
             .map(|g| g.band)
     }
-}
-
-/// The `p` quantile of sorted `values` (at least one), interpolated linearly between ranks:
-/// the value at rank `(n - 1) p` counted from 0 (Hyndman and Fan's definition 7, the default
-/// of R's `quantile` and NumPy's `percentile`), so a reader can check a band with either.
-pub fn quantile(sorted: &[f64], p: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * p;
-    let below = h.floor() as usize;
-    let above = (below + 1).min(sorted.len() - 1);
-    sorted[below] + (h - below as f64) * (sorted[above] - sorted[below])
 }
 
 /// The shipped bands: those of `validation/band.csv`, the measured set's cross-validated
