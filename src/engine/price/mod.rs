@@ -387,7 +387,10 @@ pub fn price_step(
     for (k, kernel) in plan.kernels.iter().enumerate() {
         let count = ev.repeats[kernel.block];
         if count == 0 {
-            (costs[k], memo.priced[k]) = (KernelCost::ABSENT, false);
+            // A kernel not priced is absent already (a kernel's cost is large to copy).
+            if memo.priced[k] {
+                (costs[k], memo.priced[k]) = (KernelCost::ABSENT, false);
+            }
             continue;
         }
         let unchanged =
