@@ -165,7 +165,13 @@ impl Workload {
                     .filter(|&i| self.params[i].default.params().is_empty());
                 let result = constants
                     .chain(self.derived_order.iter().copied())
-                    .try_for_each(|i| self.settle(i, ev, true));
+                    .try_for_each(|i| {
+                        // Most derived params read none that changed: passed over here.
+                        match ev.given[i].is_none() && self.kept(i, ev) {
+                            true => Ok(()),
+                            false => self.settle(i, ev, true),
+                        }
+                    });
                 ev.last_overrides = last;
                 result
             }
@@ -185,12 +191,7 @@ impl Workload {
         let given = ev.given[i];
         let value = match given {
             Some(v) => v,
-            None if was_valid
-                && !ev.overridden[i]
-                && !p.default.params().iter().any(|&d| ev.changed.contains(d)) =>
-            {
-                return Ok(());
-            }
+            None if was_valid && self.kept(i, ev) => return Ok(()),
             None => {
                 (p.default.eval(&ev.params)).map_err(|e| self.problem(&p.origin, e.to_string()))?
             }
@@ -201,6 +202,14 @@ impl Workload {
         ev.overridden[i] = given.is_some();
         ev.params[i] = value;
         Ok(())
+    }
+
+    /// Whether param `i`, given no override now, keeps its value from the last successful
+    /// evaluation: it was not overridden then and its default reads no param that changed.
+    #[inline(always)]
+    fn kept(&self, i: usize, ev: &Evaluation) -> bool {
+        !ev.overridden[i]
+            && !(self.params[i].default.params().iter()).any(|&d| ev.changed.contains(d))
     }
 
     /// A mixed step's prompt tokens and their cached positions are not negative, and prompt
