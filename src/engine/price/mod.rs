@@ -30,7 +30,7 @@ use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::cost::{Costing, StepCost};
 use crate::engine::scenario::{Mode, Scenario};
-use crate::engine::workload::{Evaluation, KernelKind, Workload};
+use crate::engine::workload::{Evaluation, KernelKind, KernelSums, Workload};
 
 use context::{price_any, Context};
 pub use iteration::{Iteration, IterationPricer};
@@ -378,6 +378,8 @@ pub fn price_step(
         costs.resize(plan.kernels.len(), KernelCost::ABSENT);
         memo.mfu_s.clear();
         memo.mfu_s.resize(plan.kernels.len(), 0.0);
+        memo.sums.clear();
+        memo.sums.resize(plan.kernels.len(), KernelSums::default());
         memo.priced.clear();
         memo.priced.resize(plan.kernels.len(), false);
     }
@@ -397,18 +399,20 @@ pub fn price_step(
             reuse && memo.priced[k] && kernel.members.iter().all(|&i| !ev.op_changed(i));
         // An unchanged kernel keeps its price at this step's count; an unchanged collective
         // over one chip stays absent (count 0) however often its block runs.
-        if unchanged && costs[k].count > 0 {
+        let stage = || workload.blocks[kernel.block].stage;
+        if unchanged && costs[k].count > 0 && costs[k].count != count {
             costs[k].count = count;
+            memo.sums[k] = totals::sums(&costs[k], memo.mfu_s[k], stage());
         } else if !unchanged {
             let (mut cost, mfu_s) = price_any(&cx, kernel)?;
             if scenario.overlap_comm && cost.bound == Bound::Interconnect {
                 collective::hide_transfer(&mut cost, previous_s);
             }
+            memo.sums[k] = totals::sums(&cost, mfu_s, stage());
             (costs[k], memo.mfu_s[k], memo.priced[k]) = (cost, mfu_s, true);
         }
         previous_s = costs[k].time_s;
-        let stage = workload.blocks[kernel.block].stage;
-        totals.add(&costs[k], memo.mfu_s[k], stage);
+        totals.add(&memo.sums[k]);
     }
     totals.check_finite()?;
     let summary = totals.summary(workload, chip, ev, scenario, workspace)?;

@@ -8,7 +8,7 @@ use crate::base::format::Scheme;
 use crate::engine::chip::Chip;
 use crate::engine::cost::StepCost;
 use crate::engine::scenario::Scenario;
-use crate::engine::workload::{Evaluation, Stage, Workload};
+use crate::engine::workload::{Evaluation, KernelSums, Stage, Workload};
 
 /// The step's kernels summed, every execution counted.
 #[derive(Default)]
@@ -32,36 +32,46 @@ pub(super) struct Totals {
     last_stage_s: f64,
 }
 
+/// A kernel's `cost.count` executions summed as [`Totals::add`] adds them; `mfu_s` is one
+/// execution's FLOPs at the reference peaks, `stage` the pipeline stage its block runs on.
+pub(super) fn sums(cost: &KernelCost, mfu_s: f64, stage: Option<Stage>) -> KernelSums {
+    let n = cost.count as f64;
+    let time_s = cost.time_s * n;
+    let only = |on: bool, x: f64| if on { x } else { 0.0 };
+    KernelSums {
+        executions: cost.count,
+        time_s,
+        roofline_time_s: cost.roofline_time_s * n,
+        flops: cost.flops * n,
+        // A collective's bytes cross the link, not HBM.
+        hbm_bytes: only(cost.bound != Bound::Interconnect, cost.bytes * n),
+        mfu_time_s: mfu_s * n,
+        compute_bound_s: only(cost.bound == Bound::Compute, time_s),
+        first_stage_s: only(stage == Some(Stage::First), time_s),
+        last_stage_s: only(stage == Some(Stage::Last), time_s),
+        activation_bytes: only(cost.count > 0, cost.activation_bytes),
+        scheme: cost.scheme,
+    }
+}
+
 impl Totals {
-    /// Adds a kernel's executions; `mfu_s` is one execution's FLOPs at the reference peaks.
-    pub(super) fn add(&mut self, cost: &KernelCost, mfu_s: f64, stage: Option<Stage>) {
-        let n = cost.count as f64;
-        match stage {
-            Some(Stage::First) => self.first_stage_s += cost.time_s * n,
-            Some(Stage::Last) => self.last_stage_s += cost.time_s * n,
-            None => {}
+    /// Adds a kernel's executions, summed by [`sums`].
+    #[inline(always)]
+    pub(super) fn add(&mut self, s: &KernelSums) {
+        // A sum a kernel does not have is +0: adding it leaves a total (never -0) as it was.
+        self.first_stage_s += s.first_stage_s;
+        self.last_stage_s += s.last_stage_s;
+        self.roofline_step_time_s += s.roofline_time_s;
+        self.activation_bytes = self.activation_bytes.max(s.activation_bytes);
+        self.step_time_s += s.time_s;
+        self.flops += s.flops;
+        self.bytes += s.hbm_bytes;
+        self.kernels += s.executions;
+        self.mfu_time_s += s.mfu_time_s;
+        if let Some(scheme) = (s.scheme).filter(|_| self.scheme.is_none_or(|(f, _)| s.flops > f)) {
+            self.scheme = Some((s.flops, scheme));
         }
-        self.roofline_step_time_s += cost.roofline_time_s * n;
-        if cost.count > 0 {
-            self.activation_bytes = self.activation_bytes.max(cost.activation_bytes);
-        }
-        self.step_time_s += cost.time_s * n;
-        self.flops += cost.flops * n;
-        if cost.bound != Bound::Interconnect {
-            self.bytes += cost.bytes * n; // a collective's bytes cross the link, not HBM
-        }
-        self.kernels += cost.count;
-        self.mfu_time_s += mfu_s * n;
-        let flops = cost.flops * n;
-        if let Some(s) = cost
-            .scheme
-            .filter(|_| self.scheme.is_none_or(|(f, _)| flops > f))
-        {
-            self.scheme = Some((flops, s));
-        }
-        if cost.bound == Bound::Compute {
-            self.compute_bound_s += cost.time_s * n;
-        }
+        self.compute_bound_s += s.compute_bound_s;
     }
 
     pub(super) fn check_finite(&self) -> Result<(), Error> {

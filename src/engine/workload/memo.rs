@@ -3,6 +3,7 @@
 //! changed, the activation workspace, and the choices the kernels' costs were priced under.
 
 use super::{Evaluation, GemmDims, Op, ReadSize, Ref};
+use crate::base::format::Scheme;
 use crate::base::types::Types;
 
 /// An op's numbers in an evaluation, to tell whether evaluating it again changed them: its
@@ -50,8 +51,30 @@ pub(crate) struct WorkspaceMemo {
     pub(crate) bytes: Option<f64>,
 }
 
-/// The choices the last scenario's kernel costs were priced under, and each kernel's seconds
-/// at the MFU reference peaks.
+/// One kernel's executions summed into what the step's totals add up: kept with its cost, so
+/// that a kernel neither priced again nor run a different number of times is added without
+/// being multiplied out again (a sweep's next scenario reprices one kernel of about twenty).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct KernelSums {
+    pub(crate) executions: u64,
+    pub(crate) time_s: f64,
+    pub(crate) roofline_time_s: f64,
+    pub(crate) flops: f64,
+    /// HBM traffic (none for a collective, whose bytes cross the link).
+    pub(crate) hbm_bytes: f64,
+    /// The FLOPs' time at the MFU reference peaks.
+    pub(crate) mfu_time_s: f64,
+    /// The time, where the kernel is compute-bound (else none).
+    pub(crate) compute_bound_s: f64,
+    /// The time, where the kernel runs only on the first (or the last) pipeline stage.
+    pub(crate) first_stage_s: f64,
+    pub(crate) last_stage_s: f64,
+    /// One execution's activation bytes (none when it never runs).
+    pub(crate) activation_bytes: f64,
+    pub(crate) scheme: Option<Scheme>,
+}
+
+/// The choices the last scenario's kernel costs were priced under, and each kernel's sums.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct KernelMemo {
     /// Whether the costs may be reused at all (the choices below are then meaningful).
@@ -59,7 +82,9 @@ pub(crate) struct KernelMemo {
     /// The chip's id, kept in a buffer reused from one scenario to the next.
     chip: String,
     key: (Types, usize, bool),
+    /// Each kernel's seconds at the MFU reference peaks, for one execution.
     pub(crate) mfu_s: Vec<f64>,
+    pub(crate) sums: Vec<KernelSums>,
     /// Whether each kernel's cost is a price (else it was absent: its block ran 0 times).
     pub(crate) priced: Vec<bool>,
 }

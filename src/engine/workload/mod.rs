@@ -25,7 +25,7 @@ pub use causal::Causal;
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
 pub use graph::{FusionPlan, Kernel, KernelRead};
-pub(crate) use memo::WorkspaceMemo;
+pub(crate) use memo::{KernelSums, WorkspaceMemo};
 pub use scan::{ScanDims, ScanSizes};
 
 use std::ops::Range;
