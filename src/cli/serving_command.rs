@@ -286,7 +286,8 @@ pub(crate) fn fleet_command(
         args.rate.unwrap_or(0.0),
         args.max_ttft_ms.map(|t| t / 1e3),
         args.max_ms_per_token.map(|t| t / 1e3),
-    )?;
+    )?
+    .with_conservative(args.conservative);
     let checkpoint = scenario.dtypes;
     let query = serving::ServingQuery {
         shape,

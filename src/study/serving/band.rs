@@ -1,0 +1,108 @@
+//! The 80 % band of a serving point's times and rates (expected mode; none in roofline mode).
+//!
+//! The rule: each number takes the band of the measured rows that measure it, so that the band
+//! was calibrated on errors of that very quantity. The measured set files time-to-first-token
+//! rows as prefills and per-output-token rows as decode steps, and whole requests (end-to-end
+//! latency, output tokens/s of a batch) as `request`. So TTFT takes the prefill band, TPOT
+//! (and tokens/s per user, its inverse) the decode band, and the end-to-end latency and the
+//! rates and costs that follow from it (output tokens/s, per chip, requests/s, $ per million
+//! tokens) the request band. Where the request kind has too few rows for a band of its own
+//! ([`crate::study::band::MIN_ROWS`]), the end-to-end latency is derived from its parts,
+//! `e2e = TTFT + (O - 1) TPOT` exactly (`Server::steady_state`), each part at its band's
+//! end: both ends move together, which is the wider (and safer) reading of two bands.
+
+use crate::engine::scenario::Mode;
+use crate::study::band::{shipped, Band, BandKind, Calibration, Scope};
+
+use super::ServingPoint;
+
+/// The bands of one chip's serving numbers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServingBand {
+    /// Time to first token's (the prefill band).
+    pub prefill: Band,
+    /// Time per output token's (the decode band).
+    pub decode: Band,
+    /// A whole request's, where the measured set has enough request rows for one.
+    pub request: Option<Band>,
+}
+
+impl ServingBand {
+    /// The shipped bands of a point priced in `mode` on a chip of `family` (none in roofline
+    /// mode, a ceiling).
+    pub fn of(mode: Mode, family: Option<&str>) -> Option<ServingBand> {
+        match mode {
+            Mode::Roofline => None,
+            Mode::Expected => ServingBand::from_calibration(shipped(), family),
+        }
+    }
+
+    /// The bands `calibration` gives a chip of `family`.
+    pub fn from_calibration(
+        calibration: &Calibration,
+        family: Option<&str>,
+    ) -> Option<ServingBand> {
+        let own = |kind: BandKind| {
+            (calibration.groups.iter()).any(|g| match &g.scope {
+                Scope::Kind(k) | Scope::KindFamily(k, _) => *k == kind,
+                Scope::All => false,
+            })
+        };
+        Some(ServingBand {
+            prefill: calibration.band(BandKind::Prefill, family)?,
+            decode: calibration.band(BandKind::Decode, family)?,
+            request: own(BandKind::Request)
+                .then(|| calibration.band(BandKind::Request, family))
+                .flatten(),
+        })
+    }
+
+    /// The band of a point's TTFT, in seconds.
+    pub fn ttft_s(&self, p: &ServingPoint) -> (f64, f64) {
+        self.prefill.time(p.ttft_s)
+    }
+
+    /// The band of a point's TPOT, in seconds.
+    pub fn tpot_s(&self, p: &ServingPoint) -> (f64, f64) {
+        self.decode.time(p.tpot_s)
+    }
+
+    /// The multipliers of a point's end-to-end latency: the request band, or the band of its
+    /// TTFT and its `output_tokens - 1` TPOTs, each at its end.
+    pub fn e2e(&self, p: &ServingPoint, output_tokens: u64) -> Band {
+        if let Some(b) = self.request {
+            return b;
+        }
+        let later = (output_tokens as f64 - 1.0) * p.tpot_s;
+        let (t_low, t_high) = self.prefill.time(p.ttft_s);
+        let (d_low, d_high) = self.decode.time(later);
+        let whole = p.ttft_s + later;
+        Band {
+            low: (t_low + d_low) / whole,
+            high: (t_high + d_high) / whole,
+        }
+    }
+
+    /// A point's numbers at an end of their bands: `high` the slow end (times at their
+    /// band's high end, rates at their low end), else the fast end. Costs per token follow
+    /// the rate.
+    pub fn at_end(&self, p: &ServingPoint, output_tokens: u64, high: bool) -> ServingPoint {
+        let pick = |b: Band| if high { b.high } else { b.low };
+        let e2e = pick(self.e2e(p, output_tokens));
+        let tpot = pick(self.decode);
+        let cost = |usd: Option<f64>| usd.map(|u| u * e2e);
+        ServingPoint {
+            ttft_s: p.ttft_s * pick(self.prefill),
+            tpot_s: p.tpot_s * tpot,
+            e2e_s: p.e2e_s * e2e,
+            output_tokens_per_s: p.output_tokens_per_s / e2e,
+            output_tokens_per_s_per_chip: p.output_tokens_per_s_per_chip / e2e,
+            tokens_per_s_per_user: p.tokens_per_s_per_user / tpot,
+            requests_per_s: p.requests_per_s / e2e,
+            cloud_usd_per_million_tokens: cost(p.cloud_usd_per_million_tokens),
+            tco_usd_per_million_tokens: cost(p.tco_usd_per_million_tokens),
+            tokens_per_kwh: p.tokens_per_kwh.map(|t| t / e2e),
+            ..p.clone()
+        }
+    }
+}
