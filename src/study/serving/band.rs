@@ -70,13 +70,18 @@ impl ServingBand {
     /// The multipliers of a point's end-to-end latency: the request band, or the band of its
     /// TTFT and its `output_tokens - 1` TPOTs, each at its end.
     pub fn e2e(&self, p: &ServingPoint, output_tokens: u64) -> Band {
+        self.e2e_of(p.ttft_s, p.tpot_s, output_tokens)
+    }
+
+    /// [`ServingBand::e2e`] of a request with this TTFT and TPOT.
+    pub fn e2e_of(&self, ttft_s: f64, tpot_s: f64, output_tokens: u64) -> Band {
         if let Some(b) = self.request {
             return b;
         }
-        let later = (output_tokens as f64 - 1.0) * p.tpot_s;
-        let (t_low, t_high) = self.prefill.time(p.ttft_s);
+        let later = (output_tokens as f64 - 1.0) * tpot_s;
+        let (t_low, t_high) = self.prefill.time(ttft_s);
         let (d_low, d_high) = self.decode.time(later);
-        let whole = p.ttft_s + later;
+        let whole = ttft_s + later;
         Band {
             low: (t_low + d_low) / whole,
             high: (t_high + d_high) / whole,
@@ -104,5 +109,50 @@ impl ServingBand {
             tokens_per_kwh: p.tokens_per_kwh.map(|t| t / e2e),
             ..p.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::band::Residual;
+
+    /// `n` residuals of `kind` at `first`, `first + 0.1`, ...
+    fn rows(kind: BandKind, first: f64, n: usize) -> Vec<Residual> {
+        (0..n)
+            .map(|i| Residual {
+                id: format!("S{i}-{}", kind.name()),
+                kind,
+                family: "f".into(),
+                ln_time_ratio: first + 0.1 * i as f64,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_request_rows_a_request_s_band_is_its_parts_at_their_ends() {
+        // Ten decode residuals 0.0 to 0.9: the 10th percentile at rank 0.9 (0.09), the 90th
+        // at rank 8.1 (0.81). Ten prefill residuals -0.45 to 0.45: -0.36 and 0.36.
+        let mut residuals = rows(BandKind::Decode, 0.0, 10);
+        residuals.extend(rows(BandKind::Prefill, -0.45, 10));
+        let band = ServingBand::from_calibration(&Calibration::of(&residuals), None).unwrap();
+        assert_eq!(band.request, None);
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} against {b}");
+        close(band.decode.high, 0.81f64.exp());
+        close(band.prefill.low, (-0.36f64).exp());
+        // TTFT 100 ms, TPOT 20 ms, 11 output tokens: 300 ms end to end, of which 100 ms at
+        // the prefill band and 200 ms at the decode band.
+        let e2e = band.e2e_of(0.1, 0.02, 11);
+        close(
+            e2e.low,
+            (0.1 * (-0.36f64).exp() + 0.2 * 0.09f64.exp()) / 0.3,
+        );
+        close(e2e.high, (0.1 * 0.36f64.exp() + 0.2 * 0.81f64.exp()) / 0.3);
+        // With ten request rows, 0.2 to 1.1, the request band: 0.29 and 1.01.
+        residuals.extend(rows(BandKind::Request, 0.2, 10));
+        let band = ServingBand::from_calibration(&Calibration::of(&residuals), None).unwrap();
+        let e2e = band.e2e_of(0.1, 0.02, 11);
+        close(e2e.low, 0.29f64.exp());
+        close(e2e.high, 1.01f64.exp());
     }
 }
