@@ -54,23 +54,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
     if survey.rows.iter().any(|r| r.band.is_some()) {
         writeln!(out, "{BAND_NOTE}")?;
     }
-    let mut table = new_table(&[
-        "chip",
-        "weight/act/kv",
-        "layout",
-        "prefill",
-        "conc",
-        "TTFT",
-        "TPOT",
-        "e2e",
-        "tok/s/user",
-        "tok/s/chip",
-        "req/s",
-        "$/M cloud",
-        "$/M tco",
-        "memory",
-        "headroom",
-    ]);
+    let mut table = new_table(&SURVEY_COLUMNS);
     let mut capped = Vec::new();
     for r in &survey.rows {
         let p = &r.point;
@@ -305,23 +289,7 @@ fn write_fleet_table(
     {
         writeln!(out, "{BAND_NOTE}")?;
     }
-    let mut table = new_table(&[
-        "chip",
-        "weight/act/kv",
-        "layout",
-        "instances",
-        "prefill",
-        "chips",
-        "conc",
-        "TTFT",
-        "TPOT",
-        "tok/s/chip",
-        "simulated p90 TTFT/TPOT",
-        "$/hour cloud",
-        "$/hour tco",
-        "$/M cloud",
-        "$/M tco",
-    ]);
+    let mut table = new_table(&FLEET_COLUMNS);
     let usd = |u: Option<f64>, digits: usize| u.map_or("-".into(), |u| format!("{u:.digits$}"));
     let mut infeasible = Vec::new();
     for e in entries {
@@ -378,6 +346,42 @@ fn write_fleet_table(
     }
     Ok(())
 }
+
+const SURVEY_COLUMNS: [&str; 15] = [
+    "chip",
+    "weight/act/kv",
+    "layout",
+    "prefill",
+    "conc",
+    "TTFT",
+    "TPOT",
+    "e2e",
+    "tok/s/user",
+    "tok/s/chip",
+    "req/s",
+    "$/M cloud",
+    "$/M tco",
+    "memory",
+    "headroom",
+];
+
+const FLEET_COLUMNS: [&str; 15] = [
+    "chip",
+    "weight/act/kv",
+    "layout",
+    "instances",
+    "prefill",
+    "chips",
+    "conc",
+    "TTFT",
+    "TPOT",
+    "tok/s/chip",
+    "simulated p90 TTFT/TPOT",
+    "$/hour cloud",
+    "$/hour tco",
+    "$/M cloud",
+    "$/M tco",
+];
 
 /// What the brackets after a serving number are.
 const BAND_NOTE: &str = "(low-high): the 80% band of expected mode, from the measured set's cross-validated errors: TTFT the prefill band's, TPOT and tok/s/user the decode band's, e2e and the rates and costs that follow from it the request band's";
