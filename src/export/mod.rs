@@ -19,7 +19,7 @@ pub mod parquet;
 mod plan_table;
 pub mod rows;
 pub mod serving;
-mod serving_cases;
+pub mod serving_cases;
 mod shaped;
 pub mod simulate;
 pub mod stream;

@@ -9,7 +9,6 @@ use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
 use super::table::{align_right, new_table, number};
 use super::{write_list, Format};
 
-pub use super::serving_cases::write_serving_validation;
 use crate::base::units::{human, three_significant};
 use crate::study::band::Band;
 use crate::study::serving::{
