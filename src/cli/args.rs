@@ -56,7 +56,8 @@ pub(crate) enum Command {
     /// latency bound and one chip's memory, ranked by cost
     Plan(PlanArgs),
     /// Continuous batching in steady state: per chip and concurrency, TTFT, TPOT, tokens/s
-    /// per user and per chip and $/M tokens; with --frontier, each chip's Pareto frontier
+    /// per user and per chip and $/M tokens, each with its 80 % band in expected mode; with
+    /// --frontier, each chip's Pareto frontier
     Serving(Box<super::serving_command::ServingArgs>),
     /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
     /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss, Gemma-2 and Gemma-3 families)
