@@ -358,3 +358,33 @@ fn cheaper(a: &Fleet, b: &Fleet, view: CostView) -> bool {
         _ => (a.chips, a.instances) < (b.chips, b.instances),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::band::Band;
+
+    #[test]
+    fn a_conservative_slo_asks_the_predicted_numbers_for_the_slow_end_s_margin() {
+        let band = |low: f64, high: f64| Band { low, high };
+        let mut bands = ServingBand {
+            prefill: band(0.8, 1.25),
+            decode: band(0.9, 1.6),
+            request: Some(band(0.9, 1.28)),
+        };
+        let slo = Slo::new(10.0, Some(0.5), Some(0.04)).unwrap();
+        // Not conservative, or no band (roofline mode): the targets as given.
+        assert_eq!(slo.at_slow_end(Some(bands)), slo);
+        let slo = slo.with_conservative(true);
+        assert_eq!(slo.at_slow_end(None), slo);
+        // TTFT 0.5 s over 1.25, TPOT 40 ms over 1.6, 10 requests/s times 1.28.
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} against {b}");
+        let t = slo.at_slow_end(Some(bands));
+        close(t.max_ttft_s.unwrap(), 0.4);
+        close(t.max_tpot_s.unwrap(), 0.025);
+        close(t.rate_per_s, 12.8);
+        // Without a request band, the slower of its parts' high ends: 1.6.
+        bands.request = None;
+        close(slo.at_slow_end(Some(bands)).rate_per_s, 16.0);
+    }
+}
