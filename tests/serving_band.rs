@@ -203,3 +203,37 @@ fn a_conservative_fleet_in_roofline_mode_is_refused() {
         .stderr(predicates::str::contains("--conservative"))
         .stderr(predicates::str::contains("roofline"));
 }
+
+/// Requests one at a time (a request every 10 s, each done in about 2 s): a request's TTFT is
+/// its prompt's one iteration and its TPOT its decode iterations', so the runs at the ends of
+/// the steps' bands give exactly those times by the prefill band (every row's, as in the
+/// serving test above) and the decode band.
+#[test]
+fn a_simulated_run_alone_takes_its_steps_bands() {
+    let all = band(&residuals("", None));
+    let decode = band(&residuals("decode", None));
+    let args = [
+        "simulate",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--rate",
+        "0.1",
+        "--arrival",
+        "uniform",
+        "--requests",
+        "5",
+        "--format",
+        "csv",
+    ];
+    let (header, rows) = csv_rows(&succeeded(stepcost().args(args).output().unwrap()));
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_close(num("ttft_p90_low_s"), num("ttft_p90_s") * all.0, 1e-9);
+    assert_close(num("ttft_p90_high_s"), num("ttft_p90_s") * all.1, 1e-9);
+    assert_close(num("tpot_p50_low_s"), num("tpot_p50_s") * decode.0, 1e-9);
+    assert_close(num("tpot_p99_high_s"), num("tpot_p99_s") * decode.1, 1e-9);
+    let roofline = stepcost().args(args).args(["--mode", "roofline"]).output();
+    let (header, rows) = csv_rows(&succeeded(roofline.unwrap()));
+    assert_eq!(cell(&header, &rows[0], "ttft_p90_high_s"), "");
+    assert_eq!(cell(&header, &rows[0], "requests_per_s_low"), "");
+}
