@@ -95,7 +95,9 @@ pub(crate) enum Command {
     Fit(super::fit_command::FitArgs),
     /// Simulate serving request by request: arrivals at a rate or from a trace, a
     /// continuous-batching scheduler with chunked prefill, KV blocks and preemption, every
-    /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up
+    /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up;
+    /// in expected mode each percentile and rate with its 80 % band (the same arrivals
+    /// simulated again at each end of the steps' bands)
     Simulate(Box<super::simulate_command::SimulateArgs>),
     /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
     /// sweep CSV
