@@ -77,12 +77,13 @@ pub use study::plan::{
 pub use study::serving::{
     frontier, frontier_rows, one_layer_draft, plan_fleet, survey as serving_survey, Disagg,
     Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape,
-    Server, ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Simulated,
-    Skipped, Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
+    Server, ServingBand, ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow,
+    Simulated, Skipped, Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
 };
 pub use study::simulate::{
-    default_max_seqs, read_trace, simulate, Arrivals, Horizon, LatencyBounds, Lengths, Percentiles,
-    PrefillApart, Request, Router, SimConfig, SimReport, BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
+    default_max_seqs, read_trace, simulate, simulate_band, Arrivals, Horizon, LatencyBounds,
+    Lengths, Percentiles, PrefillApart, Request, Router, SimBand, SimConfig, SimReport,
+    BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
 };
 pub use study::sweep::{
     run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,

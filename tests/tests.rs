@@ -39,6 +39,7 @@ mod properties;
 mod scenario_files;
 mod seeds;
 mod serving;
+mod serving_band;
 mod serving_cases;
 mod shards;
 mod simulate;

@@ -244,6 +244,7 @@ pub struct PlanArgs<'py> {
     mode: String,
     memory_utilization: Option<f64>,
     sort: String,
+    conservative: bool,
     include_unfit: bool,
 }
 
@@ -276,7 +277,7 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         max_ms_per_token: args.max_ms_per_token,
         dtype_choices: stepcost::dtype_choices(scenario.dtypes, &inputs::dtype_axes(&args.dtypes)?),
         sort,
-        conservative: false,
+        conservative: args.conservative,
         include_unfit: args.include_unfit,
         assumed: assumptions(&workload, &scenario).or_raise()?,
         scenario,

@@ -104,3 +104,24 @@ def test_plan_is_the_cli_s():
                "--dtype", "kv=bf16,fp8", "--sort", "chips", "--include-unfit", "--format",
                "csv", "--raw-text")
     assert_table_equals_csv(t, text)
+
+
+def test_a_conservative_plan_is_the_cli_s_and_every_table_has_the_band():
+    kw = dict(target_tokens_per_s=20000, max_ms_per_token=50, dtypes={"weight": ["fp8"]})
+    t = stepcost.plan("llama-3.1-70b", ["h200", "mi300x"], conservative=True, **kw)
+    text = cli("plan", "llama-3.1-70b", "--chip", "h200,mi300x", "--target-tokens-per-s",
+               "20000", "--max-ms-per-token", "50", "--dtype", "weight=fp8", "--conservative",
+               "--format", "csv", "--raw-text")
+    assert_table_equals_csv(t, text)
+    # Conservative: the slow end of each band meets the bound.
+    for high in t.column("step_time_high_us").to_pylist():
+        assert high is not None
+    # The band columns of the step tables, as the command line writes them; none in roofline
+    # mode.
+    r = stepcost.run("llama-3.1-8b", "h100-sxm")
+    assert r.step_time_low_us < r.step_time_us < r.step_time_high_us
+    assert r.tokens_per_s_low < r.tokens_per_s < r.tokens_per_s_high
+    c = stepcost.compare("llama-3.1-8b", ["h100-sxm", "mi300x"])
+    assert None not in c.column("tokens_per_s_high").to_pylist()
+    s = stepcost.sweep("llama-3.1-8b", "h100-sxm", set={"batch": [1, 8]}, mode="roofline")
+    assert s.column("step_time_low_us").to_pylist() == [None, None]

@@ -61,3 +61,11 @@ def test_a_chip_that_lacks_a_type_is_unsupported(tmp_path):
     t = stepcost.sweep("gemm", [str(path), "h100-sxm"], dtypes=fp8)
     assert str(e.value).startswith(t.column("error")[0].as_py())
     assert stepcost.sweep("gemm", [str(path), "h100-sxm"], dtypes=fp8, skip_invalid=True).num_rows == 1
+
+
+def test_a_conservative_plan_in_roofline_mode_is_the_cli_s_error():
+    with pytest.raises(stepcost.InputError) as e:
+        stepcost.plan("llama-3.1-8b", "h200", mode="roofline", conservative=True)
+    assert str(e.value) == cli_error("plan", "llama-3.1-8b", "--chip", "h200", "--mode",
+                                     "roofline", "--conservative")
+    assert "conservative" in str(e.value)

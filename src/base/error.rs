@@ -82,6 +82,9 @@ pub enum Error {
     /// Expected mode on a chip whose file has no `expected` section.
     #[error("chip `{0}` has no `expected` section (achievable fractions of peak and bandwidth); price it with --mode roofline")]
     NoExpected(Box<str>),
+    /// A conservative plan in roofline mode: a ceiling has no 80 % band to take the slow end of.
+    #[error("--conservative plans on the slow end of expected mode's 80 % band; roofline mode, a ceiling, has none: plan in expected mode")]
+    NoBand,
     /// A value outside what it may be: a non-finite param, a target of zero, a step whose
     /// totals overflow, a grid without chips.
     #[error("{0}")]

@@ -56,7 +56,8 @@ pub(crate) enum Command {
     /// latency bound and one chip's memory, ranked by cost
     Plan(PlanArgs),
     /// Continuous batching in steady state: per chip and concurrency, TTFT, TPOT, tokens/s
-    /// per user and per chip and $/M tokens; with --frontier, each chip's Pareto frontier
+    /// per user and per chip and $/M tokens, each with its 80 % band in expected mode; with
+    /// --frontier, each chip's Pareto frontier
     Serving(Box<super::serving_command::ServingArgs>),
     /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
     /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss, Gemma-2 and Gemma-3 families)
@@ -94,7 +95,9 @@ pub(crate) enum Command {
     Fit(super::fit_command::FitArgs),
     /// Simulate serving request by request: arrivals at a rate or from a trace, a
     /// continuous-batching scheduler with chunked prefill, KV blocks and preemption, every
-    /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up
+    /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up;
+    /// in expected mode each percentile and rate with its 80 % band (the same arrivals
+    /// simulated again at each end of the steps' bands)
     Simulate(Box<super::simulate_command::SimulateArgs>),
     /// Draw a picture as SVG: the roofline with the step's kernels on it, or curves from a
     /// sweep CSV

@@ -12,7 +12,7 @@ use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::scenario::{parse_set, Mode, Scenario, ScenarioSpec};
+use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
 use crate::engine::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::{self as exporter};
@@ -81,7 +81,9 @@ pub(crate) struct PlanArgs {
     pub(crate) sort: PlanSortArg,
     /// Plan on the pessimistic end of each step's 80 % band (expected mode): every step
     /// taken as slow as the high end of its band (the low end of its tokens per second) for
-    /// the latency bound, the replicas a target needs, the costs and the ranking
+    /// the latency bound, the replicas a target needs, the costs and the ranking. With
+    /// --rate: TTFT at the high end of the prefill band and TPOT of the decode band within
+    /// their bounds, instances counted at requests/s at the low end of the request band
     #[arg(long)]
     pub(crate) conservative: bool,
     /// Also list the chip and type choices that cannot meet the request (nothing fits, or
@@ -139,9 +141,6 @@ pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Resul
         memory_utilization: args.memory_utilization,
     };
     let scenario = Scenario::resolve(&workload, &spec)?;
-    if args.conservative && scenario.mode == Mode::Roofline {
-        anyhow::bail!("--conservative plans on expected mode's 80 % band; roofline mode, a ceiling, has none: drop --mode roofline");
-    }
     let request = plan::PlanRequest {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,

@@ -106,7 +106,9 @@ pub(crate) struct ServingArgs {
     /// Fusion plan of the workload
     #[arg(long)]
     fusion: Option<String>,
-    /// Pricing mode
+    /// Pricing mode: expected (each number with its 80 % band: TTFT the prefill band's,
+    /// TPOT the decode band's, e2e and the rates and costs the request band's) or roofline
+    /// (a ceiling, no band)
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
     /// Share of the chip's reported memory the serving engine uses, as vLLM's
@@ -286,7 +288,8 @@ pub(crate) fn fleet_command(
         args.rate.unwrap_or(0.0),
         args.max_ttft_ms.map(|t| t / 1e3),
         args.max_ms_per_token.map(|t| t / 1e3),
-    )?;
+    )?
+    .with_conservative(args.conservative);
     let checkpoint = scenario.dtypes;
     let query = serving::ServingQuery {
         shape,

@@ -146,6 +146,7 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
         });
     }
     let report = simulate::simulate(&workload, &chip, &scenario, &config)?;
+    let band = simulate::simulate_band(&workload, &chip, &scenario, &config)?;
     let arrivals = match (&args.trace, args.arrival) {
         (Some(t), _) => format!("requests from {}", t.display()),
         (None, a) => format!(
@@ -178,7 +179,7 @@ pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
         &workload.name,
         chip.id(),
         &title,
-        &report,
+        (&report, band.as_ref()),
         format.into(),
         &shape,
     )?;

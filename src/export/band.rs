@@ -109,6 +109,15 @@ pub(super) fn banded_time(t_s: f64, band: Option<Band>) -> String {
     }
 }
 
+/// A time in seconds with its band's ends given in seconds: `80.2 ms (72-95)`.
+pub(super) fn banded_time_ends(t_s: f64, (low_s, high_s): (f64, f64)) -> String {
+    format!(
+        "{} {}",
+        human(t_s, "s"),
+        ends(prefix_of(t_s).0, (low_s, high_s))
+    )
+}
+
 /// A rate shown by `number` with its band: `1.23 k (0.98-1.3)`, `123 (98-134)`.
 pub(super) fn banded_rate(rate: f64, shown: String, band: Option<Band>) -> String {
     let scale = if rate >= 1e4 { prefix_of(rate).0 } else { 1.0 };

@@ -19,6 +19,7 @@ pub mod parquet;
 mod plan_table;
 pub mod rows;
 pub mod serving;
+pub mod serving_cases;
 mod shaped;
 pub mod simulate;
 pub mod stream;

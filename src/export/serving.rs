@@ -3,15 +3,18 @@
 
 use std::io::{self, Write};
 
+use super::band::{banded_rate, banded_time, ends};
 use super::launch::{write_launch, Launch, LaunchLayout};
 use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
 use super::table::{align_right, new_table, number};
 use super::{write_list, Format};
+
 use crate::base::units::{human, three_significant};
+use crate::study::band::Band;
 use crate::study::serving::{
-    FleetEntry, RequestShape, ServingOptions, Slo, Survey, CHECK_REQUESTS,
+    FleetEntry, RequestShape, ServingBand, ServingOptions, ServingPoint, Slo, Survey,
+    CHECK_REQUESTS,
 };
-use crate::study::validate::{ErrorStats, ServingOutcome, ALL_AT_ONCE_MOST};
 
 /// What a survey's reader needs beside its rows.
 pub struct ServingHeader<'a> {
@@ -47,23 +50,10 @@ pub fn write_serving(
 
 fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::Result<()> {
     write_survey_header(out, h)?;
-    let mut table = new_table(&[
-        "chip",
-        "weight/act/kv",
-        "layout",
-        "prefill",
-        "conc",
-        "TTFT",
-        "TPOT",
-        "e2e",
-        "tok/s/user",
-        "tok/s/chip",
-        "req/s",
-        "$/M cloud",
-        "$/M tco",
-        "memory",
-        "headroom",
-    ]);
+    if survey.rows.iter().any(|r| r.band.is_some()) {
+        writeln!(out, "{BAND_NOTE}")?;
+    }
+    let mut table = new_table(&SURVEY_COLUMNS);
     let mut capped = Vec::new();
     for r in &survey.rows {
         let p = &r.point;
@@ -80,21 +70,25 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             }
             None => p.concurrency.to_string(),
         };
-        let usd = |u: Option<f64>| u.map_or("-".into(), |u| format!("{u:.3}"));
+        let cells = BandedCells::of(p, r.band, h.shape.output_tokens);
         table.add_row(vec![
             r.chip.clone(),
             r.dtypes.brief(),
             layout(&r.layout),
             prefill_cell(r),
             conc,
-            human(p.ttft_s, "s"),
-            human(p.tpot_s, "s"),
-            human(p.e2e_s, "s"),
-            three_significant(p.tokens_per_s_per_user),
-            number(p.output_tokens_per_s_per_chip),
-            three_significant(p.requests_per_s),
-            usd(p.cloud_usd_per_million_tokens),
-            usd(p.tco_usd_per_million_tokens),
+            cells.ttft,
+            cells.tpot,
+            cells.e2e,
+            cells.per_user,
+            cells.per_chip,
+            banded_rate(
+                p.requests_per_s,
+                three_significant(p.requests_per_s),
+                cells.whole,
+            ),
+            usd(p.cloud_usd_per_million_tokens, cells.whole),
+            usd(p.tco_usd_per_million_tokens, cells.whole),
             human(p.footprint_bytes, "B"),
             human(p.usable_bytes - p.footprint_bytes, "B"),
         ]);
@@ -222,6 +216,12 @@ fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader) -> io::Result<()> {
         write!(out, ", TPOT at most {}", human(t, "s"))?;
     }
     writeln!(out)?;
+    if slo.conservative {
+        writeln!(
+            out,
+            "conservative: TTFT and TPOT within their bounds at the high end of their 80% bands, each instance's requests/s at the low end of its band (the simulation at the rate and bounds that asks of the predicted steps)"
+        )?;
+    }
     writeln!(
         out,
         "per chip and types the cheapest layout, within one node or over 2 to 16 ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
@@ -282,23 +282,13 @@ fn write_fleet_table(
     entries: &[FleetEntry],
 ) -> io::Result<()> {
     write_fleet_header(out, h)?;
-    let mut table = new_table(&[
-        "chip",
-        "weight/act/kv",
-        "layout",
-        "instances",
-        "prefill",
-        "chips",
-        "conc",
-        "TTFT",
-        "TPOT",
-        "tok/s/chip",
-        "simulated p90 TTFT/TPOT",
-        "$/hour cloud",
-        "$/hour tco",
-        "$/M cloud",
-        "$/M tco",
-    ]);
+    if entries
+        .iter()
+        .any(|e| e.outcome.as_ref().is_ok_and(|f| f.band.is_some()))
+    {
+        writeln!(out, "{BAND_NOTE}")?;
+    }
+    let mut table = new_table(&FLEET_COLUMNS);
     let usd = |u: Option<f64>, digits: usize| u.map_or("-".into(), |u| format!("{u:.digits$}"));
     let mut infeasible = Vec::new();
     for e in entries {
@@ -307,6 +297,7 @@ fn write_fleet_table(
             continue;
         };
         let p = &f.point;
+        let cells = BandedCells::of(p, f.band, f.output_tokens);
         table.add_row(vec![
             e.chip.clone(),
             e.dtypes.brief(),
@@ -315,9 +306,9 @@ fn write_fleet_table(
             fleet_prefill(f),
             f.chips.to_string(),
             format!("{} of {}", p.concurrency, f.max_concurrency),
-            human(p.ttft_s, "s"),
-            human(p.tpot_s, "s"),
-            number(p.output_tokens_per_s_per_chip),
+            cells.ttft,
+            cells.tpot,
+            cells.per_chip,
             simulated(f),
             usd(f.cloud_usd_per_hour, 2),
             usd(f.tco_usd_per_hour, 2),
@@ -355,122 +346,86 @@ fn write_fleet_table(
     Ok(())
 }
 
-/// Serving rows priced by the steady state: each row, then the errors (a table), the rows
-/// (CSV), or both under `serving_cases` and `serving_errors` (JSON, for merging into the
-/// step rows' report).
-pub fn write_serving_validation(
-    out: &mut dyn Write,
-    outcomes: &[ServingOutcome],
-    stats: &[ErrorStats],
-    format: Format,
-) -> io::Result<()> {
-    let rows: Vec<ServingCaseRow> = outcomes.iter().map(ServingCaseRow).collect();
-    match format {
-        Format::Table => super::for_terminal(out, |t| serving_validation_table(t, outcomes, stats)),
-        Format::Csv | Format::CsvRaw => super::rows::write_rows(
-            out,
-            rows.iter().map(|r| r as &dyn super::rows::Row),
-            format.csv_text(),
-        ),
-        Format::Json => {
-            let value = serde_json::json!({
-                "serving_cases": rows.iter().map(|r| super::rows::json_value(r)).collect::<Vec<_>>(),
-                "serving_errors": stats.iter().map(|s| super::rows::json_value(&super::rows::StatsRow(s))).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer_pretty(&mut *out, &value)?;
-            writeln!(out)
+const SURVEY_COLUMNS: [&str; 15] = [
+    "chip",
+    "weight/act/kv",
+    "layout",
+    "prefill",
+    "conc",
+    "TTFT",
+    "TPOT",
+    "e2e",
+    "tok/s/user",
+    "tok/s/chip",
+    "req/s",
+    "$/M cloud",
+    "$/M tco",
+    "memory",
+    "headroom",
+];
+
+const FLEET_COLUMNS: [&str; 15] = [
+    "chip",
+    "weight/act/kv",
+    "layout",
+    "instances",
+    "prefill",
+    "chips",
+    "conc",
+    "TTFT",
+    "TPOT",
+    "tok/s/chip",
+    "simulated p90 TTFT/TPOT",
+    "$/hour cloud",
+    "$/hour tco",
+    "$/M cloud",
+    "$/M tco",
+];
+
+/// What the brackets after a serving number are.
+const BAND_NOTE: &str = "(low-high): the 80% band of expected mode, from the measured set's cross-validated errors: TTFT the prefill band's, TPOT and tok/s/user the decode band's, e2e and the rates and costs that follow from it the request band's";
+
+/// A point's times and rates as a table shows them, each with its 80 % band in brackets
+/// (`43.8 ms (41-50)`) where it has one.
+struct BandedCells {
+    ttft: String,
+    tpot: String,
+    e2e: String,
+    per_user: String,
+    per_chip: String,
+    /// The band of a whole request (e2e), which its rates and costs follow.
+    whole: Option<Band>,
+}
+
+impl BandedCells {
+    fn of(p: &ServingPoint, band: Option<ServingBand>, output_tokens: u64) -> BandedCells {
+        let whole = band.map(|b| b.e2e(p, output_tokens));
+        let decode = band.map(|b| b.decode);
+        BandedCells {
+            ttft: banded_time(p.ttft_s, band.map(|b| b.prefill)),
+            tpot: banded_time(p.tpot_s, decode),
+            e2e: banded_time(p.e2e_s, whole),
+            per_user: banded_rate(
+                p.tokens_per_s_per_user,
+                three_significant(p.tokens_per_s_per_user),
+                decode,
+            ),
+            per_chip: banded_rate(
+                p.output_tokens_per_s_per_chip,
+                number(p.output_tokens_per_s_per_chip),
+                whole,
+            ),
+            whole,
         }
     }
 }
 
-/// One serving row as CSV or JSON.
-struct ServingCaseRow<'a>(&'a ServingOutcome);
-
-impl super::rows::Row for ServingCaseRow<'_> {
-    fn visit(&self, f: &mut dyn FnMut(&str, super::rows::Value<'_>)) {
-        use super::rows::Value;
-        let (o, c) = (self.0, &self.0.case);
-        f("id", Value::Text(&c.id));
-        f("chip", Value::Text(&c.chip));
-        f("workload", Value::Text(&c.workload));
-        f("input_tokens", Value::Int(c.request.0));
-        f("output_tokens", Value::Int(c.request.1));
-        f("chips", Value::Int(c.tp));
-        f(
-            "concurrency",
-            o.concurrency.map_or(Value::Empty, Value::Int),
-        );
-        f("metric", Value::Text(c.metric.name()));
-        f("measured", Value::Num(c.measured));
-        f("predicted", o.predicted.as_ref().ok().copied().into());
-        f("error", o.error().into());
-        f("source", Value::Text(&c.source));
-        f(
-            "note",
-            Value::Text(o.predicted.as_ref().err().map_or("", String::as_str)),
-        );
+/// Dollars per million tokens to three decimals, with the band a cost per token has: that
+/// of the time the tokens take.
+fn usd(usd: Option<f64>, band: Option<Band>) -> String {
+    match (usd, band) {
+        (None, _) => "-".into(),
+        (Some(u), None) => format!("{u:.3}"),
+        (Some(u), Some(b)) => format!("{u:.3} {}", ends(1.0, b.time(u))),
     }
-}
-
-fn serving_validation_table(
-    out: &mut dyn Write,
-    outcomes: &[ServingOutcome],
-    stats: &[ErrorStats],
-) -> io::Result<()> {
-    writeln!(
-        out,
-        "serving rows: the steady state (continuous batching) at each row's requests in flight; a rate is served at the fewest in flight that keep up with it, `rate=inf` at the most that fit (at most {ALL_AT_ONCE_MOST})"
-    )?;
-    let mut table = new_table(&[
-        "id",
-        "chip",
-        "workload",
-        "in/out",
-        "chips",
-        "conc",
-        "metric",
-        "measured",
-        "predicted",
-        "error",
-    ]);
-    for o in outcomes {
-        let c = &o.case;
-        let (predicted, error) = match (&o.predicted, o.error()) {
-            (Ok(p), Some(e)) => (three_significant(*p), format!("{:+.1}%", e * 100.0)),
-            (Err(why), _) => ("-".into(), format!("skipped: {why}")),
-            _ => ("-".into(), "-".into()),
-        };
-        table.add_row(vec![
-            c.id.clone(),
-            c.chip.clone(),
-            c.workload.clone(),
-            format!("{}/{}", c.request.0, c.request.1),
-            c.tp.to_string(),
-            o.concurrency.map_or("-".into(), |c| c.to_string()),
-            c.metric.name().into(),
-            three_significant(c.measured),
-            predicted,
-            error,
-        ]);
-    }
-    align_right(&mut table, 3);
-    writeln!(out, "{table}")?;
-    let mut errors = new_table(&[
-        "group",
-        "rows",
-        "median |error|",
-        "p90 |error|",
-        "signed median",
-    ]);
-    for s in stats {
-        errors.add_row(vec![
-            s.group.clone(),
-            s.cases.to_string(),
-            format!("{:.1}%", s.median_abs * 100.0),
-            format!("{:.1}%", s.p90_abs * 100.0),
-            format!("{:+.1}%", s.signed_median * 100.0),
-        ]);
-    }
-    align_right(&mut errors, 1);
-    writeln!(out, "{errors}")
 }

@@ -2,17 +2,19 @@
 
 use std::io::{self, Write};
 
+use super::band::{banded_time_ends, ends};
 use super::rows::{Row, Shape, Value};
 use super::table::{align_right, new_table};
 use super::{write_list, Format};
 use crate::base::units::{human, three_significant};
-use crate::study::simulate::SimReport;
+use crate::study::simulate::{Percentiles, SimBand, SimReport};
 
 /// The run as one row: units in the column names, raw SI values.
 struct SimRow<'a> {
     workload: &'a str,
     chip: &'a str,
     r: &'a SimReport,
+    band: Option<&'a SimBand>,
 }
 
 impl Row for SimRow<'_> {
@@ -34,18 +36,25 @@ impl Row for SimRow<'_> {
         f("kv_blocks", Value::Int(r.kv_blocks));
         f("requests", Value::Int(r.requests));
         f("finished", Value::Int(r.finished));
-        for (name, p) in [("ttft", &r.ttft), ("tpot", &r.tpot), ("e2e", &r.e2e)] {
-            f(&format!("{name}_mean_s"), Value::Num(p.mean_s));
-            f(&format!("{name}_p50_s"), Value::Num(p.p50_s));
-            f(&format!("{name}_p90_s"), Value::Num(p.p90_s));
-            f(&format!("{name}_p99_s"), Value::Num(p.p99_s));
+        // Each figure, then its band's ends (`ttft_p90_low_s`): a time's low end is the fast
+        // run's, a rate's the slow run's.
+        let (fast, slow) = (self.band.map(|b| &b.fast), self.band.map(|b| &b.slow));
+        let mut banded = |name: &str, unit: &str, get: &dyn Fn(&SimReport) -> f64, rate: bool| {
+            f(&format!("{name}{unit}"), Value::Num(get(r)));
+            let (low, high) = if rate { (slow, fast) } else { (fast, slow) };
+            f(&format!("{name}_low{unit}"), low.map(get).into());
+            f(&format!("{name}_high{unit}"), high.map(get).into());
+        };
+        for (name, p) in PERCENTILES {
+            banded(&format!("{name}_mean"), "_s", &|r| p(r).mean_s, false);
+            banded(&format!("{name}_p50"), "_s", &|r| p(r).p50_s, false);
+            banded(&format!("{name}_p90"), "_s", &|r| p(r).p90_s, false);
+            banded(&format!("{name}_p99"), "_s", &|r| p(r).p99_s, false);
         }
-        f("output_tokens_per_s", Value::Num(r.output_tokens_per_s));
-        f(
-            "output_tokens_per_s_per_chip",
-            Value::Num(r.output_tokens_per_s_per_chip),
-        );
-        f("requests_per_s", Value::Num(r.requests_per_s));
+        banded("output_tokens_per_s", "", &|r| r.output_tokens_per_s, true);
+        let per_chip = |r: &SimReport| r.output_tokens_per_s_per_chip;
+        banded("output_tokens_per_s_per_chip", "", &per_chip, true);
+        banded("requests_per_s", "", &|r| r.requests_per_s, true);
         f("max_ttft_s", r.slo.max_ttft_s.into());
         f("max_tpot_s", r.slo.max_tpot_s.into());
         f("goodput_requests_per_s", r.goodput_requests_per_s.into());
@@ -63,13 +72,22 @@ impl Row for SimRow<'_> {
     }
 }
 
-/// Writes a simulated run of `workload` on `chip`; `title` is the table's first line.
+/// The latencies a run reports percentiles of.
+type Latency = fn(&SimReport) -> &Percentiles;
+const PERCENTILES: [(&str, Latency); 3] = [
+    ("ttft", |r| &r.ttft),
+    ("tpot", |r| &r.tpot),
+    ("e2e", |r| &r.e2e),
+];
+
+/// Writes a simulated run of `workload` on `chip` and its band (expected mode); `title` is
+/// the table's first line.
 pub fn write_simulate(
     out: &mut dyn Write,
     workload: &str,
     chip: &str,
     title: &str,
-    report: &SimReport,
+    (report, band): (&SimReport, Option<&SimBand>),
     format: Format,
     shape: &Shape,
 ) -> io::Result<()> {
@@ -77,11 +95,85 @@ pub fn write_simulate(
         workload,
         chip,
         r: report,
+        band,
     }];
-    write_list(out, &rows, format, shape, |t| write_table(t, title, report))
+    write_list(out, &rows, format, shape, |t| {
+        write_table(t, title, report, band)
+    })
 }
 
-fn write_table(out: &mut dyn Write, title: &str, r: &SimReport) -> io::Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    title: &str,
+    r: &SimReport,
+    band: Option<&SimBand>,
+) -> io::Result<()> {
+    write_header(out, title, r, band.is_some())?;
+    let ms = |s: f64| human(s, "s");
+    // A percentile with its band: each end from the run at that end of the steps' bands.
+    let time = |get: &dyn Fn(&SimReport) -> f64| match band {
+        Some(b) => banded_time_ends(get(r), (get(&b.fast), get(&b.slow))),
+        None => ms(get(r)),
+    };
+    let pct = |p: Latency| {
+        let at = |q: fn(&Percentiles) -> f64| time(&|r: &SimReport| q(p(r)));
+        format!(
+            "{} / {} / {}",
+            at(|p| p.p50_s),
+            at(|p| p.p90_s),
+            at(|p| p.p99_s)
+        )
+    };
+    let rate = |get: fn(&SimReport) -> f64| {
+        let shown = three_significant(get(r));
+        match band {
+            Some(b) => format!("{shown} {}", ends(1.0, (get(&b.slow), get(&b.fast)))),
+            None => shown,
+        }
+    };
+    let mut table = new_table(&[]);
+    let mut add = |k: &str, v: String| {
+        table.add_row(vec![k.to_owned(), v]);
+    };
+    add(
+        "requests finished",
+        format!("{} of {}", r.finished, r.requests),
+    );
+    add("TTFT p50 / p90 / p99", pct(PERCENTILES[0].1));
+    add("TPOT p50 / p90 / p99", pct(PERCENTILES[1].1));
+    add("e2e p50 / p90 / p99", pct(PERCENTILES[2].1));
+    add("output tokens/s", rate(|r| r.output_tokens_per_s));
+    add(
+        "output tokens/s per chip",
+        rate(|r| r.output_tokens_per_s_per_chip),
+    );
+    add("requests/s", rate(|r| r.requests_per_s));
+    if let (Some(g), Some(share)) = (r.goodput_requests_per_s, r.goodput_share) {
+        add(
+            "goodput (meets the SLOs)",
+            format!(
+                "{} requests/s ({:.1}%)",
+                three_significant(g),
+                share * 100.0
+            ),
+        );
+    }
+    add("mean batch", three_significant(r.mean_batch));
+    add("preemptions", r.preemptions.to_string());
+    add("iterations", r.iterations.to_string());
+    add("simulated", ms(r.simulated_s));
+    let queue = match (r.stable, r.capped) {
+        (true, _) => "stable",
+        (false, true) => "unstable (stopped at the time or iteration cap)",
+        (false, false) => "unstable (arrivals outpace completions, the queue grows)",
+    };
+    add("queue", queue.to_owned());
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")
+}
+
+/// The title, what the run assumes, and what the brackets are where it has a band.
+fn write_header(out: &mut dyn Write, title: &str, r: &SimReport, banded: bool) -> io::Result<()> {
     writeln!(out, "{title}")?;
     writeln!(
         out,
@@ -108,47 +200,11 @@ fn write_table(out: &mut dyn Write, title: &str, r: &SimReport) -> io::Result<()
             r.chips - r.prefill_instances as u64 * r.prefill_chips_per_instance,
         )?;
     }
-    let ms = |s: f64| human(s, "s");
-    let pct = |p: &crate::study::simulate::Percentiles| {
-        format!("{} / {} / {}", ms(p.p50_s), ms(p.p90_s), ms(p.p99_s))
-    };
-    let mut table = new_table(&[]);
-    let mut add = |k: &str, v: String| {
-        table.add_row(vec![k.to_owned(), v]);
-    };
-    add(
-        "requests finished",
-        format!("{} of {}", r.finished, r.requests),
-    );
-    add("TTFT p50 / p90 / p99", pct(&r.ttft));
-    add("TPOT p50 / p90 / p99", pct(&r.tpot));
-    add("e2e p50 / p90 / p99", pct(&r.e2e));
-    add("output tokens/s", three_significant(r.output_tokens_per_s));
-    add(
-        "output tokens/s per chip",
-        three_significant(r.output_tokens_per_s_per_chip),
-    );
-    add("requests/s", three_significant(r.requests_per_s));
-    if let (Some(g), Some(share)) = (r.goodput_requests_per_s, r.goodput_share) {
-        add(
-            "goodput (meets the SLOs)",
-            format!(
-                "{} requests/s ({:.1}%)",
-                three_significant(g),
-                share * 100.0
-            ),
-        );
+    if banded {
+        writeln!(
+            out,
+            "(low-high): the 80% band of expected mode, the same arrivals simulated with every iteration at each end of its step's band (decode or prefill)"
+        )?;
     }
-    add("mean batch", three_significant(r.mean_batch));
-    add("preemptions", r.preemptions.to_string());
-    add("iterations", r.iterations.to_string());
-    add("simulated", ms(r.simulated_s));
-    let queue = match (r.stable, r.capped) {
-        (true, _) => "stable",
-        (false, true) => "unstable (stopped at the time or iteration cap)",
-        (false, false) => "unstable (arrivals outpace completions, the queue grows)",
-    };
-    add("queue", queue.to_owned());
-    align_right(&mut table, 1);
-    writeln!(out, "{table}")
+    Ok(())
 }

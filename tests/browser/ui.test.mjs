@@ -117,9 +117,29 @@ test("changing batch re-renders the table with the numbers `stepcost run` prints
     compared++;
   }
   assert.ok(compared >= 15, `${compared} columns compared`);
-  // The table's text is the run's number to 4 significant digits.
+  // The table's text is the run's number to 4 significant digits, then its 80 % band in the
+  // same scale, two significant digits (whole from 10 up).
   const text = await page.textContent('#table tr[data-key="tokens_per_s"] td');
-  assert.equal(text, run.tokens_per_s.toPrecision(4));
+  const two = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2));
+  assert.equal(text, `${run.tokens_per_s.toPrecision(4)} (${two(run.tokens_per_s_low)}-${two(run.tokens_per_s_high)})`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("expected mode shows each step's 80 % band after it, roofline mode none", async () => {
+  const page = await open("/?workload=llama-3.1-8b&chips=h200");
+  const run = JSON.parse(cli(await page.textContent("#command"), ["--format", "json"]));
+  const step = await page.textContent('#table tr[data-key="step_time_us"] td');
+  // Milliseconds: the band's ends in ms, two significant digits.
+  const ms = (us) => { const x = us / 1e3; return x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2); };
+  assert.ok(run.step_time_us >= 1e3 && run.step_time_us < 1e6, `${run.step_time_us} us`);
+  assert.ok(step.endsWith(` ms (${ms(run.step_time_low_us)}-${ms(run.step_time_high_us)})`), step);
+  for (const key of ["tokens_per_s", "ms_per_token", "tokens_per_s_per_chip"]) {
+    assert.match(await page.textContent(`#table tr[data-key="${key}"] td`), / \([\d.]+-[\d.]+\)$/, key);
+  }
+  await changed(page, () => page.selectOption("#mode", "roofline"));
+  assert.equal(await page.locator("#table .band").count(), 0);
+  assert.doesNotMatch(await page.textContent("#table"), /\([\d.]+-[\d.]+\)/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

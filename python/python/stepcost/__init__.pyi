@@ -134,5 +134,6 @@ def plan(
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     sort: str = "cost",
+    conservative: bool = False,
     include_unfit: bool = False,
 ) -> pyarrow.Table: ...

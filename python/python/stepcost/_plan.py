@@ -21,13 +21,17 @@ def plan(
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     sort: str = "cost",
+    conservative: bool = False,
     include_unfit: bool = False,
 ):
     """Per chip and choice of types (``dtypes`` maps a key to a list of formats; by default
     the checkpoint's, bf16 and fp8 weights), the cheapest parallel layout within one node at
     the largest batch that fits and meets ``max_ms_per_token``, ranked by ``sort``
     (``"cost"``, ``"chips"`` or ``"latency"``); with ``target_tokens_per_s``, the chips that
-    target needs. A ``pyarrow.Table`` of the rows of ``stepcost plan --format csv``.
+    target needs. ``conservative`` plans on the slow end of each step's 80 % band (expected
+    mode; roofline mode, a ceiling, has none and raises ``InputError``), as ``plan
+    --conservative``. A ``pyarrow.Table`` of the rows of ``stepcost plan --format csv``, the
+    band's ``step_time_low_us`` and ``step_time_high_us`` among them (empty in roofline mode).
 
     >>> t = plan("llama-3.1-70b", ["h200", "b200"], max_ms_per_token=50)
     >>> t.column("chip").to_pylist()[0], t.column("layout").to_pylist()[0]
@@ -47,6 +51,7 @@ def plan(
         mode=mode,
         memory_utilization=memory_utilization,
         sort=sort,
+        conservative=conservative,
         include_unfit=include_unfit,
     )
     return _table(_native.plan(args))

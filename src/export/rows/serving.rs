@@ -2,7 +2,9 @@
 //! state.
 
 use super::{Row, Value};
-use crate::study::serving::{Fleet, FleetEntry, RequestShape, ServingOptions, ServingRow, Slo};
+use crate::study::serving::{
+    Fleet, FleetEntry, RequestShape, ServingBand, ServingOptions, ServingPoint, ServingRow, Slo,
+};
 
 /// One steady-state point of `serving`.
 pub struct ServingCsvRow<'a> {
@@ -54,25 +56,8 @@ impl Row for ServingCsvRow<'_> {
             "capped_from",
             r.capped_from.map_or(Value::Empty, Value::Int),
         );
-        f("ttft_ms", Value::Num(p.ttft_s * 1e3));
-        f("tpot_ms", Value::Num(p.tpot_s * 1e3));
-        f("e2e_s", Value::Num(p.e2e_s));
-        f("tokens_per_s_per_user", Value::Num(p.tokens_per_s_per_user));
-        f("output_tokens_per_s", Value::Num(p.output_tokens_per_s));
-        f(
-            "output_tokens_per_s_per_chip",
-            Value::Num(p.output_tokens_per_s_per_chip),
-        );
-        f("requests_per_s", Value::Num(p.requests_per_s));
-        f(
-            "cloud_usd_per_million_tokens",
-            p.cloud_usd_per_million_tokens.into(),
-        );
-        f(
-            "tco_usd_per_million_tokens",
-            p.tco_usd_per_million_tokens.into(),
-        );
-        f("tokens_per_kwh", p.tokens_per_kwh.into());
+        let ends = (r.band).map(|b| Ends::of(b, p, self.shape.output_tokens));
+        visit_banded(p, ends.as_ref(), f);
         f("chunks_per_prompt", Value::Int(p.chunks_per_prompt));
         f("prompts_per_iteration", Value::Num(p.prompts_per_iteration));
         f("footprint_bytes", Value::Num(p.footprint_bytes));
@@ -122,17 +107,9 @@ impl Row for FleetCsvRow<'_> {
         f("chips", int(|x| x.chips));
         f("concurrency", int(|x| x.point.concurrency));
         f("max_concurrency", int(|x| x.max_concurrency));
-        f("ttft_ms", num(|x| x.point.ttft_s * 1e3));
-        f("tpot_ms", num(|x| x.point.tpot_s * 1e3));
-        f("e2e_s", num(|x| x.point.e2e_s));
-        f(
-            "requests_per_s_per_instance",
-            num(|x| x.point.requests_per_s),
-        );
-        f(
-            "output_tokens_per_s_per_chip",
-            num(|x| x.point.output_tokens_per_s_per_chip),
-        );
+        let point = fleet.map(|x| &x.point);
+        let ends = fleet.and_then(|x| Some(Ends::of(x.band?, &x.point, x.output_tokens)));
+        visit_fleet_banded(point, ends.as_ref(), f);
         let sim = fleet.and_then(|x| x.simulated);
         f(
             "simulated_ttft_p90_ms",
@@ -190,4 +167,121 @@ fn visit_prefill_pool(fleet: Option<&Fleet>, f: &mut dyn FnMut(&str, Value<'_>))
         "prefill_chips",
         int(|x| x.prefill_instances * x.prefill_chips_per_instance),
     );
+}
+
+/// A point at the fast and the slow ends of its 80 % band.
+struct Ends {
+    fast: ServingPoint,
+    slow: ServingPoint,
+}
+
+impl Ends {
+    fn of(band: ServingBand, p: &ServingPoint, output_tokens: u64) -> Ends {
+        Ends {
+            fast: band.at_end(p, output_tokens, false),
+            slow: band.at_end(p, output_tokens, true),
+        }
+    }
+}
+
+/// A number of a point and the ends of its band: `NAME_UNIT`, then `NAME_low_UNIT` and
+/// `NAME_high_UNIT` (a unit in the name stays last: `ttft_low_ms`; a rate or a cost whose
+/// name has no unit suffix ends with them: `requests_per_s_low`). A time's low end is the
+/// fast point's, a rate's the slow point's. Empty ends without a band (roofline mode).
+struct Banded {
+    name: &'static str,
+    unit: &'static str,
+    get: fn(&ServingPoint) -> Option<f64>,
+    rate: bool,
+}
+
+const fn time(
+    name: &'static str,
+    unit: &'static str,
+    get: fn(&ServingPoint) -> Option<f64>,
+) -> Banded {
+    Banded {
+        name,
+        unit,
+        get,
+        rate: false,
+    }
+}
+
+const fn rate(name: &'static str, get: fn(&ServingPoint) -> Option<f64>) -> Banded {
+    Banded {
+        name,
+        unit: "",
+        get,
+        rate: true,
+    }
+}
+
+impl Banded {
+    fn visit(
+        &self,
+        p: Option<&ServingPoint>,
+        ends: Option<&Ends>,
+        f: &mut dyn FnMut(&str, Value<'_>),
+    ) {
+        let (name, unit) = (self.name, self.unit);
+        f(&format!("{name}{unit}"), p.and_then(self.get).into());
+        let (low, high) = match ends {
+            Some(e) if self.rate => (Some(&e.slow), Some(&e.fast)),
+            Some(e) => (Some(&e.fast), Some(&e.slow)),
+            None => (None, None),
+        };
+        f(&format!("{name}_low{unit}"), low.and_then(self.get).into());
+        f(
+            &format!("{name}_high{unit}"),
+            high.and_then(self.get).into(),
+        );
+    }
+}
+
+/// The banded numbers of a serving row, in its column order.
+const SERVING_BANDED: [Banded; 10] = [
+    time("ttft", "_ms", |p| Some(p.ttft_s * 1e3)),
+    time("tpot", "_ms", |p| Some(p.tpot_s * 1e3)),
+    time("e2e", "_s", |p| Some(p.e2e_s)),
+    rate("tokens_per_s_per_user", |p| Some(p.tokens_per_s_per_user)),
+    rate("output_tokens_per_s", |p| Some(p.output_tokens_per_s)),
+    rate("output_tokens_per_s_per_chip", |p| {
+        Some(p.output_tokens_per_s_per_chip)
+    }),
+    rate("requests_per_s", |p| Some(p.requests_per_s)),
+    time("cloud_usd_per_million_tokens", "", |p| {
+        p.cloud_usd_per_million_tokens
+    }),
+    time("tco_usd_per_million_tokens", "", |p| {
+        p.tco_usd_per_million_tokens
+    }),
+    rate("tokens_per_kwh", |p| p.tokens_per_kwh),
+];
+
+fn visit_banded(p: &ServingPoint, ends: Option<&Ends>, f: &mut dyn FnMut(&str, Value<'_>)) {
+    for b in &SERVING_BANDED {
+        b.visit(Some(p), ends, f);
+    }
+}
+
+/// The banded numbers of a fleet row: its instance's point (costs are the fleet's own).
+const FLEET_BANDED: [Banded; 5] = [
+    time("ttft", "_ms", |p| Some(p.ttft_s * 1e3)),
+    time("tpot", "_ms", |p| Some(p.tpot_s * 1e3)),
+    time("e2e", "_s", |p| Some(p.e2e_s)),
+    rate("requests_per_s_per_instance", |p| Some(p.requests_per_s)),
+    rate("output_tokens_per_s_per_chip", |p| {
+        Some(p.output_tokens_per_s_per_chip)
+    }),
+];
+
+fn visit_fleet_banded(
+    p: Option<&ServingPoint>,
+    ends: Option<&Ends>,
+    f: &mut dyn FnMut(&str, Value<'_>),
+) {
+    for b in &FLEET_BANDED {
+        b.visit(p, ends, f);
+    }
 }

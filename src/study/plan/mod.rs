@@ -11,7 +11,7 @@ use crate::base::types::{TypeKey, Types};
 use crate::engine::chip::Chip;
 use crate::engine::cost::{CostView, Costing};
 use crate::engine::price::{price_step, KernelCost, StepSummary};
-use crate::engine::scenario::Scenario;
+use crate::engine::scenario::{Mode, Scenario};
 use crate::engine::workload::{Evaluation, Workload};
 use crate::study::band::{self, Band};
 
@@ -156,6 +156,9 @@ pub fn plan(
     request: &PlanRequest,
 ) -> Result<Vec<PlanEntry>, Error> {
     let batch = workload.require(ScenarioParam::Batch, "there is no batch to plan")?;
+    if request.conservative && request.scenario.mode == Mode::Roofline {
+        return Err(Error::NoBand);
+    }
     if request.sort == PlanSort::Chips && request.target_tokens_per_s.is_none() {
         return Err(Error::value(
             "ranking by chips needs a target: give --target-tokens-per-s N (without one, each \

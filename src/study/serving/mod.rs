@@ -28,6 +28,7 @@
 //! attention is linear in the context, so means price sums exactly. At `C = 1` this is a
 //! request priced alone: a prefill, then `O - 1` decode steps.
 
+mod band;
 mod checked;
 mod disagg;
 mod frontier;
@@ -42,6 +43,7 @@ use crate::engine::chip::Chip;
 use crate::engine::cost::{CostView, StepCost};
 use crate::engine::price::{Iteration, IterationPricer, StepSummary};
 
+pub use band::ServingBand;
 pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
 pub use disagg::{kv_transfer_s, PrefillPool, SequenceBytes};
 pub use frontier::frontier;

@@ -10,13 +10,14 @@ use serde::Serialize;
 use super::checked::{check_fleet, Simulated};
 use super::pools::{check_prefill_sets, prefill_pools, price_way, ways, PrefillOption, Way};
 use super::survey::{servable, serve_layouts, Layout, NO_PREFILL_POOL};
-use super::Server;
 use super::{Disagg, ServingError, ServingPoint, ServingQuery};
+use super::{Server, ServingBand};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::cost::CostView;
+use crate::engine::scenario::Mode;
 use crate::engine::workload::Workload;
 
 /// The fleet's targets.
@@ -28,6 +29,9 @@ pub struct Slo {
     pub max_ttft_s: Option<f64>,
     /// Most time per output token after the first.
     pub max_tpot_s: Option<f64>,
+    /// Whether the bounds and the rate hold at the slow end of each number's 80 % band
+    /// (expected mode): [`Slo::at_slow_end`].
+    pub conservative: bool,
 }
 
 impl Slo {
@@ -55,7 +59,35 @@ impl Slo {
             rate_per_s,
             max_ttft_s,
             max_tpot_s,
+            conservative: false,
         })
+    }
+
+    /// The same targets, met at the slow end of each number's band where `conservative`.
+    pub fn with_conservative(self, conservative: bool) -> Slo {
+        Slo {
+            conservative,
+            ..self
+        }
+    }
+
+    /// The targets a point's predicted numbers must meet for its numbers at the slow end of
+    /// `band` to meet these: TTFT times the prefill band's high end within the TTFT bound,
+    /// TPOT times the decode band's within the TPOT bound, and the rate served at requests/s
+    /// over the request band's high end (over the larger of the other two where there is no
+    /// request band: a whole request is made of its prefill and its decode). The same
+    /// targets where the plan is not conservative or there is no band.
+    pub fn at_slow_end(&self, band: Option<ServingBand>) -> Slo {
+        let Some(b) = band.filter(|_| self.conservative) else {
+            return *self;
+        };
+        let rate = (b.request).map_or(b.prefill.high.max(b.decode.high), |r| r.high);
+        Slo {
+            rate_per_s: self.rate_per_s * rate,
+            max_ttft_s: self.max_ttft_s.map(|t| t / b.prefill.high),
+            max_tpot_s: self.max_tpot_s.map(|t| t / b.decode.high),
+            conservative: false,
+        }
     }
 
     /// Whether `p` meets both bounds.
@@ -105,6 +137,9 @@ pub struct Fleet {
     /// The simulation of one instance at its share of the rate (prefill together), or of
     /// the whole fleet (prefill apart).
     pub simulated: Option<Simulated>,
+    /// The 80 % band of its point's times and rates (none in roofline mode).
+    #[serde(skip)]
+    pub band: Option<ServingBand>,
 }
 
 /// One chip and choice of types: its cheapest fleet, or why none meets the targets.
@@ -126,8 +161,15 @@ pub fn plan_fleet(
 ) -> Result<Vec<FleetEntry>, Error> {
     servable(workload)?;
     check_prefill_sets(workload, query)?;
+    if slo.conservative && query.scenario.mode == Mode::Roofline {
+        return Err(Error::NoBand);
+    }
     let mut entries = Vec::new();
     for chip in chips {
+        let band = ServingBand::of(query.scenario.mode, chip.family());
+        // A conservative plan searches on the targets its predicted numbers must meet; its
+        // costs are those of the rate asked for.
+        let targets = slo.at_slow_end(band);
         for dtypes in &query.dtype_choices {
             let pools = prefill_pools(workload, chip, *dtypes, query)?;
             let mut best: Option<Fleet> = None;
@@ -144,14 +186,16 @@ pub fn plan_fleet(
                     }
                 };
                 for way in ways(query.disagg, &pools) {
-                    match fleet_at(server, query, slo, way, &pools) {
+                    match fleet_at(server, query, &targets, way, &pools) {
                         Ok(Some(at)) => {
                             let pool = match way {
                                 Way::Together => None,
                                 Way::Apart(i) => Some(&pools[i]),
                             };
                             let tokens = query.shape.output_tokens;
-                            let fleet = make_fleet(chip, *dtypes, layout, pool, at, slo, tokens);
+                            let mut fleet =
+                                make_fleet(chip, *dtypes, layout, pool, at, &targets, tokens);
+                            fleet.band = band;
                             if best.as_ref().is_none_or(|b| cheaper(&fleet, b, view)) {
                                 best = Some(fleet);
                             }
@@ -163,7 +207,8 @@ pub fn plan_fleet(
                 ControlFlow::Continue(())
             })?;
             if let Some(fleet) = best.as_mut() {
-                check_fleet(workload, chip, query, slo, fleet)?;
+                check_fleet(workload, chip, query, &targets, fleet)?;
+                fleet.set_instances(chip, fleet.instances, fleet.prefill_instances, slo);
             }
             entries.push(FleetEntry {
                 chip: chip.id().to_owned(),
@@ -274,6 +319,7 @@ fn make_fleet(
         tco_usd_per_million_tokens: None,
         point,
         simulated: None,
+        band: None,
     };
     fleet.set_instances(chip, instances, prefill_instances, slo);
     fleet
@@ -310,5 +356,35 @@ fn cheaper(a: &Fleet, b: &Fleet, view: CostView) -> bool {
     match (cost(a, view), cost(b, view)) {
         (Some(x), Some(y)) if x != y => x < y,
         _ => (a.chips, a.instances) < (b.chips, b.instances),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::band::Band;
+
+    #[test]
+    fn a_conservative_slo_asks_the_predicted_numbers_for_the_slow_end_s_margin() {
+        let band = |low: f64, high: f64| Band { low, high };
+        let mut bands = ServingBand {
+            prefill: band(0.8, 1.25),
+            decode: band(0.9, 1.6),
+            request: Some(band(0.9, 1.28)),
+        };
+        let slo = Slo::new(10.0, Some(0.5), Some(0.04)).unwrap();
+        // Not conservative, or no band (roofline mode): the targets as given.
+        assert_eq!(slo.at_slow_end(Some(bands)), slo);
+        let slo = slo.with_conservative(true);
+        assert_eq!(slo.at_slow_end(None), slo);
+        // TTFT 0.5 s over 1.25, TPOT 40 ms over 1.6, 10 requests/s times 1.28.
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} against {b}");
+        let t = slo.at_slow_end(Some(bands));
+        close(t.max_ttft_s.unwrap(), 0.4);
+        close(t.max_tpot_s.unwrap(), 0.025);
+        close(t.rate_per_s, 12.8);
+        // Without a request band, the slower of its parts' high ends: 1.6.
+        bands.request = None;
+        close(slo.at_slow_end(Some(bands)).rate_per_s, 16.0);
     }
 }

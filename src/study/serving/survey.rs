@@ -6,7 +6,9 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 
 use super::pools::{check_prefill_sets, prefill_pools, price_way, ways, PrefillOption, Way};
-use super::{frontier, KvLink, RequestShape, Server, ServingError, ServingOptions, ServingPoint};
+use super::{
+    frontier, KvLink, RequestShape, Server, ServingBand, ServingError, ServingOptions, ServingPoint,
+};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -96,6 +98,9 @@ pub struct ServingRow {
     /// The concurrency asked for, where memory capped it to the point's.
     pub capped_from: Option<u64>,
     pub point: ServingPoint,
+    /// The 80 % band of its times and rates (none in roofline mode).
+    #[serde(skip)]
+    pub band: Option<ServingBand>,
 }
 
 /// Why a chip, types and layout gave no row.
@@ -153,6 +158,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
                                     prefill_layout: prefill_name(way, &pools),
                                     capped_from,
                                     point,
+                                    band: ServingBand::of(query.scenario.mode, chip.family()),
                                 },
                             ));
                             return match query.layouts {

@@ -66,6 +66,32 @@ pub struct Clock<'a> {
     audit: Option<f64>,
     /// Steps priced by the pricer (cache misses, or every iteration when exact).
     pub steps_priced: u64,
+    /// What each iteration's time is multiplied by: one, or an end of its 80 % band.
+    scale: StepScale,
+}
+
+/// Multipliers of iteration times: a decode-only iteration's, and one carrying prompt tokens'
+/// (an end of the decode and of the prefill step's 80 % band).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepScale {
+    pub decode: f64,
+    pub prefill: f64,
+}
+
+impl StepScale {
+    /// Times as priced.
+    pub const ONE: StepScale = StepScale {
+        decode: 1.0,
+        prefill: 1.0,
+    };
+
+    fn of(&self, mix: &Mix) -> f64 {
+        if mix.prefill_tokens > 0 {
+            self.prefill
+        } else {
+            self.decode
+        }
+    }
 }
 
 impl<'a> Clock<'a> {
@@ -76,7 +102,13 @@ impl<'a> Clock<'a> {
             cache: HashMap::default(),
             audit: audit.then_some(0.0),
             steps_priced: 0,
+            scale: StepScale::ONE,
         }
+    }
+
+    /// The same clock, its iteration times multiplied by `scale`.
+    pub fn scaled(self, scale: StepScale) -> Clock<'a> {
+        Clock { scale, ..self }
     }
 
     /// The largest relative error of the cache against exact pricing over the iterations
@@ -92,6 +124,10 @@ impl<'a> Clock<'a> {
 
     /// One iteration's time.
     pub fn time_s(&mut self, mix: &Mix) -> Result<f64, Error> {
+        Ok(self.priced_s(mix)? * self.scale.of(mix))
+    }
+
+    fn priced_s(&mut self, mix: &Mix) -> Result<f64, Error> {
         if self.exact {
             return self.exact_s(mix);
         }

@@ -21,6 +21,7 @@
 //! sequence whatever its context, takes `state bytes / block bytes` of them, rounded up, from
 //! each sequence's admission (its first prompt chunk) until it finishes or is preempted.
 
+mod band;
 mod clock;
 mod instance;
 mod prefill;
@@ -35,6 +36,7 @@ use serde::Serialize;
 use crate::engine::scenario::Scenario;
 use crate::study::serving::KvLink;
 
+pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};

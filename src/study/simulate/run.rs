@@ -11,7 +11,7 @@ use crate::engine::scenario::Scenario;
 use crate::engine::workload::Workload;
 use crate::study::serving::{kv_transfer_s, SequenceBytes};
 
-use super::clock::{Clock, Mix};
+use super::clock::{Clock, Mix, StepScale};
 use super::instance::{Instance, Outcomes, BLOCK_TOKENS};
 use super::prefill::{PrefillInstance, Transfers};
 use super::report::report;
@@ -58,6 +58,17 @@ pub fn simulate(
     scenario: &Scenario,
     config: &SimConfig,
 ) -> Result<SimReport, Error> {
+    simulate_scaled(workload, chip, scenario, config, StepScale::ONE)
+}
+
+/// [`simulate`] with every iteration's time multiplied by `scale`.
+pub(super) fn simulate_scaled(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    config: &SimConfig,
+    scale: StepScale,
+) -> Result<SimReport, Error> {
     if config.instances == 0 {
         return Err(Error::value(
             "--instances: a run needs at least one instance",
@@ -84,7 +95,7 @@ pub fn simulate(
     let (prefill, prefill_setup) = match &config.prefill {
         None => (None, None),
         Some(apart) => {
-            let (side, s) = prefill_side(workload, chip, apart, config, &setup, &list)?;
+            let (side, s) = prefill_side(workload, chip, apart, config, &setup, &list, scale)?;
             (Some(side), Some(s))
         }
     };
@@ -106,7 +117,7 @@ pub fn simulate(
             finish_s: vec![f64::NAN; list.len()],
             finished: 0,
         },
-        clock,
+        clock: clock.scaled(scale),
         iterations: 0,
         prefill_iterations: 0,
         batch_sum: 0,
@@ -128,6 +139,7 @@ fn prefill_side<'a>(
     config: &SimConfig,
     decode: &Setup,
     list: &[Request],
+    scale: StepScale,
 ) -> Result<(PrefillSide<'a>, Setup), Error> {
     let pricer = IterationPricer::new(workload, chip, &apart.scenario)?;
     let mut clock = Clock::new(pricer, config.exact, config.audit);
@@ -146,7 +158,7 @@ fn prefill_side<'a>(
         instances: (0..apart.instances)
             .map(|_| PrefillInstance::new(setup.max_batched_tokens))
             .collect(),
-        clock,
+        clock: clock.scaled(scale),
         transfers: Transfers::default(),
         transfer_s,
         turn: 0,

@@ -65,13 +65,40 @@ function seconds(s) {
 const percent = (x) => `${significant(x * 100)}%`;
 const count = (x) => (Math.abs(x) >= 1e4 ? scaled(x, "") : Number.isInteger(x) ? String(x) : significant(x, 4));
 
-// The table's rows: label, column of the API's rows, how a value reads.
+// The 80 % band (expected mode) after a number, its ends in the scale the number is shown
+// in, to two significant digits (whole from 10 up), as the command line's tables write it:
+// "65.1 ms (60-81)". None where the row has no band (roofline mode).
+function ends(lo, hi, scale) {
+  const two = (x) => {
+    x /= scale;
+    return x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2);
+  };
+  return ` (${two(lo)}-${two(hi)})`;
+}
+const timeScale = (s) => (s >= 1 ? 1 : s >= 1e-3 ? 1e-3 : 1e-6);
+function countScale(x) {
+  let scale = 1;
+  if (Math.abs(x) < 1e4) return scale;
+  while (Math.abs(x) / scale >= 1000 && scale < 1e15) scale *= 1000;
+  return scale;
+}
+const banded = (row) => row.step_time_low_us !== null && row.step_time_low_us !== undefined;
+// A step-time band's multipliers, applied to another time (ms per token) or rate of the row.
+const timeBand = (row, v, scale) =>
+  ends(v * row.step_time_low_us / row.step_time_us, v * row.step_time_high_us / row.step_time_us, scale);
+const rateBand = (row, v) =>
+  ends(v * row.tokens_per_s_low / row.tokens_per_s, v * row.tokens_per_s_high / row.tokens_per_s, countScale(v));
+
+// The table's rows: label, column of the API's rows, how a value reads, and (where a number
+// has an 80 % band) how its band reads.
 const ROWS = [
-  ["step time", "step_time_us", (v) => seconds(v * 1e-6)],
+  ["step time", "step_time_us", (v) => seconds(v * 1e-6),
+    (row, v) => ends(row.step_time_low_us * 1e-6, row.step_time_high_us * 1e-6, timeScale(v * 1e-6))],
   ["on the roofline", "roofline_step_time_us", (v) => seconds(v * 1e-6)],
-  ["tokens per second", "tokens_per_s", count],
-  ["ms per output token", "ms_per_token", (v) => significant(v)],
-  ["tokens/s per chip", "tokens_per_s_per_chip", count],
+  ["tokens per second", "tokens_per_s", count,
+    (row, v) => ends(row.tokens_per_s_low, row.tokens_per_s_high, countScale(v))],
+  ["ms per output token", "ms_per_token", (v) => significant(v), (row, v) => timeBand(row, v, 1)],
+  ["tokens/s per chip", "tokens_per_s_per_chip", count, (row, v) => rateBand(row, v)],
   ["chips per replica", "chips_per_replica", count],
   ["USD per hour", "usd_per_hour", (v) => (v === null ? "no price" : significant(v))],
   ["USD per million tokens", "usd_per_million_tokens", (v) => (v === null ? "no price" : significant(v))],
@@ -212,7 +239,7 @@ function drawTable(compared) {
     head.append(th);
   }
   thead.replaceChildren(head);
-  tbody.replaceChildren(...ROWS.map(([label, key, shown]) => {
+  tbody.replaceChildren(...ROWS.map(([label, key, shown, band]) => {
     const tr = document.createElement("tr");
     const th = document.createElement("th");
     th.textContent = label;
@@ -224,6 +251,13 @@ function drawTable(compared) {
       td.dataset.chip = row.chip;
       td.dataset.value = JSON.stringify(v);
       td.textContent = v === undefined ? "" : shown(v);
+      if (band && typeof v === "number" && banded(row)) {
+        const span = document.createElement("span");
+        span.className = "band";
+        span.title = "80% band: the measured set's cross-validated errors";
+        span.textContent = band(row, v);
+        td.append(span);
+      }
       if (key === "fits") td.className = v ? "fits" : "unfit";
       tr.append(td);
     }
