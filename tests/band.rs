@@ -20,7 +20,7 @@ fn shipped() -> String {
 
 /// `(ln(measured / predicted time), source)` of the file's rows of `kind` and `family` (each
 /// if given), sorted by value; a row's source is its id up to the first `-`.
-fn residuals(kind: Option<&str>, family: Option<&str>) -> Vec<(f64, String)> {
+pub(crate) fn residuals(kind: Option<&str>, family: Option<&str>) -> Vec<(f64, String)> {
     let text = shipped();
     let rows = text.lines().filter(|l| !l.starts_with('#')).skip(1);
     let mut values: Vec<(f64, String)> = rows
@@ -38,7 +38,7 @@ fn residuals(kind: Option<&str>, family: Option<&str>) -> Vec<(f64, String)> {
 }
 
 /// How many sources `rows` come from.
-fn source_count(rows: &[(f64, String)]) -> usize {
+pub(crate) fn source_count(rows: &[(f64, String)]) -> usize {
     rows.iter().map(|r| &r.1).collect::<HashSet<_>>().len()
 }
 
@@ -46,7 +46,7 @@ fn source_count(rows: &[(f64, String)]) -> usize {
 /// `1/n`; its position is the middle of its weight in the running total, plus 1/2, over
 /// `sources + 1` (with one row per source, NumPy's `percentile(method="weibull")`); linear
 /// between positions, the end rows beyond them.
-fn percentile(rows: &[(f64, String)], p: f64) -> f64 {
+pub(crate) fn percentile(rows: &[(f64, String)], p: f64) -> f64 {
     let mut per_source: HashMap<&str, f64> = HashMap::new();
     for r in rows {
         *per_source.entry(&r.1).or_default() += 1.0;

@@ -1,36 +1,13 @@
 //! The 80 % band of serving numbers (`serving`, `plan --rate`) against the residual file's
 //! percentiles worked out here, and `plan --rate --conservative`.
 
-use std::path::Path;
-
-use stepcost::internals::band::parse_residuals;
-
+use crate::band::{percentile, residuals, source_count};
 use crate::common::{assert_close, cell, csv_rows, stepcost, succeeded};
 
-/// `ln(measured / predicted time)` of `validation/band.csv`'s rows of `kind` (of `family`
-/// where given; every kind's where `kind` is empty), sorted.
-fn residuals(kind: &str, family: Option<&str>) -> Vec<f64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/band.csv");
-    let file = parse_residuals(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut values: Vec<f64> = (file.iter())
-        .filter(|r| kind.is_empty() || r.kind.name() == kind)
-        .filter(|r| family.is_none_or(|f| r.family == f))
-        .map(|r| r.ln_time_ratio)
-        .collect();
-    values.sort_by(f64::total_cmp);
-    values
-}
-
-/// The band's multipliers `(exp q10, exp q90)`, the quantiles as NumPy's `percentile` takes
-/// them (linear between ranks).
-fn band(sorted: &[f64]) -> (f64, f64) {
-    let at = |p: f64| {
-        let h = (sorted.len() - 1) as f64 * p;
-        let (i, frac) = (h.floor() as usize, h - h.floor());
-        let next = sorted[(i + 1).min(sorted.len() - 1)];
-        (sorted[i] + frac * (next - sorted[i])).exp()
-    };
-    (at(0.1), at(0.9))
+/// The band's multipliers `(exp q10, exp q90)` of `rows`, each source weighing as one (as
+/// `tests/band.rs` works them out).
+fn band(rows: &[(f64, String)]) -> (f64, f64) {
+    (percentile(rows, 0.1).exp(), percentile(rows, 0.9).exp())
 }
 
 fn serving_csv(chip: &str, extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
@@ -52,15 +29,14 @@ fn serving_csv(chip: &str, extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
 
 #[test]
 fn serving_numbers_take_the_band_of_the_rows_that_measure_them() {
-    // H100 (Hopper): 9 prefill rows in all, under the 10 a band needs, so TTFT takes every
-    // row's band; 6 Hopper decode rows, so TPOT takes every decode row's; 7 Hopper request
-    // rows, so the whole request takes every request row's.
-    assert!(residuals("prefill", None).len() < 10);
-    assert!(residuals("decode", Some("nvidia-hopper")).len() < 10);
-    assert!(residuals("request", Some("nvidia-hopper")).len() < 10);
-    let all = band(&residuals("", None));
-    let decode = band(&residuals("decode", None));
-    let request = band(&residuals("request", None));
+    // H100 (Hopper): prefill, decode and request rows each come from fewer than the 9
+    // sources a band of their own needs, so TTFT and TPOT take every row's band, and the
+    // whole request, with no request band, its parts' (the same band at each end).
+    for kind in ["prefill", "decode", "request"] {
+        assert!(source_count(&residuals(Some(kind), None)) < 9, "{kind}");
+    }
+    let all = band(&residuals(None, None));
+    let (decode, request) = (all, all);
     let (header, rows) = serving_csv("h100-sxm", &[]);
     let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
     assert_close(num("ttft_low_ms"), num("ttft_ms") * all.0, 1e-9);
@@ -90,12 +66,11 @@ fn serving_numbers_take_the_band_of_the_rows_that_measure_them() {
         usd * request.1,
         1e-9,
     );
-    // MI300X (CDNA 3) has 10 request rows of its own: its family's band.
-    let cdna3 = residuals("request", Some("amd-cdna3"));
-    assert!(cdna3.len() >= 10);
+    // MI300X (CDNA 3): its request rows come from fewer than 9 sources too.
+    assert!(source_count(&residuals(Some("request"), Some("amd-cdna3"))) < 9);
     let (header, rows) = serving_csv("mi300x", &[]);
     let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
-    assert_close(num("e2e_high_s"), num("e2e_s") * band(&cdna3).1, 1e-9);
+    assert_close(num("e2e_high_s"), num("e2e_s") * all.1, 1e-9);
     // Roofline mode is a ceiling: no band.
     let (header, rows) = serving_csv("h100-sxm", &["--mode", "roofline"]);
     for column in [
@@ -210,8 +185,8 @@ fn a_conservative_fleet_in_roofline_mode_is_refused() {
 /// serving test above) and the decode band.
 #[test]
 fn a_simulated_run_alone_takes_its_steps_bands() {
-    let all = band(&residuals("", None));
-    let decode = band(&residuals("decode", None));
+    let all = band(&residuals(None, None));
+    let decode = all;
     let args = [
         "simulate",
         "llama-3.1-8b",

@@ -6,8 +6,8 @@
 //! latency, output tokens/s of a batch) as `request`. So TTFT takes the prefill band, TPOT
 //! (and tokens/s per user, its inverse) the decode band, and the end-to-end latency and the
 //! rates and costs that follow from it (output tokens/s, per chip, requests/s, $ per million
-//! tokens) the request band. Where the request kind has too few rows for a band of its own
-//! ([`crate::study::band::MIN_ROWS`]), the end-to-end latency is derived from its parts,
+//! tokens) the request band. Where the request kind's rows come from too few sources for a band of its
+//! own ([`crate::study::band::MIN_SOURCES`]), the end-to-end latency is derived from its parts,
 //! `e2e = TTFT + (O - 1) TPOT` exactly (`Server::steady_state`), each part at its band's
 //! end: both ends move together, which is the wider (and safer) reading of two bands.
 
