@@ -32,11 +32,9 @@ pub struct Evaluation {
     expr_changed: Vec<bool>,
     tensor_changed: Vec<bool>,
     op_changed: Vec<bool>,
-    /// Which ops' output sizes changed in the last evaluation (scratch): what an op reading
-    /// a whole output depends on.
+    /// Which ops' output sizes changed in the last evaluation (scratch), for whole reads.
     out_changed: Vec<bool>,
-    /// Each op's numbers when it was last evaluated whole, to tell whether evaluating it
-    /// again changed them (`None` before its first evaluation).
+    /// Each op's numbers as last evaluated, to tell whether they changed (`None` at first).
     numbers: Vec<Option<OpNumbers>>,
     /// Elements of each declared tensor.
     pub(crate) tensors: Vec<f64>,
@@ -327,6 +325,7 @@ impl Workload {
         ev: &mut Evaluation,
         ops: impl Iterator<Item = usize> + Clone,
     ) -> Result<(), Error> {
+        let mut causal = None; // the last block's causal share in this evaluation
         for i in ops.clone() {
             let op = &self.ops[i];
             // An op reading an op defined after it reads a size settled below: changed.
@@ -342,7 +341,8 @@ impl Workload {
                     .iter()
                     .any(|input| input_changed(ev, input.source));
             if stale {
-                self.evaluate_op(i, op, ev)?;
+                let share = self.causal_share(op, ev, &mut causal);
+                self.evaluate_op(i, op, ev, share)?;
                 let whole_read_changed = op.inputs.iter().any(|input| {
                     matches!(input.size, ReadSize::Whole)
                         && matches!(input.source, Ref::Op(_))

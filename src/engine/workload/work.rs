@@ -17,13 +17,34 @@ struct Work {
 }
 
 impl Workload {
+    /// The share of op `op`'s counted work its block's causal mask leaves (1 outside a causal
+    /// block); `last` keeps the last block's, which every op of a block shares in an
+    /// evaluation (the expressions it reads are settled before any op).
+    pub(super) fn causal_share(
+        &self,
+        op: &Op,
+        ev: &Evaluation,
+        last: &mut Option<(usize, f64)>,
+    ) -> f64 {
+        match *last {
+            Some((block, share)) if block == op.block => share,
+            _ => {
+                let causal = self.blocks[op.block].causal.as_ref();
+                let share = causal.map_or(1.0, |c| c.share_in(ev));
+                *last = Some((op.block, share));
+                share
+            }
+        }
+    }
+
     /// One op's FLOPs, output elements and reads (those of whole op outputs are settled
-    /// after every op, as NaN until then).
+    /// after every op, as NaN until then), its block's causal mask leaving `causal` of it.
     pub(super) fn evaluate_op(
         &self,
         index: usize,
         op: &Op,
         ev: &mut Evaluation,
+        causal: f64,
     ) -> Result<(), Error> {
         let work = match &op.kind {
             OpKind::Gemm { m, n, k, batch, .. } => {
@@ -56,7 +77,7 @@ impl Workload {
         }
         ev.flops[index] = work.flops;
         ev.out_elements[index] = work.out;
-        ev.causal[index] = (self.blocks[op.block].causal.as_ref()).map_or(1.0, |c| c.share_in(ev));
+        ev.causal[index] = causal;
         for (input, slot) in op.inputs.iter().zip(op.slots.clone()) {
             ev.reads[slot] = match (&input.size, input.source) {
                 (ReadSize::GemmLeft, _) => work.left,
