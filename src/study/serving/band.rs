@@ -131,28 +131,29 @@ mod tests {
 
     #[test]
     fn without_request_rows_a_request_s_band_is_its_parts_at_their_ends() {
-        // Ten decode residuals 0.0 to 0.9: the 10th percentile at rank 0.9 (0.09), the 90th
-        // at rank 8.1 (0.81). Ten prefill residuals -0.45 to 0.45: -0.36 and 0.36.
+        // Ten decode residuals 0.0 to 0.9, one per source: the j-th smallest sits at
+        // percentile j / 11, so the 10th percentile is at j = 1.1 (0.01) and the 90th at
+        // j = 9.9 (0.89). Ten prefill residuals -0.45 to 0.45: -0.44 and 0.44.
         let mut residuals = rows(BandKind::Decode, 0.0, 10);
         residuals.extend(rows(BandKind::Prefill, -0.45, 10));
         let band = ServingBand::from_calibration(&Calibration::of(&residuals), None).unwrap();
         assert_eq!(band.request, None);
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} against {b}");
-        close(band.decode.high, 0.81f64.exp());
-        close(band.prefill.low, (-0.36f64).exp());
+        close(band.decode.high, 0.89f64.exp());
+        close(band.prefill.low, (-0.44f64).exp());
         // TTFT 100 ms, TPOT 20 ms, 11 output tokens: 300 ms end to end, of which 100 ms at
         // the prefill band and 200 ms at the decode band.
         let e2e = band.e2e_of(0.1, 0.02, 11);
         close(
             e2e.low,
-            (0.1 * (-0.36f64).exp() + 0.2 * 0.09f64.exp()) / 0.3,
+            (0.1 * (-0.44f64).exp() + 0.2 * 0.01f64.exp()) / 0.3,
         );
-        close(e2e.high, (0.1 * 0.36f64.exp() + 0.2 * 0.81f64.exp()) / 0.3);
-        // With ten request rows, 0.2 to 1.1, the request band: 0.29 and 1.01.
+        close(e2e.high, (0.1 * 0.44f64.exp() + 0.2 * 0.89f64.exp()) / 0.3);
+        // With ten request rows, 0.2 to 1.1, the request band: 0.21 and 1.09.
         residuals.extend(rows(BandKind::Request, 0.2, 10));
         let band = ServingBand::from_calibration(&Calibration::of(&residuals), None).unwrap();
         let e2e = band.e2e_of(0.1, 0.02, 11);
-        close(e2e.low, 0.29f64.exp());
-        close(e2e.high, 1.01f64.exp());
+        close(e2e.low, 0.21f64.exp());
+        close(e2e.high, 1.09f64.exp());
     }
 }
