@@ -44,7 +44,11 @@ fn number_text(x: f64, short: &mut Short) -> bool {
     match text[tail..].iter().position(|&b| b == b'+') {
         Some(at) => {
             let plus = tail + at;
-            short.set(&[&text[..plus], &text[plus + 1..]].concat())
+            // At most 25 bytes with the sign (see `Short::CAPACITY`): joined in place.
+            let mut joined = [0; Short::CAPACITY + 1];
+            joined[..plus].copy_from_slice(&text[..plus]);
+            joined[plus..text.len() - 1].copy_from_slice(&text[plus + 1..]);
+            short.set(&joined[..text.len() - 1])
         }
         None => short.set(text),
     }
