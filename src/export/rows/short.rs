@@ -58,6 +58,14 @@ impl Short {
         &self.bytes[..self.len as usize]
     }
 
+    /// Puts the text at `at` in `line`, which has room for [`Short::CAPACITY`] bytes there:
+    /// every byte held at once, whatever the length; returns where the text ends.
+    #[inline(always)]
+    pub(super) fn put(&self, line: &mut [u8], at: usize) -> usize {
+        line[at..at + Short::CAPACITY].copy_from_slice(&self.bytes);
+        at + self.len as usize
+    }
+
     /// Appends the text to `out`: every byte held at once, then the tail cut off.
     #[inline(always)]
     pub(super) fn push_to(&self, out: &mut Vec<u8>) {
