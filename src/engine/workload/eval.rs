@@ -3,6 +3,7 @@
 //! into an [`Evaluation`] reused from one scenario to the next. An op's own work is `work`'s.
 
 use super::bits::Bits;
+use super::derived::DerivedReaches;
 use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
 use super::reach::Reaches;
 use super::{Field, GemmDims, ReadSize, Ref, Workload, MAX_REPEAT};
@@ -20,12 +21,16 @@ pub struct Evaluation {
     /// Whether every number below is current (the last evaluation succeeded), which params
     /// changed in the last evaluation, and which took an override's value.
     valid: bool,
-    changed: Bits,
+    pub(super) changed: Bits,
     overridden: Vec<bool>,
     /// Each param's override in the evaluation under way (scratch, `None` between them).
-    given: Vec<Option<f64>>,
+    pub(super) given: Vec<Option<f64>>,
     /// The params the last evaluation overrode.
-    last_overrides: Vec<usize>,
+    pub(super) last_overrides: Vec<usize>,
+    /// The derived params the params overridden may change (see `derived`), and the set
+    /// they are found for (scratch).
+    pub(super) derived: DerivedReaches,
+    pub(super) seed: Bits,
     /// What the changes of params seen so far reach in the graph (see `reach`).
     reaches: Reaches,
     /// Which expressions, tensors and ops changed in the last evaluation (scratch).
@@ -84,6 +89,8 @@ impl Workload {
             overridden: vec![false; self.params.len()],
             given: vec![None; self.params.len()],
             last_overrides: Vec::new(),
+            derived: DerivedReaches::default(),
+            seed: Bits::default(),
             reaches: Reaches::default(),
             expr_changed: vec![true; self.exprs.len()],
             tensor_changed: vec![true; self.tensors.len()],
@@ -154,25 +161,7 @@ impl Workload {
         ev.changed.clear();
         let settled = match was_valid {
             false => (self.eval_order.iter()).try_for_each(|&i| self.settle(i, ev, false)),
-            true => {
-                // A param whose default is a number changes only when its override comes or
-                // goes; the others follow the params they read, in order.
-                let last = std::mem::take(&mut ev.last_overrides);
-                let constants = (last.iter().copied())
-                    .chain(overrides.iter().map(|&(i, _)| i))
-                    .filter(|&i| self.params[i].default.params().is_empty());
-                let result = constants
-                    .chain(self.derived_order.iter().copied())
-                    .try_for_each(|i| {
-                        // Most derived params read none that changed: passed over here.
-                        match ev.given[i].is_none() && self.kept(i, ev) {
-                            true => Ok(()),
-                            false => self.settle(i, ev, true),
-                        }
-                    });
-                ev.last_overrides = last;
-                result
-            }
+            true => self.settle_changed(overrides, ev),
         };
         for &(i, _) in overrides {
             ev.given[i] = None;
@@ -184,7 +173,12 @@ impl Workload {
 
     /// Param `i`'s value: its override, else its default, kept when it read no changed param
     /// and was not overridden the last time.
-    fn settle(&self, i: usize, ev: &mut Evaluation, was_valid: bool) -> Result<(), Error> {
+    pub(super) fn settle(
+        &self,
+        i: usize,
+        ev: &mut Evaluation,
+        was_valid: bool,
+    ) -> Result<(), Error> {
         let p = &self.params[i];
         let given = ev.given[i];
         let value = match given {
@@ -205,7 +199,7 @@ impl Workload {
     /// Whether param `i`, given no override now, keeps its value from the last successful
     /// evaluation: it was not overridden then and its default reads no param that changed.
     #[inline(always)]
-    fn kept(&self, i: usize, ev: &Evaluation) -> bool {
+    pub(super) fn kept(&self, i: usize, ev: &Evaluation) -> bool {
         !ev.overridden[i]
             && !(self.params[i].default.params().iter()).any(|&d| ev.changed.contains(d))
     }

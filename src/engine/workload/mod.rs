@@ -12,6 +12,7 @@ mod bits;
 mod build;
 mod causal;
 mod count;
+mod derived;
 mod eval;
 mod file;
 mod graph;
@@ -72,8 +73,7 @@ pub struct Tensor {
     pub recurrent: bool,
 }
 
-/// A run of ops executed `repeat` times (the layers of a model); a block repeated 0 times is
-/// absent from the step (a model without sliding-window layers).
+/// A run of ops executed `repeat` times (a model's layers); one repeated 0 times is absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
     pub name: String,

@@ -52,9 +52,9 @@ fn evaluation_counts_each_op_by_hand() {
 fn a_reused_evaluation_follows_overrides_that_come_and_go() {
     const DERIVED: &str = "\
 name: derived
-params: {batch: 4, ep: 2, local: batch / ep, reps: 3}
+params: {batch: 4, ep: 2, local: batch / ep, rows: local * 2, reps: 3}
 tensors:
-  x: {role: activation, shape: [local, 64]}
+  x: {role: activation, shape: [rows, 64]}
 blocks:
   - name: layer
     repeat: reps
@@ -62,11 +62,16 @@ blocks:
       - gemm: {name: up, of: [x], m: local, n: 128, k: 64}
 ";
     let w = Workload::load(&Source::from_text("derived.yaml", DERIVED)).unwrap();
-    let [batch, ep, reps] = ["batch", "ep", "reps"].map(|p| w.param_index(p).unwrap());
-    let sequence: [&[(usize, f64)]; 6] = [
+    let [batch, ep, local, reps] =
+        ["batch", "ep", "local", "reps"].map(|p| w.param_index(p).unwrap());
+    // A derived param overridden, then not: it and what reads it follow its default again.
+    let sequence: [&[(usize, f64)]; 9] = [
         &[(batch, 8.0)],
         &[(batch, 8.0), (ep, 4.0)],
         &[(ep, 4.0)],
+        &[(ep, 4.0), (local, 3.0)],
+        &[(local, 5.0)],
+        &[(batch, 8.0)],
         &[],
         &[(reps, 5.0), (batch, 16.0)],
         &[(batch, 16.0)],
@@ -79,6 +84,7 @@ blocks:
         assert_eq!(reused.params, fresh.params, "{overrides:?}");
         assert_eq!(reused.gemm[0], fresh.gemm[0], "{overrides:?}");
         assert_eq!(reused.repeats, fresh.repeats, "{overrides:?}");
+        assert_eq!(reused.tensors, fresh.tensors, "{overrides:?}");
     }
     // batch 16 over the default 2 experts' worth: 8 rows, in 3 repeats once reps is dropped
     assert_eq!((reused.gemm[0].m, reused.repeats[0]), (8.0, 3));

@@ -9,6 +9,7 @@
 mod captured;
 mod chips;
 mod encode;
+mod lines;
 mod plan;
 mod scenario;
 mod select;
