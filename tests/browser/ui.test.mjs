@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -16,9 +16,16 @@ const SHOTS = process.env.STEPCOST_SCREENSHOTS; // a folder: write the README's 
 assert.ok(URL_ && BIN, "run through scripts/browser-tests (STEPCOST_URL, STEPCOST_BIN)");
 
 let context;
+// Folders the tests make, removed when they end.
+const made = [];
+const scratch = (prefix) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
 
 before(async () => {
-  context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "stepcost-chromium-")), {
+  context = await chromium.launchPersistentContext(scratch("stepcost-chromium-"), {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -30,6 +37,7 @@ before(async () => {
 
 after(async () => {
   await context?.close();
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
 // A page at `path`, its console errors collected, once its first render is done.
@@ -165,7 +173,7 @@ test("a pasted broken YAML shows the command line's message, with its line", asy
   await changed(page, () => page.fill("#pasted", broken));
   const shown = await page.textContent("#paste-error");
   assert.ok(await page.isVisible("#paste-error"));
-  const dir = mkdtempSync(join(tmpdir(), "stepcost-pasted-"));
+  const dir = scratch("stepcost-pasted-");
   writeFileSync(join(dir, "pasted.yaml"), broken);
   const run = spawnSync(BIN, ["run", "pasted.yaml", "--chip", "h200"], { cwd: dir, encoding: "utf8" });
   assert.equal(run.status, 1);
