@@ -1,5 +1,6 @@
 //! The 80 % band of a priced request (`run --request`, `sweep --request`) against the residual
-//! file's percentiles worked out here.
+//! file's percentiles worked out here, and of `simulate`'s goodput against what the runs at the
+//! band's ends must give.
 
 use crate::band::{percentile, residuals, source_count};
 use crate::common::{assert_close, cell, csv_rows, stepcost, succeeded};
@@ -126,5 +127,97 @@ fn a_run_table_shows_a_request_s_numbers_with_their_band() {
     assert!(
         !line(&table, "time to first token").contains('('),
         "{table}"
+    );
+}
+
+fn simulate_csv(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let args = [
+        "simulate",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--rate",
+        "0.1",
+        "--arrival",
+        "uniform",
+        "--requests",
+        "5",
+        "--format",
+        "csv",
+    ];
+    csv_rows(&succeeded(
+        stepcost().args(args).args(extra).output().unwrap(),
+    ))
+}
+
+/// Five requests alone (one every 10 s, each done in about 2 s): each has the same TTFT, its
+/// prompt's one iteration, and at the slow end of the band every TTFT is that times e^q90.
+/// A TTFT bound halfway between the two is met by every request of the run and of its fast
+/// end and by none at its slow end, so goodput's low end is 0 and its high end the fast run's
+/// whole request rate.
+#[test]
+fn goodput_s_low_end_is_the_slow_run_s() {
+    let (header, rows) = simulate_csv(&[]);
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_eq!(num("ttft_p50_s"), num("ttft_p99_s"), "requests alike");
+    assert_eq!(cell(&header, &rows[0], "goodput_requests_per_s_low"), "");
+    let bound_ms = (num("ttft_p99_s") + num("ttft_p50_high_s")) / 2.0 * 1e3;
+    let bound = format!("{bound_ms}");
+    let (header, rows) = simulate_csv(&["--max-ttft-ms", &bound]);
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_eq!(num("goodput_share"), 1.0);
+    assert_eq!(num("goodput_share_high"), 1.0);
+    assert_eq!(num("goodput_share_low"), 0.0);
+    assert_eq!(num("goodput_requests_per_s"), num("requests_per_s"));
+    assert_eq!(
+        num("goodput_requests_per_s_high"),
+        num("requests_per_s_high")
+    );
+    assert_eq!(num("goodput_requests_per_s_low"), 0.0);
+    let roofline = simulate_csv(&["--max-ttft-ms", &bound, "--mode", "roofline"]);
+    let (header, rows) = roofline;
+    assert!(!cell(&header, &rows[0], "goodput_share").is_empty());
+    for column in ["goodput_requests_per_s_low", "goodput_share_high"] {
+        assert_eq!(cell(&header, &rows[0], column), "", "{column}");
+    }
+}
+
+/// Under load (8 requests/s on one H100, bounds a queue sometimes misses) goodput and its
+/// share lie within their bands, and the table shows both bands.
+#[test]
+fn goodput_lies_within_its_band() {
+    let args = [
+        "simulate",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--rate",
+        "8",
+        "--requests",
+        "400",
+        "--max-ttft-ms",
+        "40",
+        "--max-ms-per-token",
+        "10",
+    ];
+    let csv = stepcost().args(args).args(["--format", "csv"]).output();
+    let (header, rows) = csv_rows(&succeeded(csv.unwrap()));
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    for name in ["goodput_requests_per_s", "goodput_share"] {
+        let (low, mid, high) = (
+            num(&format!("{name}_low")),
+            num(name),
+            num(&format!("{name}_high")),
+        );
+        assert!(
+            low <= mid && mid <= high && low < high,
+            "{name}: {low} {mid} {high}"
+        );
+    }
+    let table = succeeded(stepcost().args(args).output().unwrap());
+    let line = table.lines().find(|l| l.contains("goodput")).unwrap();
+    assert!(
+        line.contains(") requests/s, ") && line.contains("% ("),
+        "{line}"
     );
 }
