@@ -36,6 +36,7 @@ mod parquet;
 mod plot;
 mod prices;
 mod properties;
+mod request_band;
 mod scenario_files;
 mod seeds;
 mod serving;

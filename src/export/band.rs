@@ -120,11 +120,16 @@ pub(super) fn banded_time_ends(t_s: f64, (low_s, high_s): (f64, f64)) -> String 
 
 /// A rate shown by `number` with its band: `1.23 k (0.98-1.3)`, `123 (98-134)`.
 pub(super) fn banded_rate(rate: f64, shown: String, band: Option<Band>) -> String {
-    let scale = if rate >= 1e4 { prefix_of(rate).0 } else { 1.0 };
     match band {
-        Some(b) => format!("{shown} {}", ends(scale, b.rate(rate))),
+        Some(b) => banded_rate_ends(rate, shown, b.rate(rate)),
         None => shown,
     }
+}
+
+/// A rate shown by `number` with its band's ends given as rates.
+pub(super) fn banded_rate_ends(rate: f64, shown: String, (low, high): (f64, f64)) -> String {
+    let scale = if rate >= 1e4 { prefix_of(rate).0 } else { 1.0 };
+    format!("{shown} {}", ends(scale, (low, high)))
 }
 
 /// A rate shown with an SI prefix from 1000 up (`1.23 k`), with its band in that scale.

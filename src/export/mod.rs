@@ -42,6 +42,7 @@ use crate::engine::chip::Chip;
 use crate::engine::price::StepReport;
 use crate::study::band::{of_step, Band};
 use crate::study::plan::{PlanEntry, PlanRequest};
+use crate::study::serving::ServingBand;
 use crate::study::validate::{ErrorStats, Outcome};
 use rows::{
     CaseRow, ChipRow, CompareRow, CsvText, KernelName, KernelRow, PlanRow, Row, ScenarioLabel,
@@ -111,6 +112,13 @@ pub fn band_of(report: &StepReport) -> Option<Band> {
     of_step(report.mode, tokens, report.chip_family.as_deref())
 }
 
+/// The 80 % bands of a report's request, as a serving point's numbers take them (none in
+/// roofline mode or without a request).
+pub fn request_band_of(report: &StepReport) -> Option<ServingBand> {
+    let family = report.chip_family.as_deref();
+    (report.request.as_ref()).and_then(|_| ServingBand::of(report.mode, family))
+}
+
 /// The summary row of a run.
 fn summary_row<'a>(report: &'a StepReport, cells: &'a ParamCells) -> SummaryRow<'a> {
     SummaryRow {
@@ -118,6 +126,7 @@ fn summary_row<'a>(report: &'a StepReport, cells: &'a ParamCells) -> SummaryRow<
         outcome: Ok(&report.summary),
         request: report.request.as_ref(),
         band: band_of(report),
+        request_band: request_band_of(report),
     }
 }
 

@@ -17,6 +17,28 @@ struct SimRow<'a> {
     band: Option<&'a SimBand>,
 }
 
+impl SimRow<'_> {
+    /// A figure, then its band's ends (`ttft_p90_low_s`): a time's low end is the fast run's,
+    /// a rate's the slow run's.
+    fn banded(
+        &self,
+        f: &mut dyn FnMut(&str, Value<'_>),
+        name: &str,
+        unit: &str,
+        get: Get,
+        rate: bool,
+    ) {
+        f(&format!("{name}{unit}"), get(self.r).into());
+        let (low, high) = match self.band {
+            Some(b) if rate => (Some(&b.slow), Some(&b.fast)),
+            Some(b) => (Some(&b.fast), Some(&b.slow)),
+            None => (None, None),
+        };
+        f(&format!("{name}_low{unit}"), low.and_then(get).into());
+        f(&format!("{name}_high{unit}"), high.and_then(get).into());
+    }
+}
+
 impl Row for SimRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
         let r = self.r;
@@ -36,29 +58,29 @@ impl Row for SimRow<'_> {
         f("kv_blocks", Value::Int(r.kv_blocks));
         f("requests", Value::Int(r.requests));
         f("finished", Value::Int(r.finished));
-        // Each figure, then its band's ends (`ttft_p90_low_s`): a time's low end is the fast
-        // run's, a rate's the slow run's.
-        let (fast, slow) = (self.band.map(|b| &b.fast), self.band.map(|b| &b.slow));
-        let mut banded = |name: &str, unit: &str, get: &dyn Fn(&SimReport) -> f64, rate: bool| {
-            f(&format!("{name}{unit}"), Value::Num(get(r)));
-            let (low, high) = if rate { (slow, fast) } else { (fast, slow) };
-            f(&format!("{name}_low{unit}"), low.map(get).into());
-            f(&format!("{name}_high{unit}"), high.map(get).into());
-        };
         for (name, p) in PERCENTILES {
-            banded(&format!("{name}_mean"), "_s", &|r| p(r).mean_s, false);
-            banded(&format!("{name}_p50"), "_s", &|r| p(r).p50_s, false);
-            banded(&format!("{name}_p90"), "_s", &|r| p(r).p90_s, false);
-            banded(&format!("{name}_p99"), "_s", &|r| p(r).p99_s, false);
+            for (stat, q) in STATISTICS {
+                let name = format!("{name}_{stat}");
+                self.banded(f, &name, "_s", &|r| Some(q(p(r))), false);
+            }
         }
-        banded("output_tokens_per_s", "", &|r| r.output_tokens_per_s, true);
-        let per_chip = |r: &SimReport| r.output_tokens_per_s_per_chip;
-        banded("output_tokens_per_s_per_chip", "", &per_chip, true);
-        banded("requests_per_s", "", &|r| r.requests_per_s, true);
+        let rate = |get: Figure| move |r: &SimReport| Some(get(r));
+        let rates: [(&str, Figure); 3] = [
+            ("output_tokens_per_s", |r| r.output_tokens_per_s),
+            ("output_tokens_per_s_per_chip", |r| {
+                r.output_tokens_per_s_per_chip
+            }),
+            ("requests_per_s", |r| r.requests_per_s),
+        ];
+        for (name, get) in rates {
+            self.banded(f, name, "", &rate(get), true);
+        }
         f("max_ttft_s", r.slo.max_ttft_s.into());
         f("max_tpot_s", r.slo.max_tpot_s.into());
-        f("goodput_requests_per_s", r.goodput_requests_per_s.into());
-        f("goodput_share", r.goodput_share.into());
+        // Goodput is a rate and its share goes with it: the slow run's is the low end.
+        let goodput = |r: &SimReport| r.goodput_requests_per_s;
+        self.banded(f, "goodput_requests_per_s", "", &goodput, true);
+        self.banded(f, "goodput_share", "", &|r| r.goodput_share, true);
         f("mean_batch", Value::Num(r.mean_batch));
         f("preemptions", Value::Int(r.preemptions));
         f("iterations", Value::Int(r.iterations));
@@ -71,6 +93,23 @@ impl Row for SimRow<'_> {
         f("steps_priced", Value::Int(r.steps_priced));
     }
 }
+
+/// A figure of a run, where it has one.
+type Get<'a> = &'a dyn Fn(&SimReport) -> Option<f64>;
+
+/// A figure every run has.
+type Figure = fn(&SimReport) -> f64;
+
+/// A statistic of a latency's distribution.
+type Statistic = fn(&Percentiles) -> f64;
+
+/// The statistics of each latency, in their columns' order.
+const STATISTICS: [(&str, Statistic); 4] = [
+    ("mean", |p| p.mean_s),
+    ("p50", |p| p.p50_s),
+    ("p90", |p| p.p90_s),
+    ("p99", |p| p.p99_s),
+];
 
 /// The latencies a run reports percentiles of.
 type Latency = fn(&SimReport) -> &Percentiles;
@@ -148,15 +187,8 @@ fn write_table(
         rate(|r| r.output_tokens_per_s_per_chip),
     );
     add("requests/s", rate(|r| r.requests_per_s));
-    if let (Some(g), Some(share)) = (r.goodput_requests_per_s, r.goodput_share) {
-        add(
-            "goodput (meets the SLOs)",
-            format!(
-                "{} requests/s ({:.1}%)",
-                three_significant(g),
-                share * 100.0
-            ),
-        );
+    if let Some(goodput) = goodput(r, band) {
+        add("goodput (meets the SLOs)", goodput);
     }
     add("mean batch", three_significant(r.mean_batch));
     add("preemptions", r.preemptions.to_string());
@@ -170,6 +202,32 @@ fn write_table(
     add("queue", queue.to_owned());
     align_right(&mut table, 1);
     writeln!(out, "{table}")
+}
+
+/// Goodput and its share of the finished requests, where the run has SLOs: `5.66
+/// requests/s (93.5%)`, with a band `5.66 (5.2-5.9) requests/s, 93.5% (85-98)`, each low end
+/// from the run at the slow end of the steps' bands.
+fn goodput(r: &SimReport, band: Option<&SimBand>) -> Option<String> {
+    let (g, share) = (r.goodput_requests_per_s?, r.goodput_share?);
+    let Some(b) = band else {
+        return Some(format!(
+            "{} requests/s ({:.1}%)",
+            three_significant(g),
+            share * 100.0
+        ));
+    };
+    let end = |get: fn(&SimReport) -> Option<f64>| get(&b.slow).zip(get(&b.fast));
+    let (rate, shares) = (
+        end(|r| r.goodput_requests_per_s)?,
+        end(|r| r.goodput_share)?,
+    );
+    Some(format!(
+        "{} {} requests/s, {:.1}% {}",
+        three_significant(g),
+        ends(1.0, rate),
+        share * 100.0,
+        ends(0.01, shares)
+    ))
 }
 
 /// The title, what the run assumes, and what the brackets are where it has a band.

@@ -17,6 +17,7 @@ use crate::export::rows::{
 };
 use crate::export::top::{Order, RankError, Ranking};
 use crate::study::band;
+use crate::study::serving::ServingBand;
 use crate::study::sweep::{Grid, RowSink, SweptScenario};
 
 /// How streamed rows are encoded.
@@ -299,6 +300,9 @@ impl RowSink for SweepRows {
                         tokens.map(|i| s.params[i]),
                         s.chip.family(),
                     ),
+                    // Looked up only where a request was priced (worked out once per process).
+                    request_band: (s.request)
+                        .and_then(|_| ServingBand::of(s.scenario.mode, s.chip.family())),
                 };
                 u64::from(self.line(out, &row, (s.index, 0)))
             }

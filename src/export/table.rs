@@ -4,13 +4,14 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
-use super::band::{banded_rate, banded_time};
+use super::band::{banded_rate, banded_rate_ends, banded_time, banded_time_ends};
 use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
 use crate::base::units::{human, three_significant};
 use crate::engine::chip::{Chip, ChipStatus};
-use crate::engine::price::{Price, StepReport};
+use crate::engine::price::{Price, RequestSummary, StepReport};
+use crate::study::serving::ServingBand;
 use crate::study::validate::{ErrorStats, Outcome};
 
 pub(crate) fn new_table(header: &[&str]) -> Table {
@@ -184,18 +185,37 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     }
     cost_rows(row, s);
     if let Some(r) = &report.request {
-        row(
-            "request",
-            format!(
-                "{} tokens in, {} out per sequence",
-                r.input_tokens, r.output_tokens
-            ),
-        );
-        row("time to first token", human(r.ttft_s, "s"));
-        row("time per output token", human(r.tpot_s, "s"));
-        row("end to end", human(r.e2e_s, "s"));
-        row("output tokens per second", number(r.output_tokens_per_s));
+        request_rows(row, r, super::request_band_of(report));
     }
+}
+
+/// A priced request's latencies and rate, each with its band (a serving point's rule).
+fn request_rows(row: &mut dyn FnMut(&str, String), r: &RequestSummary, band: Option<ServingBand>) {
+    row(
+        "request",
+        format!(
+            "{} tokens in, {} out per sequence",
+            r.input_tokens, r.output_tokens
+        ),
+    );
+    let ends = band.map(|b| (b.request_at_end(r, false), b.request_at_end(r, true)));
+    let time = |get: fn(&RequestSummary) -> f64| match &ends {
+        Some((fast, slow)) => banded_time_ends(get(r), (get(fast), get(slow))),
+        None => human(get(r), "s"),
+    };
+    row("time to first token", time(|r| r.ttft_s));
+    row("time per output token", time(|r| r.tpot_s));
+    row("end to end", time(|r| r.e2e_s));
+    let rate = r.output_tokens_per_s;
+    let shown = match &ends {
+        Some((fast, slow)) => banded_rate_ends(
+            rate,
+            number(rate),
+            (slow.output_tokens_per_s, fast.output_tokens_per_s),
+        ),
+        None => number(rate),
+    };
+    row("output tokens per second", shown);
 }
 
 /// The step's work (FLOPs, bytes, how well it uses the chip) and its memory footprint.

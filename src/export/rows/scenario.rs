@@ -8,6 +8,7 @@ use crate::base::types::Types;
 use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
 use crate::engine::scenario::Mode;
 use crate::study::band::Band;
+use crate::study::serving::ServingBand;
 
 /// Column names of a workload's params in rows: the param's name, or `param_NAME` where the
 /// name is already one of the fixed columns of a summary or kernel row.
@@ -30,6 +31,7 @@ pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
             outcome: Err(""),
             request: None,
             band: None,
+            request_band: None,
         },
         relative_speed: None,
     }
@@ -96,6 +98,9 @@ pub struct SummaryRow<'a> {
     pub request: Option<&'a RequestSummary>,
     /// The 80 % band of an expected-mode prediction (none in roofline mode).
     pub band: Option<Band>,
+    /// The 80 % bands of the request's numbers, as a serving point's take them (none in
+    /// roofline mode; unused without a request).
+    pub request_band: Option<ServingBand>,
 }
 
 impl<'a> SummaryRow<'a> {
@@ -106,6 +111,7 @@ impl<'a> SummaryRow<'a> {
             outcome: Err(error),
             request: None,
             band: None,
+            request_band: None,
         }
     }
 }
@@ -199,24 +205,85 @@ impl SummaryRow<'_> {
         self.visit_request(f);
     }
 
-    /// A request's columns, where one was priced with the scenario.
+    /// A request's columns, where one was priced with the scenario: each number, then the ends
+    /// of its band (a time's low end the fast one, a rate's the slow one).
     fn visit_request<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         let r = self.request.filter(|_| self.outcome.is_ok());
-        let req = |g: fn(&RequestSummary) -> f64| r.map_or(Value::Empty, |r| Value::Num(g(r)));
-        f(
-            "input_tokens",
-            r.map_or(Value::Empty, |r| Value::Int(r.input_tokens)),
-        );
-        f(
-            "output_tokens",
-            r.map_or(Value::Empty, |r| Value::Int(r.output_tokens)),
-        );
-        f("ttft_ms", req(|r| r.ttft_s * 1e3));
-        f("tpot_ms", req(|r| r.tpot_s * 1e3));
-        f("e2e_ms", req(|r| r.e2e_s * 1e3));
-        f("output_tokens_per_s", req(|r| r.output_tokens_per_s));
+        let int = |g: fn(&RequestSummary) -> u64| r.map_or(Value::Empty, |r| Value::Int(g(r)));
+        f("input_tokens", int(|r| r.input_tokens));
+        f("output_tokens", int(|r| r.output_tokens));
+        let ends = r.zip(self.request_band).map(|(r, b)| Ends {
+            fast: b.request_at_end(r, false),
+            slow: b.request_at_end(r, true),
+        });
+        for banded in &REQUEST_BANDED {
+            banded.visit(r, ends.as_ref(), f);
+        }
     }
 }
+
+/// A request at the fast and at the slow end of its band.
+struct Ends {
+    fast: RequestSummary,
+    slow: RequestSummary,
+}
+
+/// A request's number and the names of its band's ends (`docs/columns.md`: the unit stays
+/// last, `ttft_low_ms`; a rate ends with them, `output_tokens_per_s_low`).
+struct RequestBanded {
+    names: [&'static str; 3],
+    get: fn(&RequestSummary) -> f64,
+    rate: bool,
+}
+
+impl RequestBanded {
+    fn visit<F: FnMut(&str, Value<'_>) + ?Sized>(
+        &self,
+        r: Option<&RequestSummary>,
+        ends: Option<&Ends>,
+        f: &mut F,
+    ) {
+        let num =
+            |r: Option<&RequestSummary>| r.map_or(Value::Empty, |r| Value::Num((self.get)(r)));
+        let (low, high) = match ends {
+            Some(e) if self.rate => (Some(&e.slow), Some(&e.fast)),
+            Some(e) => (Some(&e.fast), Some(&e.slow)),
+            None => (None, None),
+        };
+        let [name, low_name, high_name] = self.names;
+        f(name, num(r));
+        f(low_name, num(low));
+        f(high_name, num(high));
+    }
+}
+
+/// The banded numbers of a request, in their column order.
+const REQUEST_BANDED: [RequestBanded; 4] = [
+    RequestBanded {
+        names: ["ttft_ms", "ttft_low_ms", "ttft_high_ms"],
+        get: |r| r.ttft_s * 1e3,
+        rate: false,
+    },
+    RequestBanded {
+        names: ["tpot_ms", "tpot_low_ms", "tpot_high_ms"],
+        get: |r| r.tpot_s * 1e3,
+        rate: false,
+    },
+    RequestBanded {
+        names: ["e2e_ms", "e2e_low_ms", "e2e_high_ms"],
+        get: |r| r.e2e_s * 1e3,
+        rate: false,
+    },
+    RequestBanded {
+        names: [
+            "output_tokens_per_s",
+            "output_tokens_per_s_low",
+            "output_tokens_per_s_high",
+        ],
+        get: |r| r.output_tokens_per_s,
+        rate: true,
+    },
+];
 
 /// What names a kernel in rows.
 #[derive(Debug, Clone, Copy)]

@@ -11,6 +11,9 @@
 //! `e2e = TTFT + (O - 1) TPOT` exactly (`Server::steady_state`), each part at its band's
 //! end: both ends move together, which is the wider (and safer) reading of two bands.
 
+use std::sync::OnceLock;
+
+use crate::engine::price::RequestSummary;
 use crate::engine::scenario::Mode;
 use crate::study::band::{shipped, Band, BandKind, Calibration, Scope};
 
@@ -29,11 +32,12 @@ pub struct ServingBand {
 
 impl ServingBand {
     /// The shipped bands of a point priced in `mode` on a chip of `family` (none in roofline
-    /// mode, a ceiling).
+    /// mode, a ceiling). Worked out once per process for every family: a sweep looks them up
+    /// for each row that priced a request.
     pub fn of(mode: Mode, family: Option<&str>) -> Option<ServingBand> {
         match mode {
             Mode::Roofline => None,
-            Mode::Expected => ServingBand::from_calibration(shipped(), family),
+            Mode::Expected => Shipped::get().of(family),
         }
     }
 
@@ -88,6 +92,21 @@ impl ServingBand {
         }
     }
 
+    /// A priced request's numbers at an end of their bands, by the rule of serving points
+    /// ([`ServingBand::at_end`]): TTFT at the prefill band's, TPOT at the decode band's, the
+    /// end-to-end latency at [`ServingBand::e2e_of`]'s and the output rate with it.
+    pub fn request_at_end(&self, r: &RequestSummary, high: bool) -> RequestSummary {
+        let pick = |b: Band| if high { b.high } else { b.low };
+        let e2e = pick(self.e2e_of(r.ttft_s, r.tpot_s, r.output_tokens));
+        RequestSummary {
+            ttft_s: r.ttft_s * pick(self.prefill),
+            tpot_s: r.tpot_s * pick(self.decode),
+            e2e_s: r.e2e_s * e2e,
+            output_tokens_per_s: r.output_tokens_per_s / e2e,
+            ..*r
+        }
+    }
+
     /// A point's numbers at an end of their bands: `high` the slow end (times at their
     /// band's high end, rates at their low end), else the fast end. Costs per token follow
     /// the rate.
@@ -109,6 +128,46 @@ impl ServingBand {
             tokens_per_kwh: p.tokens_per_kwh.map(|t| t / e2e),
             ..p.clone()
         }
+    }
+}
+
+/// The shipped serving bands: those of each family the measured set has rows of, and the one
+/// every other family (or none) takes, which is the calibration's kind-wide or overall band.
+struct Shipped {
+    families: Vec<(String, Option<ServingBand>)>,
+    other: Option<ServingBand>,
+}
+
+impl Shipped {
+    fn get() -> &'static Shipped {
+        static SHIPPED: OnceLock<Shipped> = OnceLock::new();
+        SHIPPED.get_or_init(|| {
+            let calibration = shipped();
+            let mut names: Vec<&str> = (calibration.groups.iter())
+                .filter_map(|g| match &g.scope {
+                    Scope::KindFamily(_, family) => Some(family.as_str()),
+                    Scope::Kind(_) | Scope::All => None,
+                })
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            Shipped {
+                families: (names.into_iter())
+                    .map(|f| {
+                        (
+                            f.to_owned(),
+                            ServingBand::from_calibration(calibration, Some(f)),
+                        )
+                    })
+                    .collect(),
+                other: ServingBand::from_calibration(calibration, None),
+            }
+        })
+    }
+
+    fn of(&self, family: Option<&str>) -> Option<ServingBand> {
+        let own = family.and_then(|f| self.families.iter().find(|(name, _)| name == f));
+        own.map_or(self.other, |(_, band)| *band)
     }
 }
 
@@ -155,5 +214,52 @@ mod tests {
         let e2e = band.e2e_of(0.1, 0.02, 11);
         close(e2e.low, 0.21f64.exp());
         close(e2e.high, 1.09f64.exp());
+    }
+
+    #[test]
+    fn a_priced_request_s_ends_follow_the_serving_rule() {
+        // Decode band e^0.01 to e^0.89 and prefill band e^-0.44 to e^0.44, as above, no
+        // request band. A request of 11 output tokens at TTFT 100 ms and TPOT 20 ms: 300 ms
+        // end to end, 4 sequences so 4 x 11 / 0.3 tokens/s.
+        let mut residuals = rows(BandKind::Decode, 0.0, 10);
+        residuals.extend(rows(BandKind::Prefill, -0.45, 10));
+        let band = ServingBand::from_calibration(&Calibration::of(&residuals), None).unwrap();
+        let r = RequestSummary {
+            input_tokens: 512,
+            output_tokens: 11,
+            ttft_s: 0.1,
+            tpot_s: 0.02,
+            e2e_s: 0.3,
+            output_tokens_per_s: 4.0 * 11.0 / 0.3,
+        };
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12 * b, "{a} against {b}");
+        let slow = band.request_at_end(&r, true);
+        close(slow.ttft_s, 0.1 * 0.44f64.exp());
+        close(slow.tpot_s, 0.02 * 0.89f64.exp());
+        let e2e_s = 0.1 * 0.44f64.exp() + 0.2 * 0.89f64.exp();
+        close(slow.e2e_s, e2e_s);
+        close(slow.output_tokens_per_s, 4.0 * 11.0 / e2e_s);
+        let fast = band.request_at_end(&r, false);
+        close(fast.ttft_s, 0.1 * (-0.44f64).exp());
+        close(fast.e2e_s, 0.1 * (-0.44f64).exp() + 0.2 * 0.01f64.exp());
+        assert_eq!((fast.input_tokens, fast.output_tokens), (512, 11));
+    }
+
+    #[test]
+    fn the_shipped_bands_of_a_family_are_its_calibration_s() {
+        let families = [
+            "nvidia-hopper",
+            "nvidia-ampere",
+            "amd-cdna3",
+            "no-such-family",
+        ];
+        for family in families.into_iter().map(Some).chain([None]) {
+            assert_eq!(
+                ServingBand::of(Mode::Expected, family),
+                ServingBand::from_calibration(shipped(), family),
+                "{family:?}"
+            );
+            assert_eq!(ServingBand::of(Mode::Roofline, family), None);
+        }
     }
 }
