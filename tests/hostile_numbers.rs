@@ -106,6 +106,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("cache.bandwidth", "10e12 B/s"),
     ("compute_units", "132"),
     ("launch", "1.26e-6 s"),
+    ("eager_launch", "2.43e-6 s"),
     ("interconnect.bandwidth", "450e9 B/s"),
     ("interconnect.domain", "8"),
     ("interconnect.latency", "2e-6 s"),
@@ -148,6 +149,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          cache: {{size: {}, bandwidth: {}}}\n\
          compute_units: {}\n\
          launch: {}\n\
+         eager_launch: {}\n\
          interconnect: {{fabric: mesh, bandwidth: {}, domain: {}, latency: {}, link_bandwidth: {}, \
          expected: {{2: {}}}}}\n\
          network: {{bandwidth: {}, latency: {}}}\n\
@@ -167,6 +169,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("cache.bandwidth"),
         v("compute_units"),
         v("launch"),
+        v("eager_launch"),
         v("interconnect.bandwidth"),
         v("interconnect.domain"),
         v("interconnect.latency"),

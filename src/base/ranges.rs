@@ -232,6 +232,13 @@ pub const LAUNCH: Range = range(
     1e-3,
     "a kernel launch, 1-10 us today (omit the field for none)",
 );
+pub const EAGER_LAUNCH: Range = range(
+    "eager_launch",
+    "s",
+    1e-9,
+    1e-3,
+    "a kernel launched from the host without a graph, 2-3 us in a tight loop today",
+);
 pub const INTERCONNECT_BANDWIDTH: Range = range(
     "interconnect.bandwidth",
     "B/s",
@@ -324,6 +331,7 @@ pub const CHIP: &[Range] = &[
     CACHE_BANDWIDTH,
     COMPUTE_UNITS,
     LAUNCH,
+    EAGER_LAUNCH,
     INTERCONNECT_BANDWIDTH,
     INTERCONNECT_DOMAIN,
     INTERCONNECT_LATENCY,

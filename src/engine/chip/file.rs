@@ -23,6 +23,8 @@ pub(super) struct ChipFile {
     pub(super) cache: Option<CacheFile>,
     pub(super) compute_units: Option<Spanned<u64>>,
     pub(super) launch: Option<Spanned<String>>,
+    /// A kernel's fixed cost when launched from the host one by one (no CUDA graph).
+    pub(super) eager_launch: Option<Spanned<String>>,
     pub(super) interconnect: Option<InterconnectFile>,
     pub(super) network: Option<NetworkFile>,
     pub(super) power: Option<Spanned<String>>,

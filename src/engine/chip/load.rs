@@ -26,7 +26,11 @@ impl Chip {
         };
         let memory = check.memory(&file.memory);
         let cache = file.cache.as_ref().and_then(|c| check.cache(c));
-        let launch_s = check.optional(&ranges::LAUNCH, file.launch.as_ref(), QuantityKind::Time);
+        let [launch_s, eager_launch_s] = [
+            (&ranges::LAUNCH, &file.launch),
+            (&ranges::EAGER_LAUNCH, &file.eager_launch),
+        ]
+        .map(|(range, field)| check.optional(range, field.as_ref(), QuantityKind::Time));
         let sfu_ops_per_s = check.optional(&ranges::SFU, file.sfu.as_ref(), QuantityKind::Rate);
         let interconnect = (file.interconnect.as_ref()).and_then(|i| check.interconnect(i));
         let network = file.network.as_ref().and_then(|n| check.network(n));
@@ -70,6 +74,7 @@ impl Chip {
             cache,
             compute_units: file.compute_units.map(|c| c.value),
             launch_s,
+            eager_launch_s,
             interconnect,
             network,
             power_w,
@@ -81,8 +86,7 @@ impl Chip {
 }
 
 impl Achievable {
-    /// Parses and validates a standalone `expected:` section (what `stepcost fit` writes),
-    /// to paste into a chip file or give a chip with [`Chip::with_expected`].
+    /// Parses and validates a standalone `expected:` section (what `stepcost fit` writes).
     pub fn load(source: &Source) -> Result<Achievable, Error> {
         let file: ExpectedFragment = source.parse().map_err(Error::Invalid)?;
         let mut check = Checker {

@@ -238,8 +238,12 @@ pub struct Chip {
     pub(crate) sfu_ops_per_s: Option<f64>,
     pub(crate) cache: Option<Cache>,
     pub(crate) compute_units: Option<u64>,
-    /// Fixed cost of one kernel launch.
+    /// Fixed cost of one kernel launch: back to back inside a CUDA graph, as serving engines
+    /// replay their decode steps.
     pub(crate) launch_s: Option<f64>,
+    /// Fixed cost of one kernel launched from the host on its own, as a step with prompt
+    /// tokens runs (`None`: as `launch_s`).
+    pub(crate) eager_launch_s: Option<f64>,
     pub(crate) interconnect: Option<Interconnect>,
     pub(crate) network: Option<Network>,
     /// Power per chip: the system's per GPU where sourced, else the TDP.
@@ -280,6 +284,13 @@ impl Chip {
     /// The constants of expected mode, where the chip file has an `expected` section.
     pub fn expected(&self) -> Option<&Achievable> {
         self.expected.as_ref()
+    }
+
+    /// The fixed cost of one kernel's launch: from the host one by one (`eager`, where the
+    /// file gives that figure) or back to back inside a CUDA graph; 0 where the file gives none.
+    pub(crate) fn kernel_launch_s(&self, eager: bool) -> f64 {
+        let eager_s = self.eager_launch_s.filter(|_| eager);
+        eager_s.or(self.launch_s).unwrap_or(0.0)
     }
 
     /// The chip with `expected` as its constants of expected mode.

@@ -62,7 +62,7 @@ pub(super) fn price_collective(
     let (time_s, launch_s) = match cx.mode {
         Mode::Roofline => (roofline, 0.0),
         Mode::Expected => {
-            let launch = cx.chip.launch_s.unwrap_or(0.0);
+            let launch = cx.launch_s;
             (launch + phases.time_s(|t| t.expected_s(algorithm)), launch)
         }
     };

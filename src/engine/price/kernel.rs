@@ -172,7 +172,8 @@ impl Compute {
                 self.unquantized_s += ideal;
                 let dims = cx.ev.gemm[i];
                 let stream_k = stream_k(a, dtype);
-                let quantized = ideal * gemm_quantization(cx.chip, a, dims, ideal, stream_k);
+                let quantized =
+                    ideal * gemm_quantization(cx.chip, cx.launch_s, a, dims, ideal, stream_k);
                 self.expected_s += quantized;
                 if causal && on_matrix {
                     self.matrix_s += quantized;
@@ -394,7 +395,7 @@ impl Timing {
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let special_s = special_added_s(a, compute.special_s, compute.matrix_s);
         let t_compute = compute.expected_s + compute.dequant_s + special_s;
-        let launch_s = fixed_cost_s(cx.chip, a);
+        let launch_s = fixed_cost_s(cx.launch_s, a);
         let overlap = overlapped(t_compute, t_memory);
         let bound = if launch_s > t_compute.max(t_memory) {
             Bound::Launch
@@ -476,8 +477,8 @@ fn is_attention(cx: &Context, kernel: &Kernel) -> bool {
     products >= 2 && !weighted
 }
 
-/// Expected mode's fixed cost of any kernel: its launch, and the DRAM latency of its first
-/// load and its last store.
-pub(super) fn fixed_cost_s(chip: &Chip, a: &Achievable) -> f64 {
-    chip.launch_s.unwrap_or(0.0) + 2.0 * a.dram_latency_s
+/// Expected mode's fixed cost of any kernel: its launch (`launch_s`, the step's: eager or
+/// inside a graph), and the DRAM latency of its first load and its last store.
+pub(super) fn fixed_cost_s(launch_s: f64, a: &Achievable) -> f64 {
+    launch_s + 2.0 * a.dram_latency_s
 }

@@ -361,13 +361,15 @@ pub fn price_step(
     }
     let plan = &workload.fusion_plans[scenario.fusion];
     // A sweep's next scenario usually changes one param: kernels none of whose ops changed
-    // keep their costs, when the chip, types, plan and mode are those they were priced under
-    // (overlapped transfers depend on the kernel before, so they are always priced anew).
+    // keep their costs, when the chip, types, plan, mode and launches (eager or in a graph) are
+    // those they were priced under (overlapped transfers depend on the kernel before, so they
+    // are always priced anew).
     let key = (!scenario.overlap_comm).then(|| {
         let roofline = scenario.mode == Mode::Roofline;
+        let eager = context::eager(workload, ev);
         (
             chip.id.as_str(),
-            (scenario.dtypes, scenario.fusion, roofline),
+            (scenario.dtypes, scenario.fusion, roofline, eager),
         )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);

@@ -54,5 +54,5 @@ pub(super) fn activation_quant_s(cx: &Context, kernel: &Kernel, op: &Op, a: &Ach
     let compute_s = (cx.chip.vector_peak(from.element())).map_or(0.0, |(_, peak)| {
         values * QUANT_OPS_PER_VALUE / (peak * a.vector)
     });
-    fixed_cost_s(cx.chip, a) + overlapped(compute_s, memory_s)
+    fixed_cost_s(cx.launch_s, a) + overlapped(compute_s, memory_s)
 }

@@ -341,3 +341,52 @@ fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
     let expected = 64.0 / (8.0 / 10.0 * (1000.0 / 1024.0));
     assert!((quantization(Format::Nvfp4) - expected).abs() < 1e-9 * expected);
 }
+
+/// One elementwise kernel whose size does not depend on the step's tokens, in a workload with
+/// the params a serving step has.
+const STEP: &str = "\
+name: step
+params: {batch: 1, tokens: 1, context: 0, prefill_tokens: 0, n: 1000}
+tensors:
+  x: {role: activation, shape: [n]}
+blocks:
+  - name: kernel
+    ops:
+      - elementwise: {name: scale, of: [x], elements: n, flops_per_element: 1}
+";
+
+#[test]
+fn a_step_with_prompt_tokens_pays_the_eager_launch() {
+    let eager = format!("{CHIP}eager_launch: 3 us\n");
+    let chip = Chip::load(&Source::from_text("eager.yaml", &eager)).unwrap();
+    let workload = Workload::load(&Source::from_text("step.yaml", STEP)).unwrap();
+    let (mut ev, mut costs) = (workload.new_evaluation(), Vec::new());
+    let mut launch_at = |sets: &[(&str, f64)]| {
+        let mut scenario = Scenario::defaults(&workload);
+        for (name, value) in sets {
+            let param = workload.param_index(name).unwrap();
+            scenario.overrides.push((param, *value));
+        }
+        // One evaluation for every step, as a sweep reuses it: the kernel's numbers never
+        // change, so only the launch can tell a prefill from a decode step.
+        price_step(&workload, &chip, &scenario, &mut ev, &mut costs).unwrap();
+        costs[0].launch_s
+    };
+    // Launch plus the DRAM latency of the first load and the last store (2 x 0.5 us).
+    let (graph_s, eager_s) = (1e-6 + 1e-6, 3e-6 + 1e-6);
+    assert_eq!(launch_at(&[]), graph_s);
+    assert_eq!(launch_at(&[("tokens", 128.0)]), eager_s);
+    assert_eq!(launch_at(&[("tokens", 1.0)]), graph_s);
+    assert_eq!(launch_at(&[("prefill_tokens", 512.0)]), eager_s);
+    // A chip that gives no eager figure launches every step as its graph does.
+    let plain = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
+    let mut scenario = Scenario::defaults(&workload);
+    let tokens = workload.param_index("tokens").unwrap();
+    scenario.overrides.push((tokens, 128.0));
+    assert_eq!(
+        price(&workload, &plain, &scenario).unwrap().prices[0]
+            .cost
+            .launch_s,
+        graph_s
+    );
+}

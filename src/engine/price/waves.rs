@@ -27,9 +27,10 @@ pub(super) fn stream_k(a: &Achievable, dtype: DType) -> bool {
 /// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
 /// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
 /// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
-/// back (its launch, first access and bytes); the factor includes that reduction.
+/// back (its launch, `launch_s`, first access and bytes); the factor includes that reduction.
 pub(super) fn gemm_quantization(
     chip: &Chip,
+    launch_s: f64,
     a: &Achievable,
     dims: GemmDims,
     ideal_s: f64,
@@ -49,7 +50,7 @@ pub(super) fn gemm_quantization(
     let reduction_s = |split: f64| match split > 1.0 {
         true => {
             let bytes = 2.0 * split * count * m * n * 4.0;
-            fixed_cost_s(chip, a) + bytes / (chip.bandwidth_bytes_per_s * a.memory)
+            fixed_cost_s(launch_s, a) + bytes / (chip.bandwidth_bytes_per_s * a.memory)
         }
         false => 0.0,
     };

@@ -74,6 +74,10 @@ pub(crate) struct KernelSums {
     pub(crate) scheme: Option<Scheme>,
 }
 
+/// What a kernel's cost depends on beyond its ops' numbers: the types, the fusion plan, whether
+/// in roofline mode, whether its launch is eager.
+pub(crate) type PricedUnder = (Types, usize, bool, bool);
+
 /// The choices the last scenario's kernel costs were priced under, and each kernel's sums.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct KernelMemo {
@@ -81,7 +85,7 @@ pub(crate) struct KernelMemo {
     valid: bool,
     /// The chip's id, kept in a buffer reused from one scenario to the next.
     chip: String,
-    key: (Types, usize, bool),
+    key: PricedUnder,
     /// Each kernel's seconds at the MFU reference peaks, for one execution.
     pub(crate) mfu_s: Vec<f64>,
     pub(crate) sums: Vec<KernelSums>,
@@ -91,13 +95,13 @@ pub(crate) struct KernelMemo {
 
 impl KernelMemo {
     /// Whether the costs were priced on chip `chip` under `key` (types, fusion plan,
-    /// roofline mode).
-    pub(crate) fn priced_under(&self, chip: &str, key: (Types, usize, bool)) -> bool {
+    /// roofline mode, eager launches).
+    pub(crate) fn priced_under(&self, chip: &str, key: PricedUnder) -> bool {
         self.valid && self.key == key && self.chip == chip
     }
 
     /// The costs are now those of `chip` under `key`, or (`None`) may not be reused.
-    pub(crate) fn set(&mut self, priced: Option<(&str, (Types, usize, bool))>) {
+    pub(crate) fn set(&mut self, priced: Option<(&str, PricedUnder)>) {
         self.valid = priced.is_some();
         if let Some((chip, key)) = priced {
             if self.chip != chip {
