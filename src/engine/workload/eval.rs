@@ -229,8 +229,7 @@ impl Workload {
         }
     }
 
-    /// The expressions, tensors and ops the changed params reach, or all of them when the
-    /// last evaluation did not succeed; sets the change flags to match.
+    /// What the changed params reach, or everything after an evaluation that failed.
     fn evaluate_reached(
         &self,
         ev: &mut Evaluation,
@@ -244,8 +243,8 @@ impl Workload {
             ev.weight_memo = None;
             ev.expr_changed.fill(true);
             ev.tensor_changed.fill(true);
-            self.evaluate_exprs(ev, 0..self.exprs.len())?;
-            self.evaluate_tensors(ev, 0..self.tensors.len())?;
+            self.evaluate_exprs(ev, 0..self.exprs.len(), false)?;
+            self.evaluate_tensors(ev, 0..self.tensors.len(), false)?;
             return self.evaluate_ops(ev, 0..self.ops.len());
         }
         let r = reaches.of(self, &ev.changed);
@@ -253,46 +252,51 @@ impl Workload {
         reaches.current = Some(r);
         let reach = reaches.get(r);
         if fresh {
+            // What this reach visits is flagged below, each by whether its value moved.
             ev.expr_changed.fill(false);
             ev.tensor_changed.fill(false);
-            reach.exprs.iter().for_each(|&k| ev.expr_changed[k] = true);
-            reach
-                .tensors
-                .iter()
-                .for_each(|&t| ev.tensor_changed[t] = true);
         }
         if reach.weights {
             ev.weight_memo = None;
         }
-        self.evaluate_exprs(ev, reach.exprs.iter().copied())?;
-        self.evaluate_tensors(ev, reach.tensors.iter().copied())?;
+        self.evaluate_exprs(ev, reach.exprs.iter().copied(), true)?;
+        self.evaluate_tensors(ev, reach.tensors.iter().copied(), true)?;
         self.evaluate_ops(ev, reach.ops.iter().copied())
     }
 
-    /// The values of expressions `exprs`.
+    /// The values of expressions `exprs`; with `compare`, each flagged changed only if its value
+    /// moved (`min(context, window)` past the window keeps it, and so do the ops reading it).
     fn evaluate_exprs(
         &self,
         ev: &mut Evaluation,
         exprs: impl Iterator<Item = usize>,
+        compare: bool,
     ) -> Result<(), Error> {
         for k in exprs {
-            ev.exprs[k] = self.exprs[k]
-                .eval(&ev.params)
+            let value = (self.exprs[k].eval(&ev.params))
                 .map_err(|e| self.problem(&self.expr_origins[k], e.to_string()))?;
+            if compare {
+                ev.expr_changed[k] = value.to_bits() != ev.exprs[k].to_bits();
+            }
+            ev.exprs[k] = value;
         }
         Ok(())
     }
 
-    /// Elements of tensors `tensors`.
+    /// Elements of tensors `tensors`, flagged changed as [`Workload::evaluate_exprs`] flags.
     fn evaluate_tensors(
         &self,
         ev: &mut Evaluation,
         tensors: impl Iterator<Item = usize>,
+        compare: bool,
     ) -> Result<(), Error> {
         for t in tensors {
             let mut elements = 1.0;
             for d in &self.tensors[t].shape {
                 elements *= self.dim(d, ev)?;
+            }
+            if compare {
+                ev.tensor_changed[t] = elements.to_bits() != ev.tensors[t].to_bits();
             }
             ev.tensors[t] = elements;
         }
@@ -328,12 +332,14 @@ impl Workload {
                 Ref::Op(j) => j >= i || ev.out_changed[j],
                 Ref::OwnWeight(_) => false,
             };
-            // An op whose expressions and inputs are as they were keeps its numbers.
+            // An op whose expressions, inputs and mask's share are as they were keeps its numbers.
             let stale = op.deps.iter().any(|&k| ev.expr_changed[k])
                 || op
                     .inputs
                     .iter()
-                    .any(|input| input_changed(ev, input.source));
+                    .any(|input| input_changed(ev, input.source))
+                || (op.mask_deps.iter().any(|&k| ev.expr_changed[k])
+                    && self.causal_share(op, ev, &mut causal).to_bits() != ev.causal[i].to_bits());
             if stale {
                 let share = self.causal_share(op, ev, &mut causal);
                 self.evaluate_op(i, op, ev, share)?;

@@ -1,12 +1,9 @@
 //! One model step as a graph: params with defaults, tensors that live in HBM, ops grouped in
-//! blocks that repeat, and named fusion plans. The file is parsed in `file`, validated in
-//! `build`; what comes out is a [`Workload`] whose expressions are compiled and shared, whose
-//! names are resolved, which has no cycle, and whose fusion plans are already cut into kernels
-//! (`graph`). This module holds the domain types and the lookups by name.
-//!
-//! Evaluating a workload for one set of param values (`eval`) fills an [`Evaluation`]: flat
-//! arrays of numbers that are reused from one scenario to the next, so a sweep allocates
-//! nothing per scenario.
+//! blocks that repeat, and named fusion plans: parsed in `file`, validated in `build` into a
+//! [`Workload`] with compiled, shared expressions, resolved names, no cycle, and fusion plans
+//! cut into kernels (`graph`). This module holds the domain types and the lookups by name.
+//! Evaluating one set of param values (`eval`) fills an [`Evaluation`], whose flat arrays are
+//! reused from one scenario to the next: a sweep allocates nothing per scenario.
 
 mod bits;
 mod build;
@@ -297,6 +294,9 @@ pub struct Op {
     pub operands: [bool; 8],
     /// The expressions the op's numbers come from (into `Workload::exprs`).
     pub deps: Vec<usize>,
+    /// Its block's causal mask's expressions not among `deps`: they move the op's numbers
+    /// only through the mask's share.
+    pub mask_deps: Vec<usize>,
     pub origin: Origin,
 }
 

@@ -85,7 +85,7 @@ impl Reach {
             .collect();
         let mut reached_op = vec![false; workload.ops.len()];
         for (i, op) in workload.ops.iter().enumerate() {
-            reached_op[i] = op.deps.iter().any(|&k| reached_expr[k])
+            reached_op[i] = (op.deps.iter().chain(&op.mask_deps)).any(|&k| reached_expr[k])
                 || op
                     .inputs
                     .iter()

@@ -121,3 +121,40 @@ fn fusion_plans_cut_kernels_and_name_their_kind() {
     );
     assert_eq!(fused[0].kind.name(), "fused");
 }
+
+/// A windowed block's mask share moves with the context even where the op's own sizes stay
+/// at the window: a reused evaluation re-evaluates it then, and keeps it where the share too
+/// is as it was.
+#[test]
+fn a_reused_evaluation_follows_a_mask_share_that_moves_alone() {
+    const WINDOWED: &str = "\
+name: windowed
+params: {tokens: 50, context: 60, window: 100}
+tensors:
+  q: {role: activation, shape: [tokens, 64]}
+  k: {role: kv, shape: [\"min(context + tokens, window)\", 64]}
+blocks:
+  - name: local
+    causal: {queries: tokens, context: context, window: window}
+    ops:
+      - gemm: {name: scores, of: [q, k], m: tokens, n: \"min(context + tokens, window)\", k: 64}
+";
+    let w = Workload::load(&Source::from_text("windowed.yaml", WINDOWED)).unwrap();
+    let context = w.param_index("context").unwrap();
+    let mut reused = w.new_evaluation();
+    // Contexts 60, 70 and 80 all fill the window (n = 100); the first query attends to
+    // window - context of the new tokens before the window is full: 40, 30, 20 of them.
+    for c in [60.0, 70.0, 80.0, 200.0, 300.0] {
+        w.evaluate(&[(context, c)], &mut reused).unwrap();
+        let mut fresh = w.new_evaluation();
+        w.evaluate(&[(context, c)], &mut fresh).unwrap();
+        assert_eq!(reused.gemm[0].n, 100.0);
+        assert_eq!(reused.causal[0], fresh.causal[0], "context {c}");
+        // Past the window every query sees a full window: the share is 1 at 200 and at 300,
+        // where the op is kept.
+        let n1 = (100.0 - c).clamp(0.0, 50.0);
+        let pairs = n1 * c + n1 * (n1 + 1.0) / 2.0 + (50.0 - n1) * 100.0;
+        assert_eq!(fresh.causal[0], pairs / (50.0 * 100.0), "context {c}");
+        assert_eq!(reused.op_changed(0), c < 300.0, "context {c}");
+    }
+}

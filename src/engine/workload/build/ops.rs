@@ -61,11 +61,13 @@ impl Builder {
             }
             // The mask's share is part of each op's numbers: it changes with these fields.
             if let Some(c) = &causal {
+                let mask = [&c.queries, &c.context].into_iter().chain(&c.window);
                 for op in &mut graph.ops[first..] {
-                    op.deps.extend([&c.queries, &c.context].map(|f| f.id));
-                    op.deps.extend(c.window.iter().map(|f| f.id));
-                    op.deps.sort_unstable();
-                    op.deps.dedup();
+                    op.mask_deps = (mask.clone().map(|f| f.id))
+                        .filter(|k| !op.deps.contains(k))
+                        .collect();
+                    op.mask_deps.sort_unstable();
+                    op.mask_deps.dedup();
                 }
             }
             graph.blocks.push(Block {
@@ -102,6 +104,7 @@ impl Builder {
                 slots: start..start,
                 operands: [false; 8],
                 deps: Vec::new(),
+                mask_deps: Vec::new(),
                 origin: Origin::default(),
             });
             return;
@@ -117,6 +120,7 @@ impl Builder {
             slots: start..graph.slot_count,
             operands: [false; 8],
             deps: Vec::new(),
+            mask_deps: Vec::new(),
             origin: self.at(format!("{prefix}.name"), file.name()),
         };
         op.deps = op_deps(&op);
