@@ -286,7 +286,11 @@ mod tests {
 
     #[test]
     fn a_column_repeating_its_text_writes_the_same_cell() {
-        let texts = ["h100", "h100", "a,b", "a,b", "=1", "h100", "", "h100"];
+        // Held in place with its comma up to 31 bytes; 32 and more are copied from the heap.
+        let (long, longer) = ("x".repeat(31), "y".repeat(32));
+        let texts = [
+            "h100", "h100", "a,b", "a,b", "=1", "h100", "", "h100", &long, &longer, &longer,
+        ];
         let mut lines = Vec::new();
         for (i, t) in texts.iter().enumerate() {
             // Modes alternate every two rows: a cell is reused only in its own mode.
@@ -295,7 +299,9 @@ mod tests {
         }
         assert_eq!(
             String::from_utf8(lines).unwrap(),
-            "h100\nh100\n\"a,b\"\n\"a,b\"\n'=1\nh100\n\nh100\n"
+            format!(
+                "h100\nh100\n\"a,b\"\n\"a,b\"\n'=1\nh100\n\nh100\n{long}\n{longer}\n{longer}\n"
+            )
         );
     }
 

@@ -7,8 +7,8 @@ use super::encode::{number_text, push_csv_text, CsvText};
 use super::short::Short;
 use super::{Row, RowInline, Value};
 
-/// A number as [`push_number`] last wrote it in one column: its bits and its text (empty when
-/// none is kept).
+/// A number as [`push_number`] last wrote it in one column: its bits and its text with the
+/// comma after it (empty when none is kept).
 #[derive(Clone, Copy, Default)]
 struct Written {
     bits: u64,
@@ -22,7 +22,7 @@ struct WrittenText {
     source: String,
     mode: CsvText,
     cell: Vec<u8>,
-    /// `cell` held in place; empty when it is longer (or empty).
+    /// `cell` and the comma after it held in place; empty when they are too long.
     short: Short,
 }
 
@@ -72,8 +72,10 @@ fn put_number_again(line: &mut [u8], at: usize, x: f64, last: &mut Written) -> u
     let bits = x.to_bits();
     if last.text.is_empty() || last.bits != bits {
         if !number_text(x, &mut last.text) {
-            return at;
+            return put(line, at, b",");
         }
+        // At most 25 bytes: the comma always fits.
+        last.text.push_comma();
         last.bits = bits;
     }
     last.text.put(line, at)
@@ -84,8 +86,9 @@ fn put_number_again(line: &mut [u8], at: usize, x: f64, last: &mut Written) -> u
 #[inline(always)]
 fn put_int_again(line: &mut [u8], at: usize, n: u64, last: &mut Written) -> usize {
     if last.text.is_empty() || last.bits != n {
-        // A u64 has at most 20 digits: it always fits.
+        // A u64 has at most 20 digits: it and its comma always fit.
         last.text.set(itoa::Buffer::new().format(n).as_bytes());
+        last.text.push_comma();
         last.bits = n;
     }
     last.text.put(line, at)
@@ -100,7 +103,7 @@ fn keep_csv_text(text: &str, mode: CsvText, last: &mut WrittenText) {
         last.mode = mode;
         last.cell.clear();
         push_csv_text(&mut last.cell, text, mode);
-        last.short.set(&last.cell);
+        let _ = last.short.set(&last.cell) && last.short.push_comma();
     }
 }
 
@@ -179,22 +182,21 @@ impl Lines {
             line.resize(room, 0);
         }
         let mut at = 0;
+        // Each cell is written with the comma after it, held with its text.
+        let line = &mut line[..room];
         for (cell, last) in cells.iter().zip(last.iter_mut()) {
             at = match *cell {
                 Cell::Text if !last.text.short.is_empty() => last.text.short.put(line, at),
                 Cell::Text => {
-                    let text = &last.text.cell;
-                    line[at..at + text.len()].copy_from_slice(text);
-                    at + text.len()
+                    let at = put(line, at, &last.text.cell);
+                    put(line, at, b",")
                 }
                 Cell::Num(x) => put_number_again(line, at, x, &mut last.number),
                 Cell::Int(n) => put_int_again(line, at, n, &mut last.int),
-                Cell::Bool(true) => put(line, at, b"true"),
-                Cell::Bool(false) => put(line, at, b"false"),
-                Cell::Empty => at,
+                Cell::Bool(true) => put(line, at, b"true,"),
+                Cell::Bool(false) => put(line, at, b"false,"),
+                Cell::Empty => put(line, at, b","),
             };
-            line[at] = b',';
-            at += 1;
         }
         // The last cell's comma ends the line instead (or, with no cells, the newline is
         // all the line has).
@@ -204,7 +206,7 @@ impl Lines {
     }
 }
 
-/// Puts `text`, of at most 8 bytes, at `at` in `line`; returns where it ends.
+/// Puts `text` at `at` in `line`; returns where it ends.
 #[inline(always)]
 fn put(line: &mut [u8], at: usize, text: &[u8]) -> usize {
     line[at..at + text.len()].copy_from_slice(text);

@@ -45,6 +45,19 @@ impl Short {
         true
     }
 
+    /// Appends the comma that ends a CSV cell; when there is no room, holds nothing and says so.
+    #[inline(always)]
+    pub(super) fn push_comma(&mut self) -> bool {
+        let n = self.len as usize;
+        if n >= Short::CAPACITY {
+            self.len = 0;
+            return false;
+        }
+        self.bytes[n] = b',';
+        self.len += 1;
+        true
+    }
+
     pub(super) fn clear(&mut self) {
         self.len = 0;
     }
@@ -97,6 +110,23 @@ mod tests {
         let mut short = Short::default();
         assert!(!short.set(&source[..Short::CAPACITY + 1]));
         assert!(short.is_empty());
+    }
+
+    #[test]
+    fn a_comma_is_held_after_a_text_with_room_for_it() {
+        let text = [b'x'; Short::CAPACITY];
+        for n in [0, 1, Short::CAPACITY - 1, Short::CAPACITY] {
+            let mut short = Short::default();
+            assert!(short.set(&text[..n]));
+            let fits = n < Short::CAPACITY;
+            assert_eq!(short.push_comma(), fits, "{n}");
+            let expected = if fits {
+                [&text[..n], b","].concat()
+            } else {
+                vec![]
+            };
+            assert_eq!(short.as_bytes(), expected, "{n}");
+        }
     }
 
     #[test]
