@@ -161,7 +161,10 @@ fn goodput_s_low_end_is_the_slow_run_s() {
     let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
     // Alike up to rounding: each TTFT is a difference of clock readings at its own time.
     let (p50, p99) = (num("ttft_p50_s"), num("ttft_p99_s"));
-    assert!((p99 - p50).abs() <= 1e-9 * p50, "requests alike: {p50} {p99}");
+    assert!(
+        (p99 - p50).abs() <= 1e-9 * p50,
+        "requests alike: {p50} {p99}"
+    );
     assert_eq!(cell(&header, &rows[0], "goodput_requests_per_s_low"), "");
     let bound_ms = (num("ttft_p99_s") + num("ttft_p50_high_s")) / 2.0 * 1e3;
     let bound = format!("{bound_ms}");
