@@ -9,7 +9,7 @@ use super::table::{align_right, new_table};
 use crate::base::dtype::DType;
 use crate::base::units::three_significant;
 use crate::study::fit::cross::{group_stats, CrossValidation, MIN_FAMILY_ROWS};
-use crate::study::fit::{ChipFit, Constant};
+use crate::study::fit::{ChipFit, Constant, Prior};
 use crate::study::validate::{stats_of, ErrorStats, Outcome};
 
 /// The fitted `expected:` section as YAML, with the cases it was fitted to as comments. Every
@@ -26,10 +26,13 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
         text,
         "# Expected-mode constants of `{}` ({}), fitted by `stepcost fit` to {} {used} of {cases_name}:\n\
          # soft-L1 least squares on ln(predicted / measured), each source's rows together weighing as one,\n\
-         # from the middle of each constant's physical bounds, inside them.",
+         # from the middle of each constant's physical bounds, inside them;\n\
+         # {};\n\
+         # a constant no case depends on takes that fit's value where it fitted one, else the file's.",
         fit.chip.id(),
         fit.chip.name(),
         fit.before.len(),
+        prior(fit),
     );
     let ids: Vec<&str> = fit.before.iter().map(|o| o.case.id.as_str()).collect();
     for line in wrapped(&ids, 88) {
@@ -138,11 +141,12 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
         .map_or(String::new(), |f| format!(" and of chip family `{f}`"));
     writeln!(
         out,
-        "`{}` ({}): expected-mode constants fitted to {} cases of {cases_name} measured on it{family} ({} evaluations)",
+        "`{}` ({}): expected-mode constants fitted to {} cases of {cases_name} measured on it{family} ({} evaluations), {}",
         fit.chip.id(),
         fit.chip.name(),
         fit.before.len(),
-        fit.fitted.evaluations
+        fit.fitted.evaluations,
+        prior(fit)
     )?;
     let mut table = new_table(&[
         "group",
@@ -177,15 +181,29 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
         ]);
     }
     for c in &fit.fitted.kept {
-        let v = value(*c, c.get(&fit.start));
         constants.add_row(vec![
             c.name(),
-            v.clone(),
-            format!("{v} (no case depends on it)"),
+            value(*c, c.get(&fit.start)),
+            format!(
+                "{} (no case depends on it)",
+                value(*c, c.get(&fit.fitted.constants))
+            ),
         ]);
     }
     align_right(&mut constants, 1);
     writeln!(out, "{constants}")
+}
+
+/// What the fit was pulled towards, in words.
+fn prior(fit: &ChipFit) -> String {
+    let towards = match (fit.prior, fit.chip.family()) {
+        (Prior::Family, Some(f)) => format!("its family `{f}`'s fit"),
+        _ => "every chip's fit".to_owned(),
+    };
+    format!(
+        "pulled towards {towards} ({} cases) as hard as one source's rows",
+        fit.prior_cases
+    )
 }
 
 /// A constant as the fragment writes it: a fraction as it is, a time in seconds.
@@ -203,7 +221,8 @@ fn value(c: Constant, v: f64) -> String {
 pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::Result<()> {
     writeln!(
         out,
-        "leave-one-source-out: each source's rows predicted with the constants of their chips fitted to the other sources' rows"
+        "leave-one-source-out: each source's rows predicted with the constants of their chips fitted to the other sources' rows,\n\
+         each chip's fit pulled towards its family's, each family's towards every chip's (as `stepcost fit` fits)"
     )?;
     for f in &cv.folds {
         let rows = if f.rows == 1 { "row" } else { "rows" };
@@ -217,7 +236,7 @@ pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::
         }
         if !f.unfitted.is_empty() {
             parts.push(format!(
-                "{} from the fit's starting constants (no other source measured the family)",
+                "{} from every chip's fit (no other source measured the family)",
                 f.unfitted.join(", ")
             ));
         }

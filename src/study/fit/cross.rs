@@ -12,7 +12,7 @@ use crate::base::error::Error;
 use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
 
-use super::{fit_rows, Constant, Row, OWN_SOURCES};
+use super::{fit_pooled, fit_rows, Constant, Fitted, Row, OWN_SOURCES};
 
 /// The source a case's id names: its prefix up to the first `-` (the whole id without one).
 pub fn source_of(id: &str) -> &str {
@@ -30,8 +30,9 @@ pub struct Fold {
     pub refit: Vec<String>,
     /// Chips fitted on the other sources' rows of their family, with the family's name.
     pub family: Vec<(String, String)>,
-    /// Chips whose family no other source measured: predicted with the constants every fit
-    /// starts from, which no row has informed.
+    /// Chips whose family no other source measured: predicted with every chip's fit on the
+    /// other sources' rows (a constant that fit did not reach at the value every fit starts
+    /// from, never the file's, which may hold a fit to the held-out rows).
     pub unfitted: Vec<String>,
 }
 
@@ -100,9 +101,10 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
     })
 }
 
-/// Holds out `source`: the chips of its rows fitted to the other sources' rows as the shipped
-/// chip files are fitted (the chip alone where the other sources' rows of it come from two
-/// sources or more, else its family), and its rows predicted with them (with their indices).
+/// Holds out `source`: the chips of its rows fitted to the other sources' rows as `stepcost
+/// fit --family auto` fits them (the chip alone, pulled towards its family's fit, where the
+/// other sources' rows of it come from two sources or more; else its family, pulled towards
+/// every chip's fit), and its rows predicted with them (with their indices).
 fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, Outcome)>), Error> {
     let of_source = |r: &&Row| source_of(&r.case.id) == source;
     let held: Vec<usize> = (0..priced.len())
@@ -123,28 +125,35 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
         }
     }
     let others = || (priced.iter().flatten()).filter(|r| !of_source(r)).copied();
+    // Every chip's fit on the other sources: the prior of each family's, and the constants of
+    // a chip whose family no other source measured.
+    let all: Vec<&Row> = others().collect();
+    let pooled = (!all.is_empty()).then(|| fit_pooled(&all)).transpose()?;
     for chip in chips {
+        let Some(start) = chip.expected() else {
+            continue; // every priced row's chip has a section: expected mode priced it
+        };
         let own: Vec<&Row> = others().filter(|r| r.chip.id() == chip.id()).collect();
         let mut sources: Vec<&str> = own.iter().map(|r| source_of(&r.case.id)).collect();
         sources.sort_unstable();
         sources.dedup();
-        let family = chip.family().filter(|_| sources.len() < OWN_SOURCES);
-        let train: Vec<&Row> = match family {
+        let family_rows: Vec<&Row> = match chip.family() {
             Some(f) => others().filter(|r| r.chip.family() == Some(f)).collect(),
-            None => own,
+            None => Vec::new(),
         };
-        let Some(start) = chip.expected() else {
-            continue; // every priced row's chip has a section: expected mode priced it
-        };
-        let constants = if train.is_empty() {
-            fold.unfitted.push(chip.id().to_owned());
-            unfitted(start)
+        let family = (!family_rows.is_empty())
+            .then(|| fit_rows(start, &family_rows, pooled.as_ref()))
+            .transpose()?;
+        let constants = if sources.len() >= OWN_SOURCES {
+            fold.refit.push(chip.id().to_owned());
+            fit_rows(start, &own, family.as_ref().or(pooled.as_ref()))?.constants
+        } else if let Some(family) = family {
+            let name = chip.family().unwrap_or_default().to_owned();
+            fold.family.push((chip.id().to_owned(), name));
+            family.constants
         } else {
-            match family {
-                Some(f) => fold.family.push((chip.id().to_owned(), f.to_owned())),
-                None => fold.refit.push(chip.id().to_owned()),
-            }
-            fit_rows(start, &train)?.constants
+            fold.unfitted.push(chip.id().to_owned());
+            unfitted(start, pooled.as_ref())
         };
         for &i in &held {
             if let Some(row) = priced[i].filter(|r| r.chip.id() == chip.id()) {
@@ -155,11 +164,15 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
     Ok((fold, predicted))
 }
 
-/// `start` with every constant a fit moves at the value each fit starts from.
-fn unfitted(start: &Achievable) -> Achievable {
+/// `start` with every constant a fit moves at every chip's fit (`pooled`) where it has one,
+/// else at the value each fit starts from.
+fn unfitted(start: &Achievable, pooled: Option<&Fitted>) -> Achievable {
     let mut a = start.clone();
     for c in Constant::of(start) {
-        c.set(&mut a, c.start());
+        let value = pooled
+            .filter(|p| p.informed.contains(&c))
+            .map_or(c.start(), |p| c.get(&p.constants));
+        c.set(&mut a, value);
     }
     a
 }

@@ -15,7 +15,7 @@ mod select;
 use std::path::Path;
 
 use optimise::least_squares;
-pub use select::{fit_chip, shipped_family, ChipFit, OWN_SOURCES};
+pub use select::{fit_chip, shipped_family, ChipFit, Prior, OWN_SOURCES};
 
 use crate::base::dtype::DType;
 use crate::base::error::Error;
@@ -124,15 +124,8 @@ impl Constant {
         if a.attention_memory.is_some() {
             constants.push(Constant::AttentionMemory);
         }
-        if a.exp_overlap.is_some() {
-            constants.push(Constant::ExpOverlap);
-        }
-        if a.weight_only_memory < 1.0 {
-            constants.push(Constant::WeightOnlyMemory);
-        }
-        if a.fp4_memory < 1.0 {
-            constants.push(Constant::Fp4Memory);
-        }
+        // Always: 1 (a file without them) is a value, no derate, not the absence of a term.
+        constants.extend([Constant::WeightOnlyMemory, Constant::Fp4Memory]);
         if a.dram_latency_s > 0.0 {
             constants.push(Constant::DramLatency);
         }
@@ -169,6 +162,22 @@ impl Row {
     }
 }
 
+/// `chip` with the continuous constants of `from` that its own section has (its tiles and
+/// switches kept; a constant it has no figure for stays without one).
+fn with_own_numbers(chip: &Chip, from: &Achievable) -> Chip {
+    let Some(own) = chip.expected() else {
+        return with_numbers(chip, from);
+    };
+    let mut a = own.clone();
+    let present = Constant::of(from);
+    for c in Constant::of(own) {
+        if present.contains(&c) {
+            c.set(&mut a, c.get(from));
+        }
+    }
+    chip.clone().with_expected(a)
+}
+
 /// `chip` with the continuous constants of `from` (its own tiles and switches kept).
 fn with_numbers(chip: &Chip, from: &Achievable) -> Chip {
     let mut a = chip.expected().cloned().unwrap_or_else(|| from.clone());
@@ -186,19 +195,87 @@ pub struct Fitted {
     /// The constants the cases depend on (fitted), and those they do not (kept).
     pub fitted: Vec<Constant>,
     pub kept: Vec<Constant>,
+    /// The constants some measurement set: those fitted here, and those kept at a prior's
+    /// that a measurement set there. A narrower fit is pulled towards these alone.
+    pub informed: Vec<Constant>,
     /// Cost evaluations of the search (each prices every row once).
     pub evaluations: usize,
+    /// The rows fitted to.
+    pub cases: usize,
 }
 
 /// Fits the continuous constants of `start` to `rows` (each priced on its own chip with these
 /// constants), by least squares on the log of predicted over measured, from each constant's
-/// fixed [`Constant::start`]; those no row depends on keep `start`'s values.
-pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
+/// fixed [`Constant::start`]. With a `prior` (a wider fit's constants: the family's for one
+/// chip, every chip's for a family), each constant the prior has is pulled towards its value
+/// as one source's rows would pull it ([`PRIOR_WEIGHT`]), and one no row depends on takes it;
+/// without, such a constant keeps `start`'s value.
+pub fn fit_rows(
+    start: &Achievable,
+    rows: &[&Row],
+    prior: Option<&Fitted>,
+) -> Result<Fitted, Error> {
     let constants = Constant::of(start);
+    fit_constants(start, &constants, rows, prior, with_numbers)
+}
+
+/// Fits every constant any of `rows`' chips has, shared by all of them, each chip taking only
+/// the constants its own section has (its tiles and switches kept): the widest prior, what
+/// the measurements say of accelerators at large. Only the kernel rows are used where there
+/// are any: a single kernel's benchmark measures what a chip's units reach, where a model
+/// step or a request also carries its framework's costs, which a chip's or a family's fit
+/// answers to but a prior for every chip should not.
+pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
+    let kernels: Vec<&Row> = (rows.iter().copied())
+        .filter(|r| r.case.kind == KERNEL)
+        .collect();
+    let rows = if kernels.is_empty() { rows } else { &kernels };
+    let mut constants: Vec<Constant> = Vec::new();
+    let mut start: Option<Achievable> = None;
+    for row in rows {
+        let Some(own) = row.chip.expected() else {
+            continue;
+        };
+        start.get_or_insert_with(|| own.clone());
+        for c in Constant::of(own) {
+            if !constants.contains(&c) {
+                constants.push(c);
+            }
+        }
+    }
+    let Some(mut start) = start else {
+        return Err(Error::value("no measured case to fit".to_owned()));
+    };
+    for c in &constants {
+        c.set(&mut start, c.start());
+    }
+    fit_constants(&start, &constants, rows, None, with_own_numbers)
+}
+
+/// The search behind [`fit_rows`] and [`fit_pooled`]: `apply` puts a trial's constants on a
+/// row's chip.
+fn fit_constants(
+    start: &Achievable,
+    constants: &[Constant],
+    rows: &[&Row],
+    prior: Option<&Fitted>,
+    apply: fn(&Chip, &Achievable) -> Chip,
+) -> Result<Fitted, Error> {
     // In logs: every constant is positive, and a step is then a relative change.
     let x0: Vec<f64> = constants.iter().map(|c| c.start().ln()).collect();
     let lower: Vec<f64> = constants.iter().map(|c| c.range().min.ln()).collect();
     let upper: Vec<f64> = constants.iter().map(|c| c.range().max.ln()).collect();
+    let pulls: Vec<Option<f64>> = constants
+        .iter()
+        .map(|c| {
+            let prior = prior.filter(|p| p.informed.contains(c))?;
+            Some(
+                c.get(&prior.constants)
+                    .clamp(c.range().min, c.range().max)
+                    .ln(),
+            )
+        })
+        .collect();
     let mut chips: Vec<Chip> = rows.iter().map(|r| r.chip.clone()).collect();
     let at = |x: &[f64]| {
         let mut a = start.clone();
@@ -210,17 +287,24 @@ pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
     let weights = source_weights(rows);
     let residuals = |x: &[f64]| -> Result<Vec<f64>, Error> {
         let a = at(x);
-        rows.iter()
+        let mut r = rows
+            .iter()
             .zip(chips.iter_mut())
             .zip(&weights)
             .map(|((row, chip), w)| {
-                *chip = with_numbers(chip, &a);
+                *chip = apply(chip, &a);
                 let (predicted, _) = row.prepared.predict(chip)?;
                 Ok(w * soft_l1((predicted / row.case.measured).ln()))
             })
-            .collect()
+            .collect::<Result<Vec<f64>, Error>>()?;
+        r.extend(
+            x.iter()
+                .zip(&pulls)
+                .filter_map(|(x, p)| p.map(|p| PRIOR_WEIGHT * (x - p))),
+        );
+        Ok(r)
     };
-    let solution = least_squares(&x0, &lower, &upper, residuals)?;
+    let solution = least_squares(&x0, &lower, &upper, rows.len(), residuals)?;
     let mut fitted_constants = start.clone();
     let (mut fitted, mut kept) = (Vec::new(), Vec::new());
     for (i, c) in constants.iter().enumerate() {
@@ -228,19 +312,37 @@ pub fn fit_rows(start: &Achievable, rows: &[&Row]) -> Result<Fitted, Error> {
             let value = round(solution.x[i].exp()).clamp(c.range().min, c.range().max);
             c.set(&mut fitted_constants, value);
             fitted.push(*c);
-        } else {
-            // To the same digits as the fitted ones (a file's `0.4 us` is 4.0000000000000003e-7 s).
-            c.set(&mut fitted_constants, round(c.get(start)));
+        }
+    }
+    let mut informed = fitted.clone();
+    for (i, c) in constants.iter().enumerate() {
+        if !solution.reached[i] {
+            // The prior's where it has one; else to the same digits as the fitted ones (a
+            // file's `0.4 us` is 4.0000000000000003e-7 s).
+            let value = pulls[i].map_or(c.get(start), f64::exp);
+            c.set(&mut fitted_constants, round(value));
             kept.push(*c);
+            if pulls[i].is_some() {
+                informed.push(*c);
+            }
         }
     }
     Ok(Fitted {
         constants: fitted_constants,
         fitted,
         kept,
+        informed,
         evaluations: solution.evaluations,
+        cases: rows.len(),
     })
 }
+
+/// The kind of a case that times one kernel.
+const KERNEL: &str = "kernel";
+
+/// How hard a prior pulls each constant: as hard as one source whose rows all miss by the
+/// constant's log distance from the prior's value (each source's rows weigh one together).
+pub const PRIOR_WEIGHT: f64 = 1.0;
 
 /// Where a log error stops counting in full: ln(1.25). Up to about 25 % a row pulls as in
 /// plain least squares; beyond, its pull grows as |error| rather than its square, so that a

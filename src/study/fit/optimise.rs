@@ -25,11 +25,14 @@ pub struct Solution {
 }
 
 /// Minimises half the sum of squares of `residuals(x)` over `lower <= x <= upper`, from
-/// `start` (clamped into the box). An error from `residuals` ends the search with it.
+/// `start` (clamped into the box). Only the first `data` residuals make a variable
+/// [`Solution::reached`]: those past them are a prior's pull, which every variable may have.
+/// An error from `residuals` ends the search with it.
 pub fn least_squares<E>(
     start: &[f64],
     lower: &[f64],
     upper: &[f64],
+    data: usize,
     mut residuals: impl FnMut(&[f64]) -> Result<Vec<f64>, E>,
 ) -> Result<Solution, E> {
     let n = start.len();
@@ -55,7 +58,7 @@ pub fn least_squares<E>(
         let free: Vec<usize> = (0..n)
             .filter(|&j| {
                 let column = dot(&jacobian[j], &jacobian[j]);
-                reached[j] |= column > 0.0;
+                reached[j] |= jacobian[j].iter().take(data).any(|d| *d != 0.0);
                 let held = (x[j] <= lower[j] && gradient[j] > 0.0)
                     || (x[j] >= upper[j] && gradient[j] < 0.0);
                 column > 0.0 && !held
@@ -194,7 +197,7 @@ mod tests {
     fn finds_the_rosenbrock_minimum() {
         // r = (10 (y - x^2), 1 - x): the one minimum is (1, 1), at the end of a curved valley.
         let f = |v: &[f64]| Ok::<_, Never>(vec![10.0 * (v[1] - v[0] * v[0]), 1.0 - v[0]]);
-        let s = least_squares(&[-1.2, 1.0], &[-5.0, -5.0], &[5.0, 5.0], f).unwrap();
+        let s = least_squares(&[-1.2, 1.0], &[-5.0, -5.0], &[5.0, 5.0], 2, f).unwrap();
         assert!(
             (s.x[0] - 1.0).abs() < 1e-9 && (s.x[1] - 1.0).abs() < 1e-9,
             "{s:?}"
@@ -207,7 +210,7 @@ mod tests {
     fn stops_at_a_bound_the_minimum_lies_beyond() {
         // (x - 3)^2 + (y + 1)^2 over [0, 2] x [0, 2]: the nearest point is (2, 0).
         let f = |v: &[f64]| Ok::<_, Never>(vec![v[0] - 3.0, v[1] + 1.0]);
-        let s = least_squares(&[1.0, 1.0], &[0.0, 0.0], &[2.0, 2.0], f).unwrap();
+        let s = least_squares(&[1.0, 1.0], &[0.0, 0.0], &[2.0, 2.0], 2, f).unwrap();
         assert_eq!(s.x, [2.0, 0.0]);
         assert!((s.cost - 1.0).abs() < 1e-12);
     }
@@ -215,7 +218,7 @@ mod tests {
     #[test]
     fn keeps_a_variable_no_residual_depends_on() {
         let f = |v: &[f64]| Ok::<_, Never>(vec![v[0] - 0.5, 2.0 * (v[0] - 0.5)]);
-        let s = least_squares(&[0.9, 0.7], &[0.0, 0.0], &[1.0, 1.0], f).unwrap();
+        let s = least_squares(&[0.9, 0.7], &[0.0, 0.0], &[1.0, 1.0], 2, f).unwrap();
         assert!((s.x[0] - 0.5).abs() < 1e-12);
         assert_eq!(s.x[1], 0.7);
         assert_eq!(s.reached, [true, false]);
@@ -230,6 +233,6 @@ mod tests {
                 Ok(vec![v[0] - 1.0])
             }
         };
-        assert_eq!(least_squares(&[0.5], &[0.0], &[2.0], f), Err("too far"));
+        assert_eq!(least_squares(&[0.5], &[0.0], &[2.0], 1, f), Err("too far"));
     }
 }

@@ -9,7 +9,7 @@ use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Outcome};
 
 use super::cross::source_of;
-use super::{fit_rows, Fitted, Row};
+use super::{fit_pooled, fit_rows, Fitted, Row};
 
 /// Sources a chip's own rows must come from for it to be fitted on them alone: with fewer,
 /// its constants are its family's, fitted to the rows of every chip of the family, since one
@@ -52,13 +52,29 @@ pub struct ChipFit {
     /// The chip file's section the fit started from.
     pub start: Achievable,
     pub fitted: Fitted,
+    /// What the fit was pulled towards ([`super::PRIOR_WEIGHT`]), and the cases that prior
+    /// was fitted to.
+    pub prior: Prior,
+    pub prior_cases: usize,
     /// The cases used, priced with each chip's file constants, then with the fitted ones.
     pub before: Vec<Outcome>,
     pub after: Vec<Outcome>,
 }
 
+/// The wider fit a chip's or a family's is pulled towards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prior {
+    /// The chip's family's fit (itself pulled towards every chip's).
+    Family,
+    /// Every chip's fit, each chip taking the constants its own section has.
+    Pooled,
+}
+
 /// Fits `chip`'s constants to its cases in `cases` (or, with `family`, to the cases of every
-/// chip of that family, which then share them). Every case used must price.
+/// chip of that family, which then share them), pulled towards a wider fit as
+/// `validate --cross-validate` fits them: a family's towards every chip's
+/// ([`super::fit_pooled`] of every case that prices), a chip's towards its family's where its
+/// family has cases, else every chip's. Every case the fit itself uses must price.
 pub fn fit_chip(
     cases: Vec<Case>,
     cases_file: &Path,
@@ -71,8 +87,69 @@ pub fn fit_chip(
             chip.id()
         ))
     })?;
+    let (rows, chips) = load_rows(cases, cases_file, &chip, family)?;
+    let family_known = family.is_none_or(|f| {
+        chips
+            .iter()
+            .any(|(_, c)| matches!(c, Ok(c) if c.family() == Some(f)))
+    });
+    let in_family = |r: &Row, f: &str| r.chip.family() == Some(f);
+    let used: Vec<&Row> = (rows.iter())
+        .filter(|(r, own)| *own || family.is_some_and(|f| in_family(r, f)))
+        .map(|(r, _)| r)
+        .collect();
+    if used.is_empty() || !family_known {
+        return Err(no_rows(&chip, family, &chips, cases_file));
+    }
+    let before: Vec<Outcome> = used.iter().map(|r| r.outcome(None)).collect();
+    if let Some(o) = before.iter().find(|o| o.predicted.is_err()) {
+        let reason = o.predicted.as_ref().err().cloned().unwrap_or_default();
+        return Err(Error::value(format!(
+            "case `{}` (line {}) cannot be priced: {reason}",
+            o.case.id, o.case.line
+        )));
+    }
+    let priced: Vec<&Row> = (rows.iter())
+        .map(|(r, _)| r)
+        .filter(|r| r.outcome(None).predicted.is_ok())
+        .collect();
+    let (prior, wider) = prior_of(&start, &priced, &chip, family)?;
+    let fitted = fit_rows(&start, &used, Some(&wider))?;
+    let after = used
+        .iter()
+        .map(|r| r.outcome(Some(&fitted.constants)))
+        .collect();
+    Ok(ChipFit {
+        chip: chip.with_expected(fitted.constants.clone()),
+        family: family.map(str::to_owned),
+        start,
+        fitted,
+        prior,
+        prior_cases: wider.cases,
+        before,
+        after,
+    })
+}
+
+/// A chip's name in a case file, loaded (or why not).
+type Loaded = (String, Result<Chip, String>);
+
+/// A priced case, and whether it is the fitted chip's own.
+type Priced = (Row, bool);
+
+/// Every case of `cases` that prices (each on its own chip, `chip` for its own), and whether
+/// it is `chip`'s own, with the chips the cases name. A case the fit uses (`chip`'s, or its
+/// `family`'s) that cannot be priced is an error; another only informs the prior and is left
+/// out of it.
+fn load_rows(
+    cases: Vec<Case>,
+    cases_file: &Path,
+    chip: &Chip,
+    family: Option<&str>,
+) -> Result<(Vec<Priced>, Vec<Loaded>), Error> {
     let mut chips: Vec<(String, Result<Chip, String>)> = Vec::new();
-    let mut rows = Vec::new();
+    // Every case that prices, and whether it is the chip's own.
+    let mut rows: Vec<Priced> = Vec::new();
     for case in cases {
         let index = match chips.iter().position(|(name, _)| *name == case.chip) {
             Some(i) => i,
@@ -84,54 +161,47 @@ pub fn fit_chip(
         };
         let case_chip = &chips[index].1;
         let own = case.chip == chip.id() || matches!(case_chip, Ok(c) if c.id() == chip.id());
-        let in_family = family.is_some() && matches!(case_chip, Ok(c) if c.family() == family);
-        if !own && !in_family {
-            continue;
-        }
+        let used =
+            own || family.is_some_and(|f| matches!(case_chip, Ok(c) if c.family() == Some(f)));
         let (id, line) = (case.id.clone(), case.line);
-        let row = Row::new(case, cases_file, own.then_some(&chip)).map_err(|e| {
-            Error::value(format!("case `{id}` (line {line}) cannot be priced: {e}"))
-        })?;
-        rows.push(row);
+        match Row::new(case, cases_file, own.then_some(chip)) {
+            Ok(row) => rows.push((row, own)),
+            // A case the fit does not use only informs the prior: one that cannot be priced
+            // is left out of it.
+            Err(_) if !used => {}
+            Err(e) => {
+                return Err(Error::value(format!(
+                    "case `{id}` (line {line}) cannot be priced: {e}"
+                )))
+            }
+        }
     }
-    let family_known = family.is_none_or(|f| {
-        chips
-            .iter()
-            .any(|(_, c)| matches!(c, Ok(c) if c.family() == Some(f)))
-    });
-    if rows.is_empty() || !family_known {
-        return Err(no_rows(&chip, family, &chips, cases_file));
+    Ok((rows, chips))
+}
+
+/// The wider fit `chip`'s is pulled towards: its family's (itself pulled towards every
+/// chip's) where a chip alone is fitted and its family has priced rows, else every chip's.
+fn prior_of(
+    start: &Achievable,
+    priced: &[&Row],
+    chip: &Chip,
+    family: Option<&str>,
+) -> Result<(Prior, Fitted), Error> {
+    let pooled = fit_pooled(priced)?;
+    let family_rows: Vec<&Row> = match (family, chip.family()) {
+        (None, Some(f)) => (priced.iter().copied())
+            .filter(|r| r.chip.family() == Some(f))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if family_rows.is_empty() {
+        return Ok((Prior::Pooled, pooled));
     }
-    let before: Vec<Outcome> = rows.iter().map(|r| r.outcome(None)).collect();
-    if let Some(o) = before.iter().find(|o| o.predicted.is_err()) {
-        let reason = o.predicted.as_ref().err().cloned().unwrap_or_default();
-        return Err(Error::value(format!(
-            "case `{}` (line {}) cannot be priced: {reason}",
-            o.case.id, o.case.line
-        )));
-    }
-    let fitted = fit_rows(&start, &rows.iter().collect::<Vec<_>>())?;
-    let after = rows
-        .iter()
-        .map(|r| r.outcome(Some(&fitted.constants)))
-        .collect();
-    Ok(ChipFit {
-        chip: chip.with_expected(fitted.constants.clone()),
-        family: family.map(str::to_owned),
-        start,
-        fitted,
-        before,
-        after,
-    })
+    Ok((Prior::Family, fit_rows(start, &family_rows, Some(&pooled))?))
 }
 
 /// Why no case was found: the chips and families the cases do name.
-fn no_rows(
-    chip: &Chip,
-    family: Option<&str>,
-    chips: &[(String, Result<Chip, String>)],
-    cases_file: &Path,
-) -> Error {
+fn no_rows(chip: &Chip, family: Option<&str>, chips: &[Loaded], cases_file: &Path) -> Error {
     let names: Vec<&str> = chips.iter().map(|(n, _)| n.as_str()).collect();
     let mut families: Vec<&str> = chips
         .iter()
