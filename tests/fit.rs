@@ -474,3 +474,56 @@ fn auto_fits_a_chip_alone_only_where_two_sources_measured_it() {
         .success()
         .stdout(predicate::str::contains("of chip family `nvidia-hopper`"));
 }
+
+/// The shipped chip files' `expected:` sections are `stepcost fit --family auto` on the
+/// measured set (`scripts/refit` writes them): every constant a measurement set, whether the
+/// chip's own rows, its family's or every chip's, equals the fit's to 1e-6. A chip whose
+/// family no row measures keeps its sourced section, and the fit says so. One fit per chip,
+/// each pricing the measured set's rows some hundred times: a minute or more in a debug build.
+#[test]
+fn the_shipped_chip_files_are_the_fit_of_the_measured_set() {
+    use rayon::prelude::*;
+    let path = Path::new("validation/measured.csv");
+    let cases = read_cases(&Source::read(path).unwrap()).unwrap();
+    let mut chips: Vec<String> = std::fs::read_dir("hardware")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    chips.sort();
+    let unfitted: Vec<String> = chips
+        .par_iter()
+        .filter_map(|name| {
+            let chip = Chip::named(name).unwrap();
+            let family = shipped_family(&cases, path, &chip);
+            let fit = match fit_chip(cases.clone(), path, chip.clone(), family.as_deref()) {
+                Ok(fit) => fit,
+                Err(e) if e.to_string().contains("no case in") => return Some(name.clone()),
+                Err(e) => panic!("{name}: {e}"),
+            };
+            let file = chip.expected().unwrap();
+            for c in &fit.fitted.informed {
+                let (want, got) = (c.get(&fit.fitted.constants), c.get(file));
+                assert!(
+                    relative(got, want) < 1e-6,
+                    "{name}: {} is {got} in the file, {want} fitted: run scripts/refit",
+                    c.name()
+                );
+            }
+            None
+        })
+        .collect();
+    // Families no row measures yet.
+    assert_eq!(
+        unfitted,
+        [
+            "gaudi3",
+            "mi455x",
+            "rtx-pro-6000",
+            "tpu7x",
+            "trainium2",
+            "vr200"
+        ]
+    );
+}

@@ -52,6 +52,10 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
         "# kept (no case depends on them): {}",
         names(&fit.fitted.kept)
     );
+    let wider: Vec<Constant> = (fit.fitted.kept.iter().copied())
+        .filter(|c| fit.fitted.informed.contains(c))
+        .collect();
+    let _ = writeln!(text, "# of those, the wider fit's: {}", names(&wider));
     let matrix: Vec<String> = DType::ALL
         .iter()
         .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))

@@ -215,8 +215,33 @@ pub fn fit_rows(
     rows: &[&Row],
     prior: Option<&Fitted>,
 ) -> Result<Fitted, Error> {
-    let constants = Constant::of(start);
-    fit_constants(start, &constants, rows, prior, with_numbers)
+    // Every constant any row's chip has is fitted, shared, each chip taking those its own
+    // section has: so that no row is priced with another chip file's constants, and a fit
+    // depends on the rows alone (a chip file holding a fit's output fits to the same again).
+    let own = Constant::of(start);
+    let mut constants = own.clone();
+    let mut template = start.clone();
+    for a in rows.iter().filter_map(|r| r.chip.expected()) {
+        for c in Constant::of(a) {
+            if !constants.contains(&c) {
+                c.set(&mut template, c.start());
+                constants.push(c);
+            }
+        }
+    }
+    let shared = fit_constants(&template, &constants, rows, prior, with_own_numbers)?;
+    let mut numbers = start.clone();
+    for c in &own {
+        c.set(&mut numbers, c.get(&shared.constants));
+    }
+    let mine = |cs: Vec<Constant>| cs.into_iter().filter(|c| own.contains(c)).collect();
+    Ok(Fitted {
+        constants: numbers,
+        fitted: mine(shared.fitted),
+        kept: mine(shared.kept),
+        informed: mine(shared.informed),
+        ..shared
+    })
 }
 
 /// Fits every constant any of `rows`' chips has, shared by all of them, each chip taking only
@@ -265,17 +290,7 @@ fn fit_constants(
     let x0: Vec<f64> = constants.iter().map(|c| c.start().ln()).collect();
     let lower: Vec<f64> = constants.iter().map(|c| c.range().min.ln()).collect();
     let upper: Vec<f64> = constants.iter().map(|c| c.range().max.ln()).collect();
-    let pulls: Vec<Option<f64>> = constants
-        .iter()
-        .map(|c| {
-            let prior = prior.filter(|p| p.informed.contains(c))?;
-            Some(
-                c.get(&prior.constants)
-                    .clamp(c.range().min, c.range().max)
-                    .ln(),
-            )
-        })
-        .collect();
+    let pulls = pulls(constants, prior);
     let mut chips: Vec<Chip> = rows.iter().map(|r| r.chip.clone()).collect();
     let at = |x: &[f64]| {
         let mut a = start.clone();
@@ -335,6 +350,21 @@ fn fit_constants(
         evaluations: solution.evaluations,
         cases: rows.len(),
     })
+}
+
+/// Where `prior` pulls each of `constants`, in logs (inside its bounds): `None` where the
+/// prior has no measured value for it.
+fn pulls(constants: &[Constant], prior: Option<&Fitted>) -> Vec<Option<f64>> {
+    (constants.iter())
+        .map(|c| {
+            let prior = prior.filter(|p| p.informed.contains(c))?;
+            Some(
+                c.get(&prior.constants)
+                    .clamp(c.range().min, c.range().max)
+                    .ln(),
+            )
+        })
+        .collect()
 }
 
 /// The kind of a case that times one kernel.
