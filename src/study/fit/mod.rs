@@ -195,8 +195,8 @@ pub struct Fitted {
     /// The constants the cases depend on (fitted), and those they do not (kept).
     pub fitted: Vec<Constant>,
     pub kept: Vec<Constant>,
-    /// The constants some measurement set: those fitted here, and those kept at a prior's
-    /// that a measurement set there. A narrower fit is pulled towards these alone.
+    /// The constants a measurement set: those fitted here, and those kept at the prior's value
+    /// where a measurement set it there. A narrower fit is pulled towards these alone.
     pub informed: Vec<Constant>,
     /// Cost evaluations of the search (each prices every row once).
     pub evaluations: usize,
@@ -219,16 +219,7 @@ pub fn fit_rows(
     // section has: so that no row is priced with another chip file's constants, and a fit
     // depends on the rows alone (a chip file holding a fit's output fits to the same again).
     let own = Constant::of(start);
-    let mut constants = own.clone();
-    let mut template = start.clone();
-    for a in rows.iter().filter_map(|r| r.chip.expected()) {
-        for c in Constant::of(a) {
-            if !constants.contains(&c) {
-                c.set(&mut template, c.start());
-                constants.push(c);
-            }
-        }
-    }
+    let (template, constants) = shared_constants(start, rows);
     let shared = fit_constants(&template, &constants, rows, prior, with_own_numbers)?;
     let mut numbers = start.clone();
     for c in &own {
@@ -255,26 +246,27 @@ pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
         .filter(|r| r.case.kind == KERNEL)
         .collect();
     let rows = if kernels.is_empty() { rows } else { &kernels };
-    let mut constants: Vec<Constant> = Vec::new();
-    let mut start: Option<Achievable> = None;
-    for row in rows {
-        let Some(own) = row.chip.expected() else {
-            continue;
-        };
-        start.get_or_insert_with(|| own.clone());
-        for c in Constant::of(own) {
+    let Some(first) = rows.iter().find_map(|r| r.chip.expected()) else {
+        return Err(Error::value("no measured case to fit".to_owned()));
+    };
+    let (template, constants) = shared_constants(first, rows);
+    fit_constants(&template, &constants, rows, None, with_own_numbers)
+}
+
+/// Every constant `base` or any of `rows`' chips has, and `base` with those it lacks added at
+/// the value each fit starts from.
+fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Constant>) {
+    let mut constants = Constant::of(base);
+    let mut template = base.clone();
+    for a in rows.iter().filter_map(|r| r.chip.expected()) {
+        for c in Constant::of(a) {
             if !constants.contains(&c) {
+                c.set(&mut template, c.start());
                 constants.push(c);
             }
         }
     }
-    let Some(mut start) = start else {
-        return Err(Error::value("no measured case to fit".to_owned()));
-    };
-    for c in &constants {
-        c.set(&mut start, c.start());
-    }
-    fit_constants(&start, &constants, rows, None, with_own_numbers)
+    (template, constants)
 }
 
 /// The search behind [`fit_rows`] and [`fit_pooled`]: `apply` puts a trial's constants on a
