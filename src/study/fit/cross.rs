@@ -12,7 +12,7 @@ use crate::base::error::Error;
 use crate::engine::chip::{Achievable, Chip};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
 
-use super::{fit_pooled, fit_rows, Constant, Fitted, Row, OWN_SOURCES};
+use super::{fit_pooled, fit_rows, fit_shared, Constant, Fitted, Row, OWN_SOURCES};
 
 /// The source a case's id names: its prefix up to the first `-` (the whole id without one).
 pub fn source_of(id: &str) -> &str {
@@ -129,6 +129,8 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
     // a chip whose family no other source measured.
     let all: Vec<&Row> = others().collect();
     let pooled = (!all.is_empty()).then(|| fit_pooled(&all)).transpose()?;
+    // Each family's fit on the other sources, shared by its chips in this fold.
+    let mut families: Vec<(&str, Option<Fitted>)> = Vec::new();
     for chip in chips {
         let Some(start) = chip.expected() else {
             continue; // every priced row's chip has a section: expected mode priced it
@@ -137,13 +139,20 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
         let mut sources: Vec<&str> = own.iter().map(|r| source_of(&r.case.id)).collect();
         sources.sort_unstable();
         sources.dedup();
-        let family_rows: Vec<&Row> = match chip.family() {
-            Some(f) => others().filter(|r| r.chip.family() == Some(f)).collect(),
-            None => Vec::new(),
-        };
-        let family = (!family_rows.is_empty())
-            .then(|| fit_rows(start, &family_rows, pooled.as_ref()))
-            .transpose()?;
+        if let Some(f) = chip
+            .family()
+            .filter(|f| !families.iter().any(|(n, _)| n == f))
+        {
+            let rows: Vec<&Row> = others().filter(|r| r.chip.family() == Some(f)).collect();
+            let fit = (!rows.is_empty())
+                .then(|| fit_shared(start, &rows, pooled.as_ref()))
+                .transpose()?;
+            families.push((f, fit));
+        }
+        let family = (families.iter())
+            .find(|(n, _)| Some(*n) == chip.family())
+            .and_then(|(_, fit)| fit.as_ref())
+            .map(|fit| fit.for_chip(start));
         let constants = if sources.len() >= OWN_SOURCES {
             fold.refit.push(chip.id().to_owned());
             fit_rows(start, &own, family.as_ref().or(pooled.as_ref()))?.constants

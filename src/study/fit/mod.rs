@@ -204,6 +204,26 @@ pub struct Fitted {
     pub cases: usize,
 }
 
+impl Fitted {
+    /// The constants `start` has: at this fit's values where a measurement set them (here or
+    /// in its prior), else at `start`'s; the lists narrowed to them.
+    pub fn for_chip(&self, start: &Achievable) -> Fitted {
+        let own = Constant::of(start);
+        let mut constants = start.clone();
+        for c in own.iter().filter(|c| self.informed.contains(c)) {
+            c.set(&mut constants, c.get(&self.constants));
+        }
+        let mine = |cs: &[Constant]| cs.iter().copied().filter(|c| own.contains(c)).collect();
+        Fitted {
+            constants,
+            fitted: mine(&self.fitted),
+            kept: mine(&self.kept),
+            informed: mine(&self.informed),
+            ..*self
+        }
+    }
+}
+
 /// Fits the continuous constants of `start` to `rows` (each priced on its own chip with these
 /// constants), by least squares on the log of predicted over measured, from each constant's
 /// fixed [`Constant::start`]. With a `prior` (a wider fit's constants: the family's for one
@@ -215,24 +235,21 @@ pub fn fit_rows(
     rows: &[&Row],
     prior: Option<&Fitted>,
 ) -> Result<Fitted, Error> {
-    // Every constant any row's chip has is fitted, shared, each chip taking those its own
-    // section has: so that no row is priced with another chip file's constants, and a fit
-    // depends on the rows alone (a chip file holding a fit's output fits to the same again).
-    let own = Constant::of(start);
-    let (template, constants) = shared_constants(start, rows);
-    let shared = fit_constants(&template, &constants, rows, prior, with_own_numbers)?;
-    let mut numbers = start.clone();
-    for c in &own {
-        c.set(&mut numbers, c.get(&shared.constants));
-    }
-    let mine = |cs: Vec<Constant>| cs.into_iter().filter(|c| own.contains(c)).collect();
-    Ok(Fitted {
-        constants: numbers,
-        fitted: mine(shared.fitted),
-        kept: mine(shared.kept),
-        informed: mine(shared.informed),
-        ..shared
-    })
+    Ok(fit_shared(start, rows, prior)?.for_chip(start))
+}
+
+/// Fits every constant `base` or any of `rows`' chips has, shared by them all, each chip
+/// taking those its own section has: so that no row is priced with another chip file's
+/// constants, and a fit depends on the rows alone (a chip file holding a fit's output fits to
+/// the same again). [`Fitted::for_chip`] gives one chip its part; a constant no row depends on
+/// and no prior set keeps `base`'s value.
+pub fn fit_shared(
+    base: &Achievable,
+    rows: &[&Row],
+    prior: Option<&Fitted>,
+) -> Result<Fitted, Error> {
+    let (template, constants) = shared_constants(base, rows);
+    fit_constants(&template, &constants, rows, prior, with_own_numbers)
 }
 
 /// Fits every constant any of `rows`' chips has, shared by all of them, each chip taking only
@@ -249,8 +266,7 @@ pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
     let Some(first) = rows.iter().find_map(|r| r.chip.expected()) else {
         return Err(Error::value("no measured case to fit".to_owned()));
     };
-    let (template, constants) = shared_constants(first, rows);
-    fit_constants(&template, &constants, rows, None, with_own_numbers)
+    fit_shared(first, rows, None)
 }
 
 /// Every constant `base` or any of `rows`' chips has, and `base` with those it lacks added at

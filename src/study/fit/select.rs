@@ -93,15 +93,17 @@ pub fn fit_chip(
             .iter()
             .any(|(_, c)| matches!(c, Ok(c) if c.family() == Some(f)))
     });
-    let in_family = |r: &Row, f: &str| r.chip.family() == Some(f);
-    let used: Vec<&Row> = (rows.iter())
-        .filter(|(r, own)| *own || family.is_some_and(|f| in_family(r, f)))
-        .map(|(r, _)| r)
-        .collect();
+    let is_used = |(r, own): &Priced| *own || family.is_some_and(|f| r.chip.family() == Some(f));
+    let used: Vec<&Row> = rows.iter().filter(|p| is_used(p)).map(|(r, _)| r).collect();
     if used.is_empty() || !family_known {
         return Err(no_rows(&chip, family, &chips, cases_file));
     }
-    let before: Vec<Outcome> = used.iter().map(|r| r.outcome(None)).collect();
+    // Each case with its chip file's constants: the fit's "before", and which cases price.
+    let outcomes: Vec<Outcome> = rows.iter().map(|(r, _)| r.outcome(None)).collect();
+    let before: Vec<Outcome> = (rows.iter().zip(&outcomes))
+        .filter(|(p, _)| is_used(p))
+        .map(|(_, o)| o.clone())
+        .collect();
     if let Some(o) = before.iter().find(|o| o.predicted.is_err()) {
         let reason = o.predicted.as_ref().err().cloned().unwrap_or_default();
         return Err(Error::value(format!(
@@ -109,9 +111,9 @@ pub fn fit_chip(
             o.case.id, o.case.line
         )));
     }
-    let priced: Vec<&Row> = (rows.iter())
-        .map(|(r, _)| r)
-        .filter(|r| r.outcome(None).predicted.is_ok())
+    let priced: Vec<&Row> = (rows.iter().zip(&outcomes))
+        .filter(|(_, o)| o.predicted.is_ok())
+        .map(|((r, _), _)| r)
         .collect();
     let (prior, wider) = prior_of(&start, &priced, &chip, family)?;
     let fitted = fit_rows(&start, &used, Some(&wider))?;
