@@ -121,7 +121,7 @@ fn signed(x: f64) -> String {
 fn per_kind(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups = vec![("all".to_owned(), Vec::new())];
     for o in outcomes {
-        let Some(e) = o.error() else { continue };
+        let Some(e) = o.row_error() else { continue };
         groups[0].1.push(e);
         let kind = format!("kind {}", o.case.kind);
         match groups.iter_mut().find(|(g, _)| *g == kind) {
@@ -274,7 +274,7 @@ pub fn write_cross_validation(out: &mut dyn Write, cv: &CrossValidation) -> io::
     writeln!(out, "{table}")?;
     writeln!(
         out,
-        "|error| medians and 90th percentiles, signed medians of predicted / measured - 1; families with {MIN_FAMILY_ROWS} rows or more"
+        "|error| medians and 90th percentiles, signed medians of predicted / measured time - 1 (negative: too fast); families with {MIN_FAMILY_ROWS} rows or more"
     )
 }
 

@@ -3,7 +3,6 @@
 
 use super::{BandKind, Residual};
 use crate::study::fit::cross::CrossValidation;
-use crate::study::validate::Metric;
 
 /// The held-out residual of every row of `cv` priced both in sample and held out, in the case
 /// file's order. A rate's ratio (TFLOP/s, TB/s, tokens/s) is inverted into a time's, so that
@@ -15,9 +14,9 @@ pub fn residuals_of(cv: &CrossValidation) -> Vec<Residual> {
             let predicted = *held.predicted.as_ref().ok()?;
             let kind = BandKind::parse(&held.case.kind)?;
             let ratio = held.case.measured / predicted;
-            let ln_time_ratio = match held.case.metric {
-                Metric::StepTimeUs | Metric::TtftMs | Metric::TpotMs | Metric::E2eMs => ratio.ln(),
-                Metric::AttainedTflops | Metric::BandwidthTbS | Metric::TokensPerS => -ratio.ln(),
+            let ln_time_ratio = match held.case.metric.is_rate() {
+                false => ratio.ln(),
+                true => -ratio.ln(),
             };
             Some(Residual {
                 id: held.case.id.clone(),

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::base::error::Error;
 use crate::engine::chip::{Achievable, Chip};
-use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome};
+use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome, RowError};
 
 use super::{fit_pooled, fit_rows, fit_shared, Constant, Fitted, Row, OWN_SOURCES};
 
@@ -215,10 +215,10 @@ pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
     groups
         .into_iter()
         .filter_map(|group| {
-            let errors = |outcomes: &[Outcome]| -> Vec<f64> {
+            let errors = |outcomes: &[Outcome]| -> Vec<RowError> {
                 (0..outcomes.len())
                     .filter(|&i| member(&group, i) && cv.in_sample[i].predicted.is_ok())
-                    .filter_map(|i| outcomes[i].error())
+                    .filter_map(|i| outcomes[i].row_error())
                     .collect()
             };
             let (inside, held) = (errors(&cv.in_sample), errors(&cv.held_out));

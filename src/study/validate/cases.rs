@@ -45,6 +45,14 @@ impl Metric {
             .map_or("", |(n, _)| n)
     }
 
+    /// Whether the metric is a rate (more is faster) rather than a time.
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Metric::AttainedTflops | Metric::BandwidthTbS | Metric::TokensPerS
+        )
+    }
+
     fn needs_request(self) -> bool {
         matches!(self, Metric::TtftMs | Metric::TpotMs | Metric::E2eMs)
     }

@@ -46,6 +46,39 @@ impl Outcome {
             .ok()
             .map(|p| p / self.case.measured - 1.0)
     }
+
+    /// The error of the metric and of the time it stands for, where priced.
+    pub fn row_error(&self) -> Option<RowError> {
+        let predicted = *self.predicted.as_ref().ok()?;
+        Some(RowError::new(
+            predicted,
+            self.case.measured,
+            self.case.metric.is_rate(),
+        ))
+    }
+}
+
+/// One priced row's error, two ways: of the metric as measured (`predicted / measured - 1`),
+/// and of the time (`predicted time / measured time - 1`: a rate's ratio inverted), so that a
+/// signed error reads the same way whatever the metric: negative where the prediction is too
+/// fast (optimistic). A 25 % too-high tokens/s is a 20 % too-short time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowError {
+    pub of_metric: f64,
+    pub of_time: f64,
+}
+
+impl RowError {
+    /// The errors of `predicted` against `measured`, of a rate (more is faster) or a time.
+    pub fn new(predicted: f64, measured: f64, rate: bool) -> RowError {
+        let of_metric = predicted / measured - 1.0;
+        let of_time = if rate {
+            measured / predicted - 1.0
+        } else {
+            of_metric
+        };
+        RowError { of_metric, of_time }
+    }
 }
 
 /// Median and 90th-percentile absolute error of a group of cases.
@@ -55,7 +88,8 @@ pub struct ErrorStats {
     pub cases: usize,
     pub median_abs: f64,
     pub p90_abs: f64,
-    /// The median of the signed errors (`predicted / measured - 1`).
+    /// The median of the signed time errors (`predicted / measured time - 1`: negative where
+    /// the predictions are too fast, whether the metric is a rate or a time).
     pub signed_median: f64,
 }
 
@@ -234,13 +268,13 @@ impl Prepared {
 /// Median and 90th-percentile absolute error overall, then per chip, kind, type and layout
 /// (single chip or several).
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
-    let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut add = |group: String, error: f64| match groups.iter_mut().find(|(g, _)| *g == group) {
+    let mut groups: Vec<(String, Vec<RowError>)> = Vec::new();
+    let mut add = |group: String, error: RowError| match groups.iter_mut().find(|(g, _)| *g == group) {
         Some((_, errors)) => errors.push(error),
         None => groups.push((group, vec![error])),
     };
     for o in outcomes {
-        if let Some(e) = o.error() {
+        if let Some(e) = o.row_error() {
             add("all".into(), e);
         }
     }
@@ -257,7 +291,7 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
         },
     ] {
         for o in outcomes {
-            if let Some(e) = o.error() {
+            if let Some(e) = o.row_error() {
                 add(key(o), e);
             }
         }
@@ -268,8 +302,9 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
         .collect()
 }
 
-/// The statistics of one group's signed errors (at least one).
-pub fn stats_of(group: String, errors: Vec<f64>) -> ErrorStats {
+/// The statistics of one group's errors (at least one): the absolute ones of the metric, the
+/// signed ones of the time.
+pub fn stats_of(group: String, errors: Vec<RowError>) -> ErrorStats {
     let median = |mut values: Vec<f64>| {
         values.sort_by(f64::total_cmp);
         let n = values.len();
@@ -279,7 +314,7 @@ pub fn stats_of(group: String, errors: Vec<f64>) -> ErrorStats {
             (values[n / 2 - 1] + values[n / 2]) / 2.0
         }
     };
-    let mut abs: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+    let mut abs: Vec<f64> = errors.iter().map(|e| e.of_metric.abs()).collect();
     abs.sort_by(f64::total_cmp);
     let n = abs.len();
     // nearest rank
@@ -289,7 +324,7 @@ pub fn stats_of(group: String, errors: Vec<f64>) -> ErrorStats {
         cases: n,
         median_abs: median(abs),
         p90_abs: p90,
-        signed_median: median(errors),
+        signed_median: median(errors.iter().map(|e| e.of_time).collect()),
     }
 }
 
@@ -335,5 +370,30 @@ mod tests {
         let a = stats.iter().find(|s| s.group == "chip a").unwrap();
         assert_eq!(a.cases, 4);
         assert!((a.median_abs - 0.055).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_signed_median_reads_a_rate_and_a_time_the_same_way() {
+        // Three predictions too fast, each by a fifth of the time: a time 20 % short (80 us
+        // for 100) and two rates 25 % high (125 TFLOP/s, 1.25 TB/s for 100 and 1). One too
+        // slow: a rate 10 % low, a time 1 / 0.9 - 1 = 11.1 % long.
+        let mut rows = vec![outcome("a", -0.2)];
+        for (metric, measured, predicted) in [
+            (Metric::AttainedTflops, 100.0, 125.0),
+            (Metric::BandwidthTbS, 1.0, 1.25),
+            (Metric::TokensPerS, 100.0, 90.0),
+        ] {
+            let mut o = outcome("a", 0.0);
+            (o.case.metric, o.case.measured, o.predicted) = (metric, measured, Ok(predicted));
+            rows.push(o);
+        }
+        let all = &error_stats(&rows)[0];
+        // The times' errors: -0.2, -0.2, -0.2, +0.111: median -0.2. (The metrics' signed
+        // errors, -0.2, +0.25, +0.25, -0.1, would have a median of +0.075: too slow.)
+        assert!((all.signed_median + 0.2).abs() < 1e-12, "{}", all.signed_median);
+        // |error| stays the metric's: 0.2, 0.25, 0.25, 0.1.
+        assert!((all.median_abs - 0.225).abs() < 1e-12);
+        let slow = rows[3].row_error().unwrap();
+        assert!((slow.of_time - (1.0 / 0.9 - 1.0)).abs() < 1e-12);
     }
 }

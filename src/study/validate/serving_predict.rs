@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::serving::{prepare_serving, Load, ServingCase, ServingMetric};
-use super::{stats_of, ErrorStats};
+use super::{stats_of, ErrorStats, RowError};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::engine::price::IterationPricer;
@@ -29,10 +29,17 @@ pub struct ServingOutcome {
 impl ServingOutcome {
     /// `predicted / measured - 1`, where priced.
     pub fn error(&self) -> Option<f64> {
-        self.predicted
-            .as_ref()
-            .ok()
-            .map(|p| p / self.case.measured - 1.0)
+        self.row_error().map(|e| e.of_metric)
+    }
+
+    /// The error of the metric and of the time it stands for, where priced.
+    pub fn row_error(&self) -> Option<RowError> {
+        let predicted = *self.predicted.as_ref().ok()?;
+        Some(RowError::new(
+            predicted,
+            self.case.measured,
+            self.case.metric.is_rate(),
+        ))
     }
 }
 
@@ -61,9 +68,9 @@ pub fn validate_serving(
 
 /// Median and 90th-percentile error overall and per metric.
 pub fn serving_stats(outcomes: &[ServingOutcome]) -> Vec<ErrorStats> {
-    let mut groups: Vec<(String, Vec<f64>)> = vec![("all serving".into(), Vec::new())];
+    let mut groups: Vec<(String, Vec<RowError>)> = vec![("all serving".into(), Vec::new())];
     for o in outcomes {
-        let Some(e) = o.error() else { continue };
+        let Some(e) = o.row_error() else { continue };
         groups[0].1.push(e);
         let key = format!("metric {}", o.case.metric.name());
         match groups.iter_mut().find(|(g, _)| *g == key) {
