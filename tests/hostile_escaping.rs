@@ -378,7 +378,7 @@ fn reports_show_hostile_names_as_inert_text() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/gemm.yaml"))
             .unwrap()
             .replace(
-                "\nname: gemm 8192^3\n",
+                "\nname: gemm [m x k] x [k x n]\n",
                 &format!("\nname: {}\n", json(&format!("</title>{MARKUP}"))),
             );
     std::fs::write(d.join("w.yaml"), workload).unwrap();
