@@ -269,10 +269,11 @@ impl Prepared {
 /// (single chip or several).
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<RowError>)> = Vec::new();
-    let mut add = |group: String, error: RowError| match groups.iter_mut().find(|(g, _)| *g == group) {
-        Some((_, errors)) => errors.push(error),
-        None => groups.push((group, vec![error])),
-    };
+    let mut add =
+        |group: String, error: RowError| match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, errors)) => errors.push(error),
+            None => groups.push((group, vec![error])),
+        };
     for o in outcomes {
         if let Some(e) = o.row_error() {
             add("all".into(), e);
@@ -390,7 +391,11 @@ mod tests {
         let all = &error_stats(&rows)[0];
         // The times' errors: -0.2, -0.2, -0.2, +0.111: median -0.2. (The metrics' signed
         // errors, -0.2, +0.25, +0.25, -0.1, would have a median of +0.075: too slow.)
-        assert!((all.signed_median + 0.2).abs() < 1e-12, "{}", all.signed_median);
+        assert!(
+            (all.signed_median + 0.2).abs() < 1e-12,
+            "{}",
+            all.signed_median
+        );
         // |error| stays the metric's: 0.2, 0.25, 0.25, 0.1.
         assert!((all.median_abs - 0.225).abs() < 1e-12);
         let slow = rows[3].row_error().unwrap();
