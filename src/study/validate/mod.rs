@@ -49,12 +49,11 @@ impl Outcome {
 
     /// The error of the metric and of the time it stands for, where priced.
     pub fn row_error(&self) -> Option<RowError> {
-        let predicted = *self.predicted.as_ref().ok()?;
-        Some(RowError::new(
-            predicted,
+        RowError::of(
+            &self.predicted,
             self.case.measured,
             self.case.metric.is_rate(),
-        ))
+        )
     }
 }
 
@@ -78,6 +77,12 @@ impl RowError {
             of_metric
         };
         RowError { of_metric, of_time }
+    }
+
+    /// [`RowError::new`] of a prediction, where there is one.
+    pub fn of<E>(predicted: &Result<f64, E>, measured: f64, rate: bool) -> Option<RowError> {
+        let predicted = *predicted.as_ref().ok()?;
+        Some(RowError::new(predicted, measured, rate))
     }
 }
 

@@ -42,16 +42,6 @@ pub enum ServingMetric {
 }
 
 impl ServingMetric {
-    /// Whether the metric is a rate (more is faster) rather than a time.
-    pub fn is_rate(self) -> bool {
-        matches!(
-            self,
-            ServingMetric::OutputTokensPerS
-                | ServingMetric::OutputTokensPerSPerGpu
-                | ServingMetric::RequestsPerS
-        )
-    }
-
     pub const ALL: [(&'static str, ServingMetric); 6] = [
         ("output_tokens_per_s", ServingMetric::OutputTokensPerS),
         (
@@ -77,6 +67,16 @@ impl ServingMetric {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, m)| *m)
+    }
+
+    /// Whether the metric is a rate (more is faster) rather than a time.
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            ServingMetric::OutputTokensPerS
+                | ServingMetric::OutputTokensPerSPerGpu
+                | ServingMetric::RequestsPerS
+        )
     }
 }
 

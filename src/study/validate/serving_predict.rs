@@ -34,12 +34,11 @@ impl ServingOutcome {
 
     /// The error of the metric and of the time it stands for, where priced.
     pub fn row_error(&self) -> Option<RowError> {
-        let predicted = *self.predicted.as_ref().ok()?;
-        Some(RowError::new(
-            predicted,
+        RowError::of(
+            &self.predicted,
             self.case.measured,
             self.case.metric.is_rate(),
-        ))
+        )
     }
 }
 
