@@ -527,3 +527,54 @@ fn the_shipped_chip_files_are_the_fit_of_the_measured_set() {
         ]
     );
 }
+
+/// Kernel rows fix what they reach; a model step fits only what no kernel row reaches. A decode
+/// step measured half again slower than the truth prices it (a serving framework's host work,
+/// which no constant prices) leaves every constant the kernel rows set at the truth, where a
+/// joint fit would lower the stream fraction to absorb it; a weight-only decode step measured
+/// at the truth sets the one constant only it reaches, the weight-only fraction.
+#[test]
+fn model_steps_fit_only_what_no_kernel_row_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases_path = synthetic(dir.path());
+    let truth = format!("{TRUTH}  weight_only_memory: 0.7\n");
+    let truth_dir = dir.path().join("steps");
+    std::fs::create_dir_all(&truth_dir).unwrap();
+    std::fs::write(truth_dir.join("synth.yaml"), chip_file(&truth)).unwrap();
+    let steps = [
+        "D-1,synth.yaml,llama-3.1-8b,batch=1;context=1024,,,,1,step_time_us",
+        "D-2,synth.yaml,llama-3.1-8b,batch=1;context=1024,weight=int8,,,1,step_time_us",
+    ];
+    let placeholder = truth_dir.join("steps.csv");
+    let rows: String = steps
+        .iter()
+        .map(|s| format!("{s},1,decode,other,\n"))
+        .collect();
+    std::fs::write(&placeholder, format!("{HEADER}{rows}")).unwrap();
+    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
+    let priced: Vec<f64> = validate(cases, &placeholder, Mode::Expected)
+        .iter()
+        .map(|o| *o.predicted.as_ref().unwrap())
+        .collect();
+    let mut text = std::fs::read_to_string(&cases_path).unwrap();
+    for (shape, (us, slower)) in steps.iter().zip(priced.iter().zip([1.5, 1.0])) {
+        text.push_str(&format!("{shape},{},decode,other,\n", us * slower));
+    }
+    std::fs::write(&cases_path, text).unwrap();
+    let cases = read_cases(&Source::read(&cases_path).unwrap()).unwrap();
+    let synth = Chip::load(&Source::read(&dir.path().join("synth.yaml")).unwrap()).unwrap();
+    let fit = fit_chip(cases, &cases_path, synth, None).unwrap();
+    let a = &fit.fitted.constants;
+    let bf16 = a.matrix[stepcost::DType::Bf16 as usize].unwrap();
+    for (name, got, want) in [
+        ("memory", a.memory, 0.85),
+        ("small_m_memory", a.small_m_memory, 0.75),
+        ("vector", a.vector, 0.6),
+        ("matrix.bf16", bf16, 0.7),
+        ("dram_latency", a.dram_latency_s, 300e-9),
+        ("weight_only_memory", a.weight_only_memory, 0.7),
+    ] {
+        assert!(relative(got, want) < 1e-5, "{name}: {got} against {want}");
+    }
+    assert_eq!(fit.fitted.cases, 9);
+}

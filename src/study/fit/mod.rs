@@ -4,7 +4,8 @@
 //! start, to minimise the soft-L1 loss of the log errors `ln(predicted / measured)` over the
 //! cases, each source's rows weighing together as one, each constant inside its physical
 //! range (`base::ranges`, the fit's bounds); tile shapes and switches stay as the file has
-//! them. `scripts/refit` writes this fit into chip files as [`shipped_family`] chooses: per
+//! them. Single kernels' rows set what they reach; model steps and requests then fit only
+//! what none of them reaches (`fit_constants`). `scripts/refit` writes this fit into chip files as [`shipped_family`] chooses: per
 //! family, or per chip where a chip's rows come from two sources or more. `optimise` is the
 //! search, `cross` the leave-one-source-out loop of `validate --cross-validate`.
 
@@ -286,8 +287,49 @@ fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Consta
 }
 
 /// The search behind [`fit_rows`] and [`fit_pooled`]: `apply` puts a trial's constants on a
-/// row's chip.
+/// row's chip. Kernel rows first: where `rows` hold both single kernels and model steps (or
+/// requests), the constants are fitted to the kernel rows, and the model rows then fit only
+/// those no kernel row reached (the others held). A kernel's benchmark isolates what the chip's
+/// units reach; a model step also carries its serving framework's costs (host work between
+/// steps, scheduling, sampling), which no constant here prices, so fitted together the chip's
+/// fractions would drop to absorb them and single kernels would come out too slow.
 fn fit_constants(
+    start: &Achievable,
+    constants: &[Constant],
+    rows: &[&Row],
+    prior: Option<&Fitted>,
+    apply: fn(&Chip, &Achievable) -> Chip,
+) -> Result<Fitted, Error> {
+    let (kernels, steps): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.case.kind == KERNEL);
+    if kernels.is_empty() || steps.is_empty() {
+        return search(start, constants, rows, prior, apply);
+    }
+    let first = search(start, constants, &kernels, prior, apply)?;
+    let rest: Vec<Constant> = (constants.iter().copied())
+        .filter(|c| !first.fitted.contains(c))
+        .collect();
+    if rest.is_empty() {
+        return Ok(Fitted {
+            cases: rows.len(),
+            ..first
+        });
+    }
+    let second = search(&first.constants, &rest, &steps, prior, apply)?;
+    let in_order = |keep: &dyn Fn(&Constant) -> bool| -> Vec<Constant> {
+        constants.iter().copied().filter(|c| keep(c)).collect()
+    };
+    Ok(Fitted {
+        constants: second.constants,
+        fitted: in_order(&|c| first.fitted.contains(c) || second.fitted.contains(c)),
+        kept: in_order(&|c| second.kept.contains(c)),
+        informed: in_order(&|c| first.fitted.contains(c) || second.informed.contains(c)),
+        evaluations: first.evaluations + second.evaluations,
+        cases: rows.len(),
+    })
+}
+
+/// One least-squares search of `constants` over `rows`, the others held at `start`'s values.
+fn search(
     start: &Achievable,
     constants: &[Constant],
     rows: &[&Row],
