@@ -129,6 +129,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("expected.split_k", "8"),
     ("expected.row_tile", "64"),
     ("expected.cta_tiles", "128"),
+    ("expected.cta_pair_rows", "256"),
     ("expected.dram_latency", "0.4e-6 s"),
 ];
 
@@ -156,7 +157,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          power: {}\n\
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
-         small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  \
+         small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  cta_pair_rows: {}\n  \
          row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
@@ -190,6 +191,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("expected.weight_only_memory"),
         v("expected.fp4_memory"),
         v("expected.split_k"),
+        v("expected.cta_pair_rows"),
         v("expected.row_tile"),
         v("expected.cta_tiles"),
         v("expected.dram_latency"),

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use super::table::{align_right, new_table};
 use crate::base::dtype::DType;
 use crate::base::units::three_significant;
+use crate::engine::chip::Achievable;
 use crate::study::fit::cross::{group_stats, CrossValidation, MIN_FAMILY_ROWS};
 use crate::study::fit::{ChipFit, Constant, Prior};
 use crate::study::validate::{stats_of, ErrorStats, Outcome};
@@ -60,11 +61,6 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
         .iter()
         .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))
         .collect();
-    let tiles: Vec<String> = a
-        .cta_tiles
-        .iter()
-        .map(|[m, n]| format!("[{m}, {n}]"))
-        .collect();
     let _ = writeln!(text, "expected:");
     let _ = writeln!(text, "  matrix: {{{}}}", matrix.join(", "));
     let _ = writeln!(text, "  vector: {}", a.vector);
@@ -82,16 +78,27 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     if a.fp4_memory < 1.0 {
         let _ = writeln!(text, "  fp4_memory: {}", a.fp4_memory);
     }
-    let _ = writeln!(text, "  row_tile: {}", a.row_tile);
-    let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
-    let _ = writeln!(text, "  stream_k: {}", a.stream_k);
-    if a.split_k > 1 {
-        let _ = writeln!(text, "  split_k: {}", a.split_k);
-    }
+    tile_lines(&mut text, a);
     if a.dram_latency_s > 0.0 {
         let _ = writeln!(text, "  dram_latency: {:e} s", a.dram_latency_s);
     }
     text
+}
+
+/// The section's lines of GEMM tiles and scheduling, which a fit keeps as the file has them.
+fn tile_lines(text: &mut String, a: &Achievable) {
+    let tiles: Vec<String> = (a.cta_tiles.iter())
+        .map(|[m, n]| format!("[{m}, {n}]"))
+        .collect();
+    let _ = writeln!(text, "  row_tile: {}", a.row_tile);
+    let _ = writeln!(text, "  cta_tiles: [{}]", tiles.join(", "));
+    let _ = writeln!(text, "  stream_k: {}", a.stream_k);
+    if let Some(rows) = a.cta_pair_rows {
+        let _ = writeln!(text, "  cta_pair_rows: {rows}");
+    }
+    if a.split_k > 1 {
+        let _ = writeln!(text, "  split_k: {}", a.split_k);
+    }
 }
 
 /// `items` joined by `, ` into lines of at most about `width` characters.

@@ -1,5 +1,5 @@
 //! Ranges of the expected-mode constants of GEMM kernels beyond the first ones: the
-//! weight-only fraction and the split of K.
+//! weight-only fraction, the tiles CTA pairs share and the split of K.
 
 use super::{range, Range, EXPECTED_MATRIX};
 
@@ -15,6 +15,13 @@ pub const EXPECTED_FP4_MEMORY: Range = Range {
     why: "fp4 GEMMs at a small batch stream at a fifth to all of a 16-bit GEMM's rate",
     ..EXPECTED_MATRIX
 };
+pub const EXPECTED_CTA_PAIR_ROWS: Range = range(
+    "expected.cta_pair_rows",
+    "",
+    1.0,
+    4096.0,
+    "rows of a CTA tile that a pair of compute units shares, 256 on Blackwell",
+);
 pub const EXPECTED_SPLIT_K: Range = range(
     "expected.split_k",
     "",

@@ -64,6 +64,7 @@ pub(super) struct ExpectedFile {
     #[serde(default)]
     pub(super) stream_k: bool,
     pub(super) split_k: Option<Spanned<u64>>,
+    pub(super) cta_pair_rows: Option<Spanned<u64>>,
     pub(super) weight_only_memory: Option<Spanned<f64>>,
     pub(super) fp4_memory: Option<Spanned<f64>>,
     pub(super) small_m_memory: Option<Spanned<f64>>,

@@ -5,6 +5,7 @@
 //! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types
 //! and `load` turns a file into a validated `Chip`.
 
+mod expected;
 mod fabric;
 mod file;
 mod load;
@@ -177,6 +178,10 @@ pub struct Achievable {
     /// Whether GEMM libraries spread the last wave's work over every compute unit (Stream-K,
     /// persistent kernels), so no wave is left part-empty.
     pub stream_k: bool,
+    /// Rows from which a CTA tile is computed by a pair of compute units (Blackwell's
+    /// `cta_group::2` MMA: two SMs, one tile), so that a wave holds half as many such tiles;
+    /// `None`: every tile takes one.
+    pub cta_pair_rows: Option<u64>,
     /// Most slices a GEMM library without Stream-K splits K into when too few output tiles
     /// fill the chip (hipBLASLt's split-K); 1: no split.
     pub split_k: u64,

@@ -390,3 +390,31 @@ fn a_step_with_prompt_tokens_pays_the_eager_launch() {
         graph_s
     );
 }
+
+#[test]
+fn a_tile_of_a_cta_pair_takes_two_units_of_a_wave() {
+    // [256 x 1000] x [1000 x 768] on 10 units with 128 x 128 tiles, no Stream-K: 2 x 6 = 12
+    // tiles, each whole (no padding, no overhang).
+    let quantization = |expected: &str| {
+        let chip = Chip::load(&Source::from_text(
+            "round.yaml",
+            &format!("{CHIP}{expected}"),
+        ));
+        let text = GEMV.replace(
+            "{batch: 1, k: 1000, n: 1000}",
+            "{batch: 256, k: 1000, n: 768}",
+        );
+        let workload = Workload::load(&Source::from_text("gemm.yaml", &text)).unwrap();
+        let mut scenario = Scenario::defaults(&workload);
+        scenario.mode = Mode::Expected;
+        let r = price(&workload, &chip.unwrap(), &scenario).unwrap();
+        r.prices[0].cost.quantization
+    };
+    // One unit a tile: 12 tiles in 2 waves of 10, 12 / 20 of the slots busy.
+    assert!((quantization("") - 20.0 / 12.0).abs() < 1e-12);
+    // A pair of units a tile (tiles of 128 rows or more): a wave holds 5; 12 tiles in 3 waves,
+    // 12 / 15 busy.
+    assert!((quantization("  cta_pair_rows: 128\n") - 15.0 / 12.0).abs() < 1e-12);
+    // Tiles shorter than the pair's rows take one unit, as before.
+    assert!((quantization("  cta_pair_rows: 256\n") - 20.0 / 12.0).abs() < 1e-12);
+}

@@ -23,7 +23,8 @@ pub(super) fn stream_k(a: &Achievable, dtype: DType) -> bool {
 
 /// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
 /// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
-/// CTAs leaving compute units idle, with the CTA tile and, where the library splits K
+/// CTAs leaving compute units idle (a wave holding half as many tiles where a CTA pair
+/// computes each, `expected.cta_pair_rows`), with the CTA tile and, where the library splits K
 /// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
 /// the CTAs, each slice keeping at least `SPLIT_K_DEPTH` of K, and pays the reduction of its
 /// partial sums: every slice writes its M x N fp32 partial sums and a second kernel reads them
@@ -65,7 +66,10 @@ pub(super) fn gemm_quantization(
             let ctas = count * rows * columns * split;
             // Tiles that overhang the matrix compute their overhang too.
             let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            let wave_efficiency = ctas / ((ctas / units).ceil() * units) * used;
+            // A tile a CTA pair computes takes two units: a wave holds half as many.
+            let paired = a.cta_pair_rows.is_some_and(|r| cta_m >= r as f64);
+            let slots = if paired { units / 2.0 } else { units };
+            let wave_efficiency = ctas / ((ctas / slots).ceil() * slots) * used;
             ideal_s * padding / wave_efficiency + reduction_s(split)
         })
         .filter(|t| t.is_finite() && *t > 0.0)

@@ -5,9 +5,10 @@
 //! cases, each source's rows weighing together as one, each constant inside its physical
 //! range (`base::ranges`, the fit's bounds); tile shapes and switches stay as the file has
 //! them. Single kernels' rows set what they reach; model steps and requests then fit only
-//! what none of them reaches (`fit_constants`). `scripts/refit` writes this fit into chip files as [`shipped_family`] chooses: per
-//! family, or per chip where a chip's rows come from two sources or more. `optimise` is the
-//! search, `cross` the leave-one-source-out loop of `validate --cross-validate`.
+//! what none of them reaches (`fit_constants`). `scripts/refit` writes this fit into chip
+//! files as [`shipped_family`] chooses: per family, or per chip where a chip's rows come from
+//! two sources or more. `optimise` is the search, `cross` the leave-one-source-out loop of
+//! `validate --cross-validate`.
 
 pub mod cross;
 mod optimise;
