@@ -2,8 +2,8 @@
 //! `ChipFile` mirrors the YAML (unknown fields denied); `Chip` is the validated form the
 //! engine uses, in SI units.
 //!
-//! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types
-//! and `load` turns a file into a validated `Chip`.
+//! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types,
+//! `load` turns a file into a validated `Chip` and `expected` checks its `expected:` section.
 
 mod expected;
 mod fabric;
