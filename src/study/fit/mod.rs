@@ -251,7 +251,7 @@ pub fn fit_shared(
     prior: Option<&Fitted>,
 ) -> Result<Fitted, Error> {
     let (template, constants) = shared_constants(base, rows);
-    fit_constants(&template, &constants, rows, prior, with_own_numbers)
+    fit_constants(&template, &constants, rows, prior)
 }
 
 /// Fits every constant any of `rows`' chips has, shared by all of them, each chip taking only
@@ -287,8 +287,8 @@ fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Consta
     (template, constants)
 }
 
-/// The search behind [`fit_rows`] and [`fit_pooled`]: `apply` puts a trial's constants on a
-/// row's chip. Kernel rows first: where `rows` hold both single kernels and model steps (or
+/// The search behind [`fit_rows`] and [`fit_pooled`], each row's chip taking the trial's
+/// constants its own section has ([`with_own_numbers`]). Kernel rows first: where `rows` hold both single kernels and model steps (or
 /// requests), the constants are fitted to the kernel rows, and the model rows then fit only
 /// those no kernel row reached (the others held). A kernel's benchmark isolates what the chip's
 /// units reach; a model step also carries its serving framework's costs (host work between
@@ -299,13 +299,12 @@ fn fit_constants(
     constants: &[Constant],
     rows: &[&Row],
     prior: Option<&Fitted>,
-    apply: fn(&Chip, &Achievable) -> Chip,
 ) -> Result<Fitted, Error> {
     let (kernels, steps): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.case.kind == KERNEL);
     if kernels.is_empty() || steps.is_empty() {
-        return search(start, constants, rows, prior, apply);
+        return search(start, constants, rows, prior);
     }
-    let first = search(start, constants, &kernels, prior, apply)?;
+    let first = search(start, constants, &kernels, prior)?;
     let rest: Vec<Constant> = (constants.iter().copied())
         .filter(|c| !first.fitted.contains(c))
         .collect();
@@ -315,15 +314,18 @@ fn fit_constants(
             ..first
         });
     }
-    let second = search(&first.constants, &rest, &steps, prior, apply)?;
-    let in_order = |keep: &dyn Fn(&Constant) -> bool| -> Vec<Constant> {
-        constants.iter().copied().filter(|c| keep(c)).collect()
+    let second = search(&first.constants, &rest, &steps, prior)?;
+    // The constants of any of `lists`, in the fit's order.
+    let in_order = |lists: &[&[Constant]]| -> Vec<Constant> {
+        (constants.iter().copied())
+            .filter(|c| lists.iter().any(|l| l.contains(c)))
+            .collect()
     };
     Ok(Fitted {
         constants: second.constants,
-        fitted: in_order(&|c| first.fitted.contains(c) || second.fitted.contains(c)),
-        kept: in_order(&|c| second.kept.contains(c)),
-        informed: in_order(&|c| first.fitted.contains(c) || second.informed.contains(c)),
+        fitted: in_order(&[&first.fitted, &second.fitted]),
+        kept: in_order(&[&second.kept]),
+        informed: in_order(&[&first.fitted, &second.informed]),
         evaluations: first.evaluations + second.evaluations,
         cases: rows.len(),
     })
@@ -335,7 +337,6 @@ fn search(
     constants: &[Constant],
     rows: &[&Row],
     prior: Option<&Fitted>,
-    apply: fn(&Chip, &Achievable) -> Chip,
 ) -> Result<Fitted, Error> {
     // In logs: every constant is positive, and a step is then a relative change.
     let x0: Vec<f64> = constants.iter().map(|c| c.start().ln()).collect();
@@ -358,7 +359,7 @@ fn search(
             .zip(chips.iter_mut())
             .zip(&weights)
             .map(|((row, chip), w)| {
-                *chip = apply(chip, &a);
+                *chip = with_own_numbers(chip, &a);
                 let (predicted, _) = row.prepared.predict(chip)?;
                 Ok(w * soft_l1((predicted / row.case.measured).ln()))
             })
