@@ -478,7 +478,8 @@ fn auto_fits_a_chip_alone_only_where_two_sources_measured_it() {
 /// The shipped chip files' `expected:` sections are `stepcost fit --family auto` on the
 /// measured set (`scripts/refit` writes them): every constant a measurement set, whether the
 /// chip's own rows, its family's or every chip's, equals the fit's to 1e-6. A chip whose
-/// family no row measures keeps its sourced section, and the fit says so. One fit per chip,
+/// family no row measures keeps its sourced section, and the fit says so, but for the
+/// constants every chip shares, which every file holds at every chip's fit. One fit per chip,
 /// each pricing the measured set's rows some hundred times: a minute or more in a debug build.
 #[test]
 fn the_shipped_chip_files_are_the_fit_of_the_measured_set() {
@@ -526,13 +527,22 @@ fn the_shipped_chip_files_are_the_fit_of_the_measured_set() {
             "vr200"
         ]
     );
+    // The constants every chip shares (checked against the fit above) are in every file,
+    // the unfitted chips' too, at the same value.
+    let host_s: Vec<f64> = (chips.iter())
+        .map(|n| Chip::named(n).unwrap().expected().unwrap().host_step_s)
+        .collect();
+    assert!(
+        host_s.iter().all(|h| *h > 0.0 && *h == host_s[0]),
+        "{host_s:?}"
+    );
 }
 
 /// Kernel rows fix what they reach; a model step fits only what no kernel row reaches. A decode
-/// step measured half again slower than the truth prices it (a serving framework's host work,
-/// which no constant prices) leaves every constant the kernel rows set at the truth, where a
-/// joint fit would lower the stream fraction to absorb it; a weight-only decode step measured
-/// at the truth sets the one constant only it reaches, the weight-only fraction.
+/// step measured half again slower than the truth prices it (on a chip file without the host
+/// constants, nothing prices the slack) leaves every constant the kernel rows set at the
+/// truth, where a joint fit would lower the stream fraction to absorb it; a weight-only decode
+/// step measured at the truth sets the one constant only it reaches, the weight-only fraction.
 #[test]
 fn model_steps_fit_only_what_no_kernel_row_reaches() {
     let dir = tempfile::tempdir().unwrap();
@@ -577,4 +587,61 @@ fn model_steps_fit_only_what_no_kernel_row_reaches() {
         assert!(relative(got, want) < 1e-5, "{name}: {got} against {want}");
     }
     assert_eq!(fit.fitted.cases, 9);
+}
+
+/// A serving engine's host work is fitted once, to the model steps with every chip's
+/// constants held, and a chip's own fit keeps it there: a decode and a prefill step measured
+/// with 400 us of host work each (the truth's `host_step`) give the file's 50 us back as 400
+/// us, the kernel rows' constants stay at the truth, and the fragment writes it. A bare loop's
+/// step (`engine_host=0`) measured without host work agrees.
+#[test]
+fn an_engines_host_work_is_fitted_once_to_the_model_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases_path = synthetic(dir.path());
+    let with_host = |section: &str, host: &str| format!("{section}  host_step: {host}\n");
+    std::fs::write(
+        dir.path().join("synth.yaml"),
+        chip_file(&with_host(START, "50 us")),
+    )
+    .unwrap();
+    let truth_dir = dir.path().join("steps");
+    std::fs::create_dir_all(&truth_dir).unwrap();
+    let truth = chip_file(&with_host(TRUTH, "400 us"));
+    std::fs::write(truth_dir.join("synth.yaml"), &truth).unwrap();
+    let steps = [
+        "D-1,synth.yaml,llama-3.1-8b,batch=8;context=1024,,,,1,step_time_us",
+        "D-2,synth.yaml,llama-3.1-8b,batch=1;tokens=512;context=0,,,,1,step_time_us",
+        "E-1,synth.yaml,llama-3.1-8b,batch=1;context=1024;engine_host=0,,,,1,step_time_us",
+    ];
+    let placeholder = truth_dir.join("steps.csv");
+    let rows: String = steps
+        .iter()
+        .map(|s| format!("{s},1,decode,other,\n"))
+        .collect();
+    std::fs::write(&placeholder, format!("{HEADER}{rows}")).unwrap();
+    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
+    let priced = validate(cases, &placeholder, Mode::Expected);
+    let mut text = std::fs::read_to_string(&cases_path).unwrap();
+    for (shape, o) in steps.iter().zip(&priced) {
+        let us = o.predicted.as_ref().unwrap();
+        text.push_str(&format!("{shape},{us},decode,other,\n"));
+    }
+    std::fs::write(&cases_path, text).unwrap();
+    let cases = read_cases(&Source::read(&cases_path).unwrap()).unwrap();
+    let synth = Chip::load(&Source::read(&dir.path().join("synth.yaml")).unwrap()).unwrap();
+    let fit = fit_chip(cases, &cases_path, synth, None).unwrap();
+    let a = &fit.fitted.constants;
+    for (name, got, want) in [
+        ("host_step", a.host_step_s, 400e-6),
+        ("memory", a.memory, 0.85),
+        ("small_m_memory", a.small_m_memory, 0.75),
+        ("dram_latency", a.dram_latency_s, 300e-9),
+    ] {
+        assert!(relative(got, want) < 1e-5, "{name}: {got} against {want}");
+    }
+    // Held at the pooled fit's value in the chip's own fit, not fitted there.
+    let held = |c: &stepcost::internals::fit::Constant| c.name() == "host_step";
+    assert!(fit.fitted.kept.iter().any(held) && fit.fitted.informed.iter().any(held));
+    assert!(!fit.fitted.fitted.iter().any(held));
+    assert!(fragment(&fit, "cases.csv").contains("host_step: 4e-4 s"));
 }

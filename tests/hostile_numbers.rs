@@ -131,6 +131,8 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("expected.cta_tiles", "128"),
     ("expected.cta_pair_rows", "256"),
     ("expected.dram_latency", "0.4e-6 s"),
+    ("expected.host_step", "2e-4 s"),
+    ("expected.host_sequence", "1e-5 s"),
 ];
 
 /// A chip file with every field, `values` replacing the defaults (`TYPE` is bf16).
@@ -158,7 +160,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
          small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  cta_pair_rows: {}\n  \
-         row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n",
+         row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n  host_step: {}\n  host_sequence: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
         v("memory.reserve"),
@@ -195,6 +197,8 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("expected.row_tile"),
         v("expected.cta_tiles"),
         v("expected.dram_latency"),
+        v("expected.host_step"),
+        v("expected.host_sequence"),
     )
 }
 

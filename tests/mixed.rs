@@ -423,8 +423,6 @@ fn the_command_line_sets_prefill_seqs_and_says_the_step_is_mixed() {
         text.contains("batch=64, context=1500, beside prefill_tokens=2048 of prefill_seqs=2 at prefill_context=0"),
         "{text}"
     );
-    assert!(
-        text.contains("tokens per step                                                2112"),
-        "{text}"
-    );
+    let tokens = text.lines().find(|l| l.contains("tokens per step"));
+    assert!(tokens.is_some_and(|l| l.ends_with(" 2112 │")), "{text}");
 }

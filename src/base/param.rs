@@ -36,11 +36,14 @@ pub enum ScenarioParam {
     PrefillContext,
     /// Micro-batches of `batch` sequences in flight through the pipeline stages at once.
     MicroBatches,
+    /// Share of a serving engine's host work between steps the chip waits for: 1 where an
+    /// engine schedules each step, 0 for a bare compiled loop (expected mode).
+    EngineHost,
 }
 
 impl ScenarioParam {
     /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
-    pub const ALL: [ScenarioParam; 12] = [
+    pub const ALL: [ScenarioParam; 13] = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -53,6 +56,7 @@ impl ScenarioParam {
         ScenarioParam::PrefillSeqs,
         ScenarioParam::PrefillContext,
         ScenarioParam::MicroBatches,
+        ScenarioParam::EngineHost,
     ];
 
     /// The param's name in workload files.
@@ -70,6 +74,7 @@ impl ScenarioParam {
             ScenarioParam::PrefillSeqs => "prefill_seqs",
             ScenarioParam::PrefillContext => "prefill_context",
             ScenarioParam::MicroBatches => "micro_batches",
+            ScenarioParam::EngineHost => "engine_host",
         }
     }
 

@@ -317,6 +317,20 @@ pub const EXPECTED_DRAM_LATENCY: Range = range(
     1e-3,
     "time to first byte from memory, 100-800 ns today",
 );
+pub const EXPECTED_HOST_STEP: Range = range(
+    "expected.host_step",
+    "s",
+    1e-6,
+    0.1,
+    "a serving engine's host work per step, tens of microseconds to milliseconds today",
+);
+pub const EXPECTED_HOST_SEQUENCE: Range = range(
+    "expected.host_sequence",
+    "s",
+    1e-8,
+    1e-2,
+    "a serving engine's host work per sequence of a step, microseconds to tens of them today",
+);
 
 /// Every number a chip file gives, in the file's order.
 pub const CHIP: &[Range] = &[
@@ -356,6 +370,8 @@ pub const CHIP: &[Range] = &[
     EXPECTED_CTA_TILES,
     EXPECTED_CTA_PAIR_ROWS,
     EXPECTED_DRAM_LATENCY,
+    EXPECTED_HOST_STEP,
+    EXPECTED_HOST_SEQUENCE,
 ];
 
 /// Chips one replica of a step runs on: a workload's `chips` (e.g. `tp * pp`).

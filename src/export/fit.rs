@@ -47,16 +47,21 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
             n.join(", ")
         }
     };
+    let (shared, kept): (Vec<Constant>, Vec<Constant>) =
+        fit.fitted.kept.iter().partition(|c| c.is_shared());
     let _ = writeln!(text, "# fitted: {}", names(&fit.fitted.fitted));
-    let _ = writeln!(
-        text,
-        "# kept (no case depends on them): {}",
-        names(&fit.fitted.kept)
-    );
-    let wider: Vec<Constant> = (fit.fitted.kept.iter().copied())
+    let _ = writeln!(text, "# kept (no case depends on them): {}", names(&kept));
+    let wider: Vec<Constant> = (kept.iter().copied())
         .filter(|c| fit.fitted.informed.contains(c))
         .collect();
     let _ = writeln!(text, "# of those, the wider fit's: {}", names(&wider));
+    if !shared.is_empty() {
+        let _ = writeln!(
+            text,
+            "# every chip's (a serving engine's, fitted to every chip's model steps and requests): {}",
+            names(&shared)
+        );
+    }
     let matrix: Vec<String> = DType::ALL
         .iter()
         .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))
@@ -81,6 +86,12 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     tile_lines(&mut text, a);
     if a.dram_latency_s > 0.0 {
         let _ = writeln!(text, "  dram_latency: {:e} s", a.dram_latency_s);
+    }
+    if a.host_step_s > 0.0 {
+        let _ = writeln!(text, "  host_step: {:e} s", a.host_step_s);
+    }
+    if a.host_sequence_s > 0.0 {
+        let _ = writeln!(text, "  host_sequence: {:e} s", a.host_sequence_s);
     }
     text
 }
@@ -192,13 +203,14 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
         ]);
     }
     for c in &fit.fitted.kept {
+        let why = match c.is_shared() {
+            true => "every chip's fit: a serving engine's",
+            false => "no case depends on it",
+        };
         constants.add_row(vec![
             c.name(),
             value(*c, c.get(&fit.start)),
-            format!(
-                "{} (no case depends on it)",
-                value(*c, c.get(&fit.fitted.constants))
-            ),
+            format!("{} ({why})", value(*c, c.get(&fit.fitted.constants))),
         ]);
     }
     align_right(&mut constants, 1);
@@ -222,7 +234,7 @@ fn value(c: Constant, v: f64) -> String {
     // To 7 significant digits, as the fit keeps them (a file's `0.4 us` is 4.0000000000000003e-7 s).
     let v: f64 = format!("{v:.6e}").parse().unwrap_or(v);
     match c {
-        Constant::DramLatency => format!("{v:e} s"),
+        Constant::DramLatency | Constant::HostStep | Constant::HostSequence => format!("{v:e} s"),
         _ => format!("{v}"),
     }
 }

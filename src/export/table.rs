@@ -165,6 +165,12 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
             ),
         );
     }
+    if s.host_time_s > 0.0 {
+        row(
+            "engine host work",
+            format!("{} of it (expected.host_step)", human(s.host_time_s, "s")),
+        );
+    }
     if s.micro_batches > 1.0 {
         // The step is one micro-batch's pass; the rates below follow all of them.
         row(
@@ -230,14 +236,18 @@ fn work_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     row("attained", human(s.attained_flop_per_s, "FLOPS"));
     row("MFU", percent(s.mfu));
     row("MBU", percent(s.mbu));
-    row(
-        "time compute / memory bound",
-        format!(
-            "{} / {}",
-            percent(s.compute_bound_share),
-            percent(s.memory_bound_share)
-        ),
+    let bound = format!(
+        "{} / {}",
+        percent(s.compute_bound_share),
+        percent(s.memory_bound_share)
     );
+    match s.host_time_s / s.step_time_s {
+        host if host > 0.0 => row(
+            "time compute / memory bound / host",
+            format!("{bound} / {}", percent(host)),
+        ),
+        _ => row("time compute / memory bound", bound),
+    }
     row("kernels per step", s.kernels.to_string());
     row("weights", human(s.weight_bytes, "B"));
     row("KV cache", human(s.kv_bytes, "B"));

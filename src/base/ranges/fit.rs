@@ -69,3 +69,17 @@ pub const FIT_EXP_OVERLAP: Range = range(
     0.95,
     "FlashAttention-3's pipelining hides about 0.4 of the exponentials' time at head dim 128",
 );
+pub const FIT_HOST_STEP: Range = range(
+    "expected.host_step",
+    "s",
+    2e-5,
+    5e-3,
+    "a graph replay's launch (tens of microseconds) to vLLM 0.5.3's host work, 62 % of a Llama 3 8B step on H100",
+);
+pub const FIT_HOST_SEQUENCE: Range = range(
+    "expected.host_sequence",
+    "s",
+    5e-7,
+    1e-4,
+    "a serving engine's per-sequence scheduling, sampling and output work: microseconds to tens of them",
+);

@@ -51,13 +51,12 @@ impl Checker<'_> {
                 _ => self.count(&ranges::EXPECTED_ROW_TILE, t),
             }
         }
-        let dram_latency_s = self
-            .optional(
-                &ranges::EXPECTED_DRAM_LATENCY,
-                file.dram_latency.as_ref(),
-                QuantityKind::Time,
-            )
-            .unwrap_or(0.0);
+        let mut time = |range: &Range, v: Option<&Spanned<String>>| {
+            self.optional(range, v, QuantityKind::Time).unwrap_or(0.0)
+        };
+        let dram_latency_s = time(&ranges::EXPECTED_DRAM_LATENCY, file.dram_latency.as_ref());
+        let host_step_s = time(&ranges::EXPECTED_HOST_STEP, file.host_step.as_ref());
+        let host_sequence_s = time(&ranges::EXPECTED_HOST_SEQUENCE, file.host_sequence.as_ref());
         (self.problem_count() == before).then_some(Achievable {
             matrix,
             vector,
@@ -73,6 +72,8 @@ impl Checker<'_> {
             weight_only_memory,
             fp4_memory,
             dram_latency_s,
+            host_step_s,
+            host_sequence_s,
         })
     }
 

@@ -71,6 +71,8 @@ pub(super) struct ExpectedFile {
     pub(super) attention_memory: Option<Spanned<f64>>,
     pub(super) exp_overlap: Option<Spanned<f64>>,
     pub(super) dram_latency: Option<Spanned<String>>,
+    pub(super) host_step: Option<Spanned<String>>,
+    pub(super) host_sequence: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

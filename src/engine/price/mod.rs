@@ -12,6 +12,7 @@
 
 mod collective;
 mod context;
+mod host;
 mod iteration;
 mod kernel;
 mod memory;
@@ -141,7 +142,13 @@ pub struct StepSummary {
     pub cost: StepCost,
     /// Share of the step time spent in compute-bound kernels.
     pub compute_bound_share: f64,
+    /// Share in memory-bound and launch-bound kernels and collectives: the kernels' time
+    /// that is not compute-bound.
     pub memory_bound_share: f64,
+    /// The serving engine's host work the chip waits for in the step (expected mode, a
+    /// serving step: `expected.host_step` and `host_sequence`), inside `step_time_s`; 0
+    /// otherwise.
+    pub host_time_s: f64,
     /// Weights resident in HBM (declared weight tensors and GEMMs' implied weights).
     pub weight_bytes: f64,
     /// KV cache resident in HBM: `batch x (context + tokens)` positions.
@@ -417,6 +424,7 @@ pub fn price_step(
         totals.add(&memo.sums[k]);
     }
     totals.check_finite()?;
+    totals.add_host(host::host_s(workload, chip, ev, scenario.mode));
     let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
     // The memo goes back only once every cost is current: after an error it stays empty.
     memo.set(key);

@@ -418,3 +418,52 @@ fn a_tile_of_a_cta_pair_takes_two_units_of_a_wave() {
     // Tiles shorter than the pair's rows take one unit, as before.
     assert!((quantization("  cta_pair_rows: 256\n") - 20.0 / 12.0).abs() < 1e-12);
 }
+
+/// A step a serving engine runs: `batch` sequences on each of `dp` replicas.
+const SERVED: &str = "\
+name: served
+params: {batch: 4, dp: 1, engine_host: 1, n: 1000000}
+tokens_per_step: batch * dp
+sequences: batch * dp
+tensors:
+  x: {role: activation, shape: [n]}
+blocks:
+  - name: kernel
+    ops:
+      - elementwise: {name: scale, of: [x], elements: n, flops_per_element: 1}
+";
+
+#[test]
+fn a_served_step_waits_for_its_engines_host_work() {
+    let hosted = format!("{CHIP}  host_step: 100 us\n  host_sequence: 10 us\n");
+    let chip = Chip::load(&Source::from_text("hosted.yaml", &hosted)).unwrap();
+    let served = Workload::load(&Source::from_text("served.yaml", SERVED)).unwrap();
+    let step = |workload: &Workload, mode: Mode, sets: &[(&str, f64)]| {
+        let mut scenario = Scenario::defaults(workload);
+        scenario.mode = mode;
+        for (name, value) in sets {
+            let param = workload.param_index(name).unwrap();
+            scenario.overrides.push((param, *value));
+        }
+        price(workload, &chip, &scenario).map(|r| r.summary)
+    };
+    let bare = step(&served, Mode::Expected, &[("engine_host", 0.0)]).unwrap();
+    assert_eq!(bare.host_time_s, 0.0);
+    // 100 us a step and 10 us for each of its 4 sequences, on top of the kernels.
+    let host_s = |sets: &[(&str, f64)]| {
+        let s = step(&served, Mode::Expected, sets).unwrap();
+        assert!((s.step_time_s - bare.step_time_s - s.host_time_s).abs() < 1e-15);
+        s.host_time_s
+    };
+    assert!((host_s(&[]) - 140e-6).abs() < 1e-15, "{}", host_s(&[]));
+    // Each replica's engine steps its own 4 sequences, alongside the other's.
+    assert!((host_s(&[("dp", 2.0)]) - 140e-6).abs() < 1e-15);
+    assert!((host_s(&[("engine_host", 0.5)]) - 70e-6).abs() < 1e-15);
+    // None on the roofline, nor for a lone kernel's benchmark (no `engine_host` param).
+    assert_eq!(step(&served, Mode::Roofline, &[]).unwrap().host_time_s, 0.0);
+    let kernel = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
+    assert_eq!(step(&kernel, Mode::Expected, &[]).unwrap().host_time_s, 0.0);
+    // A share outside 0..1 is refused by name.
+    let err = step(&served, Mode::Expected, &[("engine_host", 1.5)]).unwrap_err();
+    assert!(err.to_string().contains("engine_host"), "{err}");
+}

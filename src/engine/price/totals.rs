@@ -30,6 +30,8 @@ pub(super) struct Totals {
     /// Time in the blocks only the first pipeline stage runs, and only the last.
     first_stage_s: f64,
     last_stage_s: f64,
+    /// The serving engine's host work before the step's kernels.
+    host_s: f64,
 }
 
 /// A kernel's `cost.count` executions summed as [`Totals::add`] adds them; `mfu_s` is one
@@ -72,6 +74,14 @@ impl Totals {
             self.scheme = Some((s.flops, scheme));
         }
         self.compute_bound_s += s.compute_bound_s;
+    }
+
+    /// Adds the serving engine's host work for the step (`host::host_s`): the chip waits for
+    /// it before the first stage's kernels, so it is the first stage's time.
+    pub(super) fn add_host(&mut self, host_s: f64) {
+        self.host_s = host_s;
+        self.step_time_s += host_s;
+        self.first_stage_s += host_s;
     }
 
     pub(super) fn check_finite(&self) -> Result<(), Error> {
@@ -128,6 +138,7 @@ impl Totals {
             mfu_time_s,
             activation_bytes,
             scheme,
+            host_s,
             ..
         } = *self;
         let mut resident = memory::Resident::of(workload, ev, dtypes, activation_bytes);
@@ -169,7 +180,8 @@ impl Totals {
             tokens_per_s_per_chip: tokens_per_s.map(|r| r / chips as f64),
             cost: StepCost::of(chip, chips, tokens_per_s),
             compute_bound_share: compute_bound_s / t,
-            memory_bound_share: 1.0 - compute_bound_s / t,
+            memory_bound_share: 1.0 - (compute_bound_s + host_s) / t,
+            host_time_s: host_s,
             weight_bytes: resident.weight_bytes,
             kv_bytes: resident.kv_bytes,
             state_bytes: resident.state_bytes,

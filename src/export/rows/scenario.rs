@@ -150,6 +150,7 @@ impl SummaryRow<'_> {
             num(|s| s.roofline_step_time_s * 1e6),
         );
         f("fraction_of_roofline", num(|s| s.fraction_of_roofline));
+        f("host_time_us", num(|s| s.host_time_s * 1e6));
         f("flops", num(|s| s.flops));
         f("bytes", num(|s| s.bytes));
         f(

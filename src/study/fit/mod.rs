@@ -1,27 +1,28 @@
 //! Fitting a chip's expected-mode constants to measured cases: the continuous numbers of its
 //! `expected` section (fractions of peak per type, of the vector unit and of bandwidth, the
-//! small-M, attention and weight-only memory fractions, the DRAM latency) move, from a fixed
-//! start, to minimise the soft-L1 loss of the log errors `ln(predicted / measured)` over the
-//! cases, each source's rows weighing together as one, each constant inside its physical
-//! range (`base::ranges`, the fit's bounds); tile shapes and switches stay as the file has
-//! them. Single kernels' rows set what they reach; model steps and requests then fit only
-//! what none of them reaches (`fit_constants`). `scripts/refit` writes this fit into chip
-//! files as [`shipped_family`] chooses: per family, or per chip where a chip's rows come from
-//! two sources or more. `optimise` is the search, `cross` the leave-one-source-out loop of
-//! `validate --cross-validate`.
+//! small-M, attention and weight-only memory fractions, the DRAM latency, the serving engine's
+//! host work) move, from a fixed start, to minimise the soft-L1 loss of the log errors
+//! `ln(predicted / measured)` over the cases, each source's rows weighing together as one,
+//! each constant inside its physical range (`base::ranges`, the fit's bounds); tile shapes and
+//! switches stay as the file has them. Single kernels' rows set what they reach; model steps
+//! and requests then fit only what none of them reaches (`fit_constants`), and the engine's
+//! host work, which every chip shares, only in every chip's fit ([`fit_pooled`]).
+//! `scripts/refit` writes this fit into chip files as [`shipped_family`] chooses: per family,
+//! or per chip where a chip's rows come from two sources or more. `optimise` is the search,
+//! `cross` the leave-one-source-out loop of `validate --cross-validate`.
 
+mod constant;
 pub mod cross;
 mod optimise;
 mod select;
 
 use std::path::Path;
 
+pub use constant::Constant;
 use optimise::least_squares;
 pub use select::{fit_chip, shipped_family, ChipFit, Prior, OWN_SOURCES};
 
-use crate::base::dtype::DType;
 use crate::base::error::Error;
-use crate::base::ranges::{self, Range};
 use crate::engine::chip::{Achievable, Chip};
 use crate::engine::scenario::Mode;
 use crate::study::validate::{self, Case, Outcome, Prepared};
@@ -30,110 +31,6 @@ use crate::study::validate::{self, Case, Outcome, Prepared};
 /// percent, so more digits would only be noise, and fewer would not read back to the same
 /// predictions in a test of 1e-6.
 const DIGITS: i32 = 7;
-
-/// A continuous constant of expected mode that a fit may move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Constant {
-    Matrix(DType),
-    Vector,
-    Memory,
-    SmallMMemory,
-    AttentionMemory,
-    ExpOverlap,
-    WeightOnlyMemory,
-    Fp4Memory,
-    DramLatency,
-}
-
-impl Constant {
-    /// As the chip file names it (`matrix.bf16`, `small_m_memory`).
-    pub fn name(self) -> String {
-        match self {
-            Constant::Matrix(d) => format!("matrix.{d}"),
-            Constant::Vector => "vector".into(),
-            Constant::Memory => "memory".into(),
-            Constant::SmallMMemory => "small_m_memory".into(),
-            Constant::AttentionMemory => "attention_memory".into(),
-            Constant::ExpOverlap => "exp_overlap".into(),
-            Constant::WeightOnlyMemory => "weight_only_memory".into(),
-            Constant::Fp4Memory => "fp4_memory".into(),
-            Constant::DramLatency => "dram_latency".into(),
-        }
-    }
-
-    /// The bounds a fit keeps it inside (`base::ranges`, the fit's table).
-    pub fn range(self) -> &'static Range {
-        match self {
-            Constant::Matrix(_) => &ranges::FIT_MATRIX,
-            Constant::Vector => &ranges::FIT_VECTOR,
-            Constant::Memory => &ranges::FIT_MEMORY,
-            Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
-            Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
-            Constant::ExpOverlap => &ranges::FIT_EXP_OVERLAP,
-            Constant::WeightOnlyMemory => &ranges::FIT_WEIGHT_ONLY_MEMORY,
-            Constant::Fp4Memory => &ranges::FIT_FP4_MEMORY,
-            Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
-        }
-    }
-
-    /// Where every fit starts: the middle of its bounds (in logs), whatever the chip file
-    /// says, so that a fit's result depends on the cases alone and a chip file holding a
-    /// fit's output fits to the same numbers again.
-    pub fn start(self) -> f64 {
-        let r = self.range();
-        (r.min * r.max).sqrt()
-    }
-
-    pub fn get(self, a: &Achievable) -> f64 {
-        match self {
-            Constant::Matrix(d) => a.matrix[d as usize].unwrap_or(1.0),
-            Constant::Vector => a.vector,
-            Constant::Memory => a.memory,
-            Constant::SmallMMemory => a.small_m_memory,
-            Constant::AttentionMemory => a.attention_memory(),
-            Constant::ExpOverlap => a.exp_overlap.unwrap_or(0.0),
-            Constant::WeightOnlyMemory => a.weight_only_memory,
-            Constant::Fp4Memory => a.fp4_memory,
-            Constant::DramLatency => a.dram_latency_s,
-        }
-    }
-
-    pub(crate) fn set(self, a: &mut Achievable, value: f64) {
-        match self {
-            Constant::Matrix(d) => a.matrix[d as usize] = Some(value),
-            Constant::Vector => a.vector = value,
-            Constant::Memory => a.memory = value,
-            Constant::SmallMMemory => a.small_m_memory = value,
-            Constant::AttentionMemory => a.attention_memory = Some(value),
-            Constant::ExpOverlap => a.exp_overlap = Some(value),
-            Constant::WeightOnlyMemory => a.weight_only_memory = value,
-            Constant::Fp4Memory => a.fp4_memory = value,
-            Constant::DramLatency => a.dram_latency_s = value,
-        }
-    }
-
-    /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// attention fraction, the exponentials' overlap, the weight-only fraction and the DRAM
-    /// latency only where the file gives them: absent, the first is the stream fraction and
-    /// the others no term at all).
-    pub fn of(a: &Achievable) -> Vec<Constant> {
-        let mut constants: Vec<Constant> = DType::ALL
-            .into_iter()
-            .filter(|d| a.matrix[*d as usize].is_some())
-            .map(Constant::Matrix)
-            .collect();
-        constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
-        if a.attention_memory.is_some() {
-            constants.push(Constant::AttentionMemory);
-        }
-        // Always: 1 (a file without them) is a value, no derate, not the absence of a term.
-        constants.extend([Constant::WeightOnlyMemory, Constant::Fp4Memory]);
-        if a.dram_latency_s > 0.0 {
-            constants.push(Constant::DramLatency);
-        }
-        constants
-    }
-}
 
 /// A measured case ready to price, and the chip it is priced on.
 pub struct Row {
@@ -256,19 +153,40 @@ pub fn fit_shared(
 
 /// Fits every constant any of `rows`' chips has, shared by all of them, each chip taking only
 /// the constants its own section has (its tiles and switches kept): the widest prior, what
-/// the measurements say of accelerators at large. Only the kernel rows are used where there
-/// are any: a single kernel's benchmark measures what a chip's units reach, where a model
-/// step or a request also carries its framework's costs, which a chip's or a family's fit
-/// answers to but a prior for every chip should not.
+/// the measurements say of accelerators at large. The chips' constants are fitted to the
+/// kernel rows alone where there are any: a single kernel's benchmark measures what a chip's
+/// units reach, where a model step or a request also carries its serving engine's work, which
+/// a chip's or a family's fit answers to but a prior for every chip should not. The constants
+/// every chip shares ([`Constant::is_shared`], the engine's host work) are then fitted here,
+/// and only here, to the model steps and requests, the chips' constants held.
 pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
-    let kernels: Vec<&Row> = (rows.iter().copied())
-        .filter(|r| r.case.kind == KERNEL)
-        .collect();
-    let rows = if kernels.is_empty() { rows } else { &kernels };
     let Some(first) = rows.iter().find_map(|r| r.chip.expected()) else {
         return Err(Error::value("no measured case to fit".to_owned()));
     };
-    fit_shared(first, rows, None)
+    let (template, constants) = shared_constants(first, rows);
+    let (shared, own): (Vec<Constant>, Vec<Constant>) =
+        constants.iter().partition(|c| c.is_shared());
+    let (kernels, steps): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.case.kind == KERNEL);
+    if kernels.is_empty() {
+        // Model rows alone: nothing to hold, everything fitted to them at once.
+        return search(&template, &constants, &steps, None);
+    }
+    let units = search(&template, &own, &kernels, None)?;
+    if shared.is_empty() || steps.is_empty() {
+        return Ok(Fitted {
+            kept: in_order(&constants, &[&units.kept, &shared]),
+            ..units
+        });
+    }
+    let host = search(&units.constants, &shared, &steps, None)?;
+    Ok(Fitted {
+        constants: host.constants,
+        fitted: in_order(&constants, &[&units.fitted, &host.fitted]),
+        kept: in_order(&constants, &[&units.kept, &host.kept]),
+        informed: in_order(&constants, &[&units.informed, &host.informed]),
+        evaluations: units.evaluations + host.evaluations,
+        cases: rows.len(),
+    })
 }
 
 /// Every constant `base` or any of `rows`' chips has, and `base` with those it lacks added at
@@ -288,13 +206,50 @@ fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Consta
 }
 
 /// The search behind [`fit_rows`] and [`fit_pooled`], each row's chip taking the trial's
-/// constants its own section has ([`with_own_numbers`]). Kernel rows first: where `rows` hold both single kernels and model steps (or
-/// requests), the constants are fitted to the kernel rows, and the model rows then fit only
-/// those no kernel row reached (the others held). A kernel's benchmark isolates what the chip's
-/// units reach; a model step also carries its serving framework's costs (host work between
-/// steps, scheduling, sampling), which no constant here prices, so fitted together the chip's
-/// fractions would drop to absorb them and single kernels would come out too slow.
+/// constants its own section has ([`with_own_numbers`]). Under a wider fit (`prior`), the
+/// constants every chip shares are held at its values ([`Constant::is_shared`]). Kernel rows
+/// first ([`fit_staged`]): a kernel's benchmark isolates what the chip's units reach, where a
+/// model step also carries its serving engine's host work, so fitted together the chip's
+/// fractions would drop to absorb what the host constants price, and single kernels would
+/// come out too slow.
 fn fit_constants(
+    start: &Achievable,
+    constants: &[Constant],
+    rows: &[&Row],
+    prior: Option<&Fitted>,
+) -> Result<Fitted, Error> {
+    let Some(prior) = prior else {
+        return fit_staged(start, constants, rows, None);
+    };
+    let (shared, own): (Vec<Constant>, Vec<Constant>) =
+        constants.iter().partition(|c| c.is_shared());
+    let mut start = start.clone();
+    let informed: Vec<Constant> = (shared.iter().copied())
+        .filter(|c| prior.informed.contains(c))
+        .collect();
+    for c in &informed {
+        c.set(&mut start, c.get(&prior.constants));
+    }
+    let fit = fit_staged(&start, &own, rows, Some(prior))?;
+    Ok(Fitted {
+        kept: in_order(constants, &[&fit.kept, &shared]),
+        informed: in_order(constants, &[&fit.informed, &informed]),
+        fitted: in_order(constants, &[&fit.fitted]),
+        ..fit
+    })
+}
+
+/// The constants of `constants` that any of `lists` holds, in `constants`' order.
+fn in_order(constants: &[Constant], lists: &[&[Constant]]) -> Vec<Constant> {
+    (constants.iter().copied())
+        .filter(|c| lists.iter().any(|l| l.contains(c)))
+        .collect()
+}
+
+/// Kernel rows first: where `rows` hold both single kernels and model steps (or requests),
+/// `constants` are fitted to the kernel rows, and the model rows then fit only those no kernel
+/// row reached (the others held).
+fn fit_staged(
     start: &Achievable,
     constants: &[Constant],
     rows: &[&Row],
@@ -315,17 +270,11 @@ fn fit_constants(
         });
     }
     let second = search(&first.constants, &rest, &steps, prior)?;
-    // The constants of any of `lists`, in the fit's order.
-    let in_order = |lists: &[&[Constant]]| -> Vec<Constant> {
-        (constants.iter().copied())
-            .filter(|c| lists.iter().any(|l| l.contains(c)))
-            .collect()
-    };
     Ok(Fitted {
         constants: second.constants,
-        fitted: in_order(&[&first.fitted, &second.fitted]),
-        kept: in_order(&[&second.kept]),
-        informed: in_order(&[&first.fitted, &second.informed]),
+        fitted: in_order(constants, &[&first.fitted, &second.fitted]),
+        kept: in_order(constants, &[&second.kept]),
+        informed: in_order(constants, &[&first.fitted, &second.informed]),
         evaluations: first.evaluations + second.evaluations,
         cases: rows.len(),
     })

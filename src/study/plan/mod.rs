@@ -53,13 +53,13 @@ pub struct PlanRequest {
     /// slow), with why; otherwise they are only counted.
     pub include_unfit: bool,
     /// The scenario's params a reader must know to read the answer (tokens, context,
-    /// max_batched_tokens), with their values, as `assumptions` finds them.
+    /// max_batched_tokens, engine_host), with their values, as `assumptions` finds them.
     pub assumed: Vec<(String, f64)>,
 }
 
 /// The values `scenario` gives the params that change what a decode step costs but that a
 /// plan's command line need not name: tokens per sequence, context, the engine's batched
-/// tokens.
+/// tokens and its share of host work.
 pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(String, f64)>, Error> {
     let mut ev = workload.new_evaluation();
     workload.evaluate(&scenario.overrides, &mut ev)?;
@@ -67,9 +67,14 @@ pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Stri
         ScenarioParam::Tokens,
         ScenarioParam::Context,
         ScenarioParam::MaxBatchedTokens,
+        ScenarioParam::EngineHost,
     ];
+    // Roofline mode prices no host work.
+    let priced =
+        |p: &ScenarioParam| *p != ScenarioParam::EngineHost || scenario.mode == Mode::Expected;
     Ok(shown
         .into_iter()
+        .filter(priced)
         .filter_map(|p| {
             workload
                 .param(p)

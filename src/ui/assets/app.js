@@ -95,6 +95,7 @@ const ROWS = [
   ["step time", "step_time_us", (v) => seconds(v * 1e-6),
     (row, v) => ends(row.step_time_low_us * 1e-6, row.step_time_high_us * 1e-6, timeScale(v * 1e-6))],
   ["on the roofline", "roofline_step_time_us", (v) => seconds(v * 1e-6)],
+  ["engine host work", "host_time_us", (v) => seconds(v * 1e-6)],
   ["tokens per second", "tokens_per_s", count,
     (row, v) => ends(row.tokens_per_s_low, row.tokens_per_s_high, countScale(v))],
   ["ms per output token", "ms_per_token", (v) => significant(v), (row, v) => timeBand(row, v, 1)],

@@ -2,6 +2,8 @@
 //! sizes and ops a changed param reaches (`reach`), block repeats and the step-wide numbers,
 //! into an [`Evaluation`] reused from one scenario to the next. An op's own work is `work`'s.
 
+mod step_params;
+
 use super::bits::Bits;
 use super::derived::DerivedReaches;
 use super::memo::{KernelMemo, OpNumbers, WorkspaceMemo};
@@ -202,31 +204,6 @@ impl Workload {
     pub(super) fn kept(&self, i: usize, ev: &Evaluation) -> bool {
         !ev.overridden[i]
             && !(self.params[i].default.params().iter()).any(|&d| ev.changed.contains(d))
-    }
-
-    /// A mixed step's prompt tokens and their cached positions are not negative, and prompt
-    /// tokens belong to sequences of at least one token each (`prefill_seqs` above 0 and at
-    /// most `prefill_tokens`), where the workload has those params.
-    fn check_prefill(&self, ev: &Evaluation) -> Result<(), Error> {
-        let value = |p: ScenarioParam| self.param(p).map(|i| ev.params[i]);
-        for p in [ScenarioParam::PrefillTokens, ScenarioParam::PrefillContext] {
-            if let Some(v) = value(p).filter(|v| *v < 0.0) {
-                return Err(Error::value(format!(
-                    "param `{p}` is {v}; it must not be negative"
-                )));
-            }
-        }
-        let tokens = value(ScenarioParam::PrefillTokens).unwrap_or(0.0);
-        match value(ScenarioParam::PrefillSeqs) {
-            Some(seqs) if tokens > 0.0 && !(seqs > 0.0 && seqs <= tokens) => {
-                Err(Error::value(format!(
-                    "param `prefill_seqs` is {seqs} with prefill_tokens={tokens}; the prompt \
-                     tokens' sequences must be above 0 and at most prefill_tokens, so that \
-                     each carries a chunk of at least one token"
-                )))
-            }
-            _ => Ok(()),
-        }
     }
 
     /// What the changed params reach, or everything after an evaluation that failed.

@@ -1,0 +1,134 @@
+//! The continuous constants of expected mode a fit moves: how each is named in a chip file,
+//! bounded, read and written, and which of them every chip shares.
+
+use crate::base::dtype::DType;
+use crate::base::ranges::{self, Range};
+use crate::engine::chip::Achievable;
+
+/// A continuous constant of expected mode that a fit may move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constant {
+    Matrix(DType),
+    Vector,
+    Memory,
+    SmallMMemory,
+    AttentionMemory,
+    ExpOverlap,
+    WeightOnlyMemory,
+    Fp4Memory,
+    DramLatency,
+    HostStep,
+    HostSequence,
+}
+
+impl Constant {
+    /// As the chip file names it (`matrix.bf16`, `small_m_memory`).
+    pub fn name(self) -> String {
+        match self {
+            Constant::Matrix(d) => format!("matrix.{d}"),
+            Constant::Vector => "vector".into(),
+            Constant::Memory => "memory".into(),
+            Constant::SmallMMemory => "small_m_memory".into(),
+            Constant::AttentionMemory => "attention_memory".into(),
+            Constant::ExpOverlap => "exp_overlap".into(),
+            Constant::WeightOnlyMemory => "weight_only_memory".into(),
+            Constant::Fp4Memory => "fp4_memory".into(),
+            Constant::DramLatency => "dram_latency".into(),
+            Constant::HostStep => "host_step".into(),
+            Constant::HostSequence => "host_sequence".into(),
+        }
+    }
+
+    /// The bounds a fit keeps it inside (`base::ranges`, the fit's table).
+    pub fn range(self) -> &'static Range {
+        match self {
+            Constant::Matrix(_) => &ranges::FIT_MATRIX,
+            Constant::Vector => &ranges::FIT_VECTOR,
+            Constant::Memory => &ranges::FIT_MEMORY,
+            Constant::SmallMMemory => &ranges::FIT_SMALL_M_MEMORY,
+            Constant::AttentionMemory => &ranges::FIT_ATTENTION_MEMORY,
+            Constant::ExpOverlap => &ranges::FIT_EXP_OVERLAP,
+            Constant::WeightOnlyMemory => &ranges::FIT_WEIGHT_ONLY_MEMORY,
+            Constant::Fp4Memory => &ranges::FIT_FP4_MEMORY,
+            Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
+            Constant::HostStep => &ranges::FIT_HOST_STEP,
+            Constant::HostSequence => &ranges::FIT_HOST_SEQUENCE,
+        }
+    }
+
+    /// Where every fit starts: the middle of its bounds (in logs), whatever the chip file
+    /// says, so that a fit's result depends on the cases alone and a chip file holding a
+    /// fit's output fits to the same numbers again.
+    pub fn start(self) -> f64 {
+        let r = self.range();
+        (r.min * r.max).sqrt()
+    }
+
+    pub fn get(self, a: &Achievable) -> f64 {
+        match self {
+            Constant::Matrix(d) => a.matrix[d as usize].unwrap_or(1.0),
+            Constant::Vector => a.vector,
+            Constant::Memory => a.memory,
+            Constant::SmallMMemory => a.small_m_memory,
+            Constant::AttentionMemory => a.attention_memory(),
+            Constant::ExpOverlap => a.exp_overlap.unwrap_or(0.0),
+            Constant::WeightOnlyMemory => a.weight_only_memory,
+            Constant::Fp4Memory => a.fp4_memory,
+            Constant::DramLatency => a.dram_latency_s,
+            Constant::HostStep => a.host_step_s,
+            Constant::HostSequence => a.host_sequence_s,
+        }
+    }
+
+    pub(crate) fn set(self, a: &mut Achievable, value: f64) {
+        match self {
+            Constant::Matrix(d) => a.matrix[d as usize] = Some(value),
+            Constant::Vector => a.vector = value,
+            Constant::Memory => a.memory = value,
+            Constant::SmallMMemory => a.small_m_memory = value,
+            Constant::AttentionMemory => a.attention_memory = Some(value),
+            Constant::ExpOverlap => a.exp_overlap = Some(value),
+            Constant::WeightOnlyMemory => a.weight_only_memory = value,
+            Constant::Fp4Memory => a.fp4_memory = value,
+            Constant::DramLatency => a.dram_latency_s = value,
+            Constant::HostStep => a.host_step_s = value,
+            Constant::HostSequence => a.host_sequence_s = value,
+        }
+    }
+
+    /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
+    /// attention fraction, the exponentials' overlap, the weight-only fraction and the DRAM
+    /// latency only where the file gives them: absent, the first is the stream fraction and
+    /// the others no term at all).
+    pub fn of(a: &Achievable) -> Vec<Constant> {
+        let mut constants: Vec<Constant> = DType::ALL
+            .into_iter()
+            .filter(|d| a.matrix[*d as usize].is_some())
+            .map(Constant::Matrix)
+            .collect();
+        constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
+        if a.attention_memory.is_some() {
+            constants.push(Constant::AttentionMemory);
+        }
+        // Always: 1 (a file without them) is a value, no derate, not the absence of a term.
+        constants.extend([Constant::WeightOnlyMemory, Constant::Fp4Memory]);
+        if a.dram_latency_s > 0.0 {
+            constants.push(Constant::DramLatency);
+        }
+        if a.host_step_s > 0.0 {
+            constants.push(Constant::HostStep);
+        }
+        if a.host_sequence_s > 0.0 {
+            constants.push(Constant::HostSequence);
+        }
+        constants
+    }
+
+    /// Whether every chip shares the constant: a serving engine's host work is the engine's
+    /// and its host's, not the accelerator's, so it is fitted once, to every chip's model
+    /// steps and requests ([`super::fit_pooled`]), and a family's or a chip's fit holds it there (a
+    /// family measured through one engine alone would otherwise bill that engine to its chips).
+    pub fn is_shared(self) -> bool {
+        matches!(self, Constant::HostStep | Constant::HostSequence)
+    }
+}
