@@ -197,8 +197,8 @@ pub struct Achievable {
     pub dram_latency_s: f64,
     /// A serving engine's host work for each step it runs (scheduling, preparing the inputs,
     /// launching the step or replaying its graph, sampling, processing the outputs), which
-    /// the chip waits for: paid by a serving step ([`crate::engine::price`]'s rule), 0 where
-    /// the file gives none.
+    /// the chip waits for: paid by a step whose workload has an `engine_host` param, times
+    /// that share; 0 where the file gives none.
     pub host_step_s: f64,
     /// The part of that host work that grows with each sequence in the step.
     pub host_sequence_s: f64,

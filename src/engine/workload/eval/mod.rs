@@ -128,10 +128,10 @@ impl Workload {
         if let Err(e) = self.evaluate_params(overrides, ev, was_valid) {
             // A param derived from the prefill params (a chunk over no sequences) fails on
             // values the check refuses by name: its error is the clearer one.
-            self.check_prefill(ev)?;
+            self.check_step_params(ev)?;
             return Err(e);
         }
-        self.check_prefill(ev)?;
+        self.check_step_params(ev)?;
         let mut reaches = std::mem::take(&mut ev.reaches);
         let reached = self.evaluate_reached(ev, &mut reaches, was_valid);
         // Repeat counts follow expressions alone: kept unless one of theirs changed.

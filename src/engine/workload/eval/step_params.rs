@@ -11,7 +11,7 @@ impl Workload {
     /// tokens belong to sequences of at least one token each (`prefill_seqs` above 0 and at
     /// most `prefill_tokens`), where the workload has those params; `engine_host` is a share,
     /// from 0 to 1.
-    pub(super) fn check_prefill(&self, ev: &Evaluation) -> Result<(), Error> {
+    pub(super) fn check_step_params(&self, ev: &Evaluation) -> Result<(), Error> {
         let value = |p: ScenarioParam| self.param(p).map(|i| ev.params[i]);
         if let Some(v) = value(ScenarioParam::EngineHost).filter(|v| !(0.0..=1.0).contains(v)) {
             return Err(Error::value(format!(
