@@ -83,17 +83,17 @@ fn run_summary_csv_has_one_row_with_params() {
 
 #[test]
 fn run_per_op_csv_has_one_row_per_kernel() {
-    let text = stdout_of(&[
+    let run = [
         "run",
         "llama-3.1-70b",
         "--chip",
         "h100-sxm",
         "--fusion",
         "none",
-        "--per-op",
         "--format",
         "csv",
-    ]);
+    ];
+    let text = stdout_of(&[&run[..], &["--per-op"]].concat());
     let (header, rows) = csv_rows(&text);
     for column in [
         "op",
@@ -117,17 +117,7 @@ fn run_per_op_csv_has_one_row_per_kernel() {
         .map(|r| cell(&header, r, "share").parse::<f64>().unwrap())
         .sum();
     // The kernels' shares and the engine's host work make up the step.
-    let summary = stdout_of(&[
-        "run",
-        "llama-3.1-70b",
-        "--chip",
-        "h100-sxm",
-        "--fusion",
-        "none",
-        "--format",
-        "csv",
-    ]);
-    let (sheader, srows) = csv_rows(&summary);
+    let (sheader, srows) = csv_rows(&stdout_of(&run));
     let num = |c: &str| cell(&sheader, &srows[0], c).parse::<f64>().unwrap();
     let host_share = num("host_time_us") / num("step_time_us");
     assert!(host_share > 0.0);

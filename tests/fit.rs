@@ -87,6 +87,25 @@ fn synthetic(dir: &Path) -> std::path::PathBuf {
     write_set(dir, START, &measured)
 }
 
+/// `steps` (case rows up to their metric) as a chip file `truth` prices them in expected mode:
+/// what a chip with its constants measures.
+fn priced_on(dir: &Path, truth: &str, steps: &[&str]) -> Vec<f64> {
+    let truth_dir = dir.join("steps");
+    std::fs::create_dir_all(&truth_dir).unwrap();
+    std::fs::write(truth_dir.join("synth.yaml"), truth).unwrap();
+    let placeholder = truth_dir.join("steps.csv");
+    let rows: String = steps
+        .iter()
+        .map(|s| format!("{s},1,decode,other,\n"))
+        .collect();
+    std::fs::write(&placeholder, format!("{HEADER}{rows}")).unwrap();
+    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
+    validate(cases, &placeholder, Mode::Expected)
+        .iter()
+        .map(|o| *o.predicted.as_ref().unwrap())
+        .collect()
+}
+
 fn relative(a: f64, b: f64) -> f64 {
     (a / b - 1.0).abs()
 }
@@ -548,24 +567,11 @@ fn model_steps_fit_only_what_no_kernel_row_reaches() {
     let dir = tempfile::tempdir().unwrap();
     let cases_path = synthetic(dir.path());
     let truth = format!("{TRUTH}  weight_only_memory: 0.7\n");
-    let truth_dir = dir.path().join("steps");
-    std::fs::create_dir_all(&truth_dir).unwrap();
-    std::fs::write(truth_dir.join("synth.yaml"), chip_file(&truth)).unwrap();
     let steps = [
         "D-1,synth.yaml,llama-3.1-8b,batch=1;context=1024,,,,1,step_time_us",
         "D-2,synth.yaml,llama-3.1-8b,batch=1;context=1024,weight=int8,,,1,step_time_us",
     ];
-    let placeholder = truth_dir.join("steps.csv");
-    let rows: String = steps
-        .iter()
-        .map(|s| format!("{s},1,decode,other,\n"))
-        .collect();
-    std::fs::write(&placeholder, format!("{HEADER}{rows}")).unwrap();
-    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
-    let priced: Vec<f64> = validate(cases, &placeholder, Mode::Expected)
-        .iter()
-        .map(|o| *o.predicted.as_ref().unwrap())
-        .collect();
+    let priced = priced_on(dir.path(), &chip_file(&truth), &steps);
     let mut text = std::fs::read_to_string(&cases_path).unwrap();
     for (shape, (us, slower)) in steps.iter().zip(priced.iter().zip([1.5, 1.0])) {
         text.push_str(&format!("{shape},{},decode,other,\n", us * slower));
@@ -604,26 +610,14 @@ fn an_engines_host_work_is_fitted_once_to_the_model_steps() {
         chip_file(&with_host(START, "50 us")),
     )
     .unwrap();
-    let truth_dir = dir.path().join("steps");
-    std::fs::create_dir_all(&truth_dir).unwrap();
-    let truth = chip_file(&with_host(TRUTH, "400 us"));
-    std::fs::write(truth_dir.join("synth.yaml"), &truth).unwrap();
     let steps = [
         "D-1,synth.yaml,llama-3.1-8b,batch=8;context=1024,,,,1,step_time_us",
         "D-2,synth.yaml,llama-3.1-8b,batch=1;tokens=512;context=0,,,,1,step_time_us",
         "E-1,synth.yaml,llama-3.1-8b,batch=1;context=1024;engine_host=0,,,,1,step_time_us",
     ];
-    let placeholder = truth_dir.join("steps.csv");
-    let rows: String = steps
-        .iter()
-        .map(|s| format!("{s},1,decode,other,\n"))
-        .collect();
-    std::fs::write(&placeholder, format!("{HEADER}{rows}")).unwrap();
-    let cases = read_cases(&Source::read(&placeholder).unwrap()).unwrap();
-    let priced = validate(cases, &placeholder, Mode::Expected);
+    let priced = priced_on(dir.path(), &chip_file(&with_host(TRUTH, "400 us")), &steps);
     let mut text = std::fs::read_to_string(&cases_path).unwrap();
-    for (shape, o) in steps.iter().zip(&priced) {
-        let us = o.predicted.as_ref().unwrap();
+    for (shape, us) in steps.iter().zip(&priced) {
         text.push_str(&format!("{shape},{us},decode,other,\n"));
     }
     std::fs::write(&cases_path, text).unwrap();

@@ -342,11 +342,13 @@ fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
     assert!((quantization(Format::Nvfp4) - expected).abs() < 1e-9 * expected);
 }
 
-/// One elementwise kernel whose size does not depend on the step's tokens, in a workload with
-/// the params a serving step has.
+/// One elementwise kernel whose size depends on none of the step's params, in a workload with
+/// the params a serving step has: `batch` sequences on each of `dp` replicas.
 const STEP: &str = "\
 name: step
-params: {batch: 1, tokens: 1, context: 0, prefill_tokens: 0, n: 1000}
+params: {batch: 1, tokens: 1, context: 0, prefill_tokens: 0, dp: 1, engine_host: 1, n: 1000}
+tokens_per_step: batch * dp
+sequences: batch * dp
 tensors:
   x: {role: activation, shape: [n]}
 blocks:
@@ -355,6 +357,17 @@ blocks:
       - elementwise: {name: scale, of: [x], elements: n, flops_per_element: 1}
 ";
 
+/// `workload`'s default scenario in `mode`, with the params `sets` names set.
+fn scenario_with(workload: &Workload, mode: Mode, sets: &[(&str, f64)]) -> Scenario {
+    let mut scenario = Scenario::defaults(workload);
+    scenario.mode = mode;
+    for (name, value) in sets {
+        let param = workload.param_index(name).unwrap();
+        scenario.overrides.push((param, *value));
+    }
+    scenario
+}
+
 #[test]
 fn a_step_with_prompt_tokens_pays_the_eager_launch() {
     let eager = format!("{CHIP}eager_launch: 3 us\n");
@@ -362,11 +375,7 @@ fn a_step_with_prompt_tokens_pays_the_eager_launch() {
     let workload = Workload::load(&Source::from_text("step.yaml", STEP)).unwrap();
     let (mut ev, mut costs) = (workload.new_evaluation(), Vec::new());
     let mut launch_at = |sets: &[(&str, f64)]| {
-        let mut scenario = Scenario::defaults(&workload);
-        for (name, value) in sets {
-            let param = workload.param_index(name).unwrap();
-            scenario.overrides.push((param, *value));
-        }
+        let scenario = scenario_with(&workload, Mode::Expected, sets);
         // One evaluation for every step, as a sweep reuses it: the kernel's numbers never
         // change, so only the launch can tell a prefill from a decode step.
         price_step(&workload, &chip, &scenario, &mut ev, &mut costs).unwrap();
@@ -380,9 +389,7 @@ fn a_step_with_prompt_tokens_pays_the_eager_launch() {
     assert_eq!(launch_at(&[("prefill_tokens", 512.0)]), eager_s);
     // A chip that gives no eager figure launches every step as its graph does.
     let plain = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
-    let mut scenario = Scenario::defaults(&workload);
-    let tokens = workload.param_index("tokens").unwrap();
-    scenario.overrides.push((tokens, 128.0));
+    let scenario = scenario_with(&workload, Mode::Expected, &[("tokens", 128.0)]);
     assert_eq!(
         price(&workload, &plain, &scenario).unwrap().prices[0]
             .cost
@@ -419,39 +426,25 @@ fn a_tile_of_a_cta_pair_takes_two_units_of_a_wave() {
     assert!((quantization("  cta_pair_rows: 256\n") - 20.0 / 12.0).abs() < 1e-12);
 }
 
-/// A step a serving engine runs: `batch` sequences on each of `dp` replicas.
-const SERVED: &str = "\
-name: served
-params: {batch: 4, dp: 1, engine_host: 1, n: 1000000}
-tokens_per_step: batch * dp
-sequences: batch * dp
-tensors:
-  x: {role: activation, shape: [n]}
-blocks:
-  - name: kernel
-    ops:
-      - elementwise: {name: scale, of: [x], elements: n, flops_per_element: 1}
-";
-
 #[test]
 fn a_served_step_waits_for_its_engines_host_work() {
     let hosted = format!("{CHIP}  host_step: 100 us\n  host_sequence: 10 us\n");
     let chip = Chip::load(&Source::from_text("hosted.yaml", &hosted)).unwrap();
-    let served = Workload::load(&Source::from_text("served.yaml", SERVED)).unwrap();
+    let served = Workload::load(&Source::from_text("step.yaml", STEP)).unwrap();
     let step = |workload: &Workload, mode: Mode, sets: &[(&str, f64)]| {
-        let mut scenario = Scenario::defaults(workload);
-        scenario.mode = mode;
-        for (name, value) in sets {
-            let param = workload.param_index(name).unwrap();
-            scenario.overrides.push((param, *value));
-        }
+        let scenario = scenario_with(workload, mode, sets);
         price(workload, &chip, &scenario).map(|r| r.summary)
     };
-    let bare = step(&served, Mode::Expected, &[("engine_host", 0.0)]).unwrap();
+    let bare = step(
+        &served,
+        Mode::Expected,
+        &[("batch", 4.0), ("engine_host", 0.0)],
+    )
+    .unwrap();
     assert_eq!(bare.host_time_s, 0.0);
     // 100 us a step and 10 us for each of its 4 sequences, on top of the kernels.
     let host_s = |sets: &[(&str, f64)]| {
-        let s = step(&served, Mode::Expected, sets).unwrap();
+        let s = step(&served, Mode::Expected, &[&[("batch", 4.0)], sets].concat()).unwrap();
         assert!((s.step_time_s - bare.step_time_s - s.host_time_s).abs() < 1e-15);
         s.host_time_s
     };
