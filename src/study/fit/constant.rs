@@ -97,9 +97,9 @@ impl Constant {
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// attention fraction, the exponentials' overlap, the weight-only fraction and the DRAM
-    /// latency only where the file gives them: absent, the first is the stream fraction and
-    /// the others no term at all).
+    /// attention fraction, the exponentials' overlap, the DRAM latency and the host work only
+    /// where the file gives them: absent, the first is the stream fraction and the others no
+    /// term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
@@ -126,8 +126,9 @@ impl Constant {
 
     /// Whether every chip shares the constant: a serving engine's host work is the engine's
     /// and its host's, not the accelerator's, so it is fitted once, to every chip's model
-    /// steps and requests ([`super::fit_pooled`]), and a family's or a chip's fit holds it there (a
-    /// family measured through one engine alone would otherwise bill that engine to its chips).
+    /// steps and requests ([`super::fit_pooled`]), and a family's or a chip's fit holds it
+    /// there (a family measured through one engine alone would otherwise bill that engine to
+    /// its chips).
     pub fn is_shared(self) -> bool {
         matches!(self, Constant::HostStep | Constant::HostSequence)
     }
