@@ -179,14 +179,7 @@ pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
         });
     }
     let host = search(&units.constants, &shared, &steps, None)?;
-    Ok(Fitted {
-        constants: host.constants,
-        fitted: in_order(&constants, &[&units.fitted, &host.fitted]),
-        kept: in_order(&constants, &[&units.kept, &host.kept]),
-        informed: in_order(&constants, &[&units.informed, &host.informed]),
-        evaluations: units.evaluations + host.evaluations,
-        cases: rows.len(),
-    })
+    Ok(units.then(host, &shared, &constants, rows.len()))
 }
 
 /// Every constant `base` or any of `rows`' chips has, and `base` with those it lacks added at
@@ -239,6 +232,33 @@ fn fit_constants(
     })
 }
 
+impl Fitted {
+    /// This fit followed by `second`, a search of `searched` from this fit's constants over
+    /// `cases` rows in all: `second`'s verdict on the constants it searched replaces this one's;
+    /// the lists keep `order`'s order.
+    fn then(
+        self,
+        second: Fitted,
+        searched: &[Constant],
+        order: &[Constant],
+        cases: usize,
+    ) -> Fitted {
+        let unsearched = |cs: &[Constant]| -> Vec<Constant> {
+            (cs.iter().copied())
+                .filter(|c| !searched.contains(c))
+                .collect()
+        };
+        Fitted {
+            constants: second.constants,
+            fitted: in_order(order, &[&unsearched(&self.fitted), &second.fitted]),
+            kept: in_order(order, &[&unsearched(&self.kept), &second.kept]),
+            informed: in_order(order, &[&unsearched(&self.informed), &second.informed]),
+            evaluations: self.evaluations + second.evaluations,
+            cases,
+        }
+    }
+}
+
 /// The constants of `constants` that any of `lists` holds, in `constants`' order.
 fn in_order(constants: &[Constant], lists: &[&[Constant]]) -> Vec<Constant> {
     (constants.iter().copied())
@@ -270,14 +290,7 @@ fn fit_staged(
         });
     }
     let second = search(&first.constants, &rest, &steps, prior)?;
-    Ok(Fitted {
-        constants: second.constants,
-        fitted: in_order(constants, &[&first.fitted, &second.fitted]),
-        kept: in_order(constants, &[&second.kept]),
-        informed: in_order(constants, &[&first.fitted, &second.informed]),
-        evaluations: first.evaluations + second.evaluations,
-        cases: rows.len(),
-    })
+    Ok(first.then(second, &rest, constants, rows.len()))
 }
 
 /// One least-squares search of `constants` over `rows`, the others held at `start`'s values.
