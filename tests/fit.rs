@@ -30,7 +30,7 @@ expected:
     )
 }
 
-const TRUTH: &str = "  matrix: {bf16: 0.7, fp16: 0.75, fp8: 0.6}
+const TRUTH: &str = "  matrix: {bf16: 0.7, fp16: 0.7, fp8: 0.6}
   vector: 0.6
   memory: 0.85
   small_m_memory: 0.75
@@ -51,9 +51,10 @@ const START: &str = "  matrix: {bf16: 0.8, fp16: 0.75, fp8: 0.7}
 const HEADER: &str =
     "id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes\n";
 
-/// Cases on `synth` that together reach every constant but `matrix.fp16`, from two sources.
+/// Cases on `synth` that together reach every constant but the weight-only and fp4 memory
+/// fractions, from two sources; the large GEMM in fp16, whose fraction is bf16's.
 const SHAPES: [&str; 7] = [
-    "A-1,synth.yaml,gemm,m=8192;n=8192;k=8192,,,,1,attained_tflops",
+    "A-1,synth.yaml,gemm,m=8192;n=8192;k=8192,weight=fp16;activation=fp16,,,1,attained_tflops",
     "A-2,synth.yaml,gemm,m=8192;n=8192;k=8192,weight=fp8;activation=fp8,,,1,attained_tflops",
     "A-3,synth.yaml,gemm,m=16;n=8192;k=8192,,,,1,step_time_us",
     "B-1,synth.yaml,copy,n=67108864,,,,1,bandwidth_tb_s",
@@ -125,7 +126,8 @@ fn a_fit_recovers_the_constants_the_cases_were_made_with() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("matrix.fp16"));
+        .stdout(predicate::str::contains("matrix.fp16"))
+        .stdout(predicate::str::contains("(matrix.bf16's: one MMA rate)"));
     let text = std::fs::read_to_string(&out).unwrap();
     let fitted = Achievable::load(&Source::from_text("fitted.yaml", &text)).unwrap();
     let truth = Chip::load(&Source::from_text("synth.yaml", &chip_file(TRUTH))).unwrap();
@@ -151,10 +153,18 @@ fn a_fit_recovers_the_constants_the_cases_were_made_with() {
             "constant {i}: fitted {f}, truth {t}\n{text}"
         );
     }
-    // No case computes in fp16: it keeps the start's value (0.75), and the fragment says so.
-    assert_eq!(fitted.matrix[stepcost::DType::Fp16 as usize], Some(0.75));
+    // fp16's fraction is bf16's, set by the fp16 GEMM with the bf16 ones (the start's 0.75
+    // and 0.8 would differ), and the fragment says so.
+    let fp16 = fitted.matrix[stepcost::DType::Fp16 as usize].unwrap();
+    assert_eq!(Some(fp16), fitted.matrix[stepcost::DType::Bf16 as usize]);
+    assert!(relative(fp16, 0.7) < 1e-6, "{text}");
     assert!(
-        text.contains("# kept (no case depends on them): matrix.fp16"),
+        text.contains("# matrix.fp16 is matrix.bf16's: the two run the same MMA instructions"),
+        "{text}"
+    );
+    // No case reads weight-only quantised weights: the start's value is kept, and said so.
+    assert!(
+        text.contains("# kept (no case depends on them): weight_only_memory, fp4_memory"),
         "{text}"
     );
     assert!(

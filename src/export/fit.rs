@@ -62,6 +62,15 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
             names(&shared)
         );
     }
+    for c in &fit.fitted.fitted {
+        if let Some(t) = c.tied(a) {
+            let (t, c) = (t.name(), c.name());
+            let _ = writeln!(
+                text,
+                "# {t} is {c}'s: the two run the same MMA instructions at one peak"
+            );
+        }
+    }
     let matrix: Vec<String> = DType::ALL
         .iter()
         .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))
@@ -195,23 +204,32 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
     align_right(&mut table, 1);
     writeln!(out, "{table}")?;
     let mut constants = new_table(&["constant", "chip file", "fitted"]);
-    for c in &fit.fitted.fitted {
+    let mut row = |c: Constant, why: Option<String>| {
+        let fitted = value(c, c.get(&fit.fitted.constants));
         constants.add_row(vec![
             c.name(),
-            value(*c, c.get(&fit.start)),
-            value(*c, c.get(&fit.fitted.constants)),
+            value(c, c.get(&fit.start)),
+            why.map_or(fitted.clone(), |w| format!("{fitted} ({w})")),
         ]);
+        // A tied constant (fp16's fraction) shows the value it took.
+        if let Some(t) = c.tied(&fit.start) {
+            let why = format!("{}'s: one MMA rate", c.name());
+            constants.add_row(vec![
+                t.name(),
+                value(t, t.get(&fit.start)),
+                format!("{} ({why})", value(t, t.get(&fit.fitted.constants))),
+            ]);
+        }
+    };
+    for c in &fit.fitted.fitted {
+        row(*c, None);
     }
     for c in &fit.fitted.kept {
         let why = match c.is_shared() {
             true => "every chip's fit: a serving engine's",
             false => "no case depends on it",
         };
-        constants.add_row(vec![
-            c.name(),
-            value(*c, c.get(&fit.start)),
-            format!("{} ({why})", value(*c, c.get(&fit.fitted.constants))),
-        ]);
+        row(*c, Some(why.to_owned()));
     }
     align_right(&mut constants, 1);
     writeln!(out, "{constants}")

@@ -8,6 +8,10 @@ use crate::engine::chip::Achievable;
 /// A continuous constant of expected mode that a fit may move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Constant {
+    /// The tensor units' fraction of peak for one type. `Matrix(Bf16)` is both 16-bit float
+    /// types' where the file has both: they run the same MMA instructions at one peak (every
+    /// datasheet gives them one figure), so rows of either set it and fp16 takes its value;
+    /// two fractions would only tell the sources that measured them apart.
     Matrix(DType),
     Vector,
     Memory,
@@ -82,7 +86,12 @@ impl Constant {
 
     pub(crate) fn set(self, a: &mut Achievable, value: f64) {
         match self {
-            Constant::Matrix(d) => a.matrix[d as usize] = Some(value),
+            Constant::Matrix(d) => {
+                if let Some(Constant::Matrix(t)) = self.tied(a) {
+                    a.matrix[t as usize] = Some(value);
+                }
+                a.matrix[d as usize] = Some(value);
+            }
             Constant::Vector => a.vector = value,
             Constant::Memory => a.memory = value,
             Constant::SmallMMemory => a.small_m_memory = value,
@@ -96,14 +105,20 @@ impl Constant {
         }
     }
 
-    /// The constants `a` has: each matrix type it gives a fraction for, then the rest (the
-    /// attention fraction, the exponentials' overlap, the DRAM latency and the host work only
-    /// where the file gives them: absent, the first is the stream fraction and the others no
-    /// term at all).
+    /// The constants `a` has: each matrix type it gives a fraction for (but one tied to
+    /// another it has), then the rest (the attention fraction, the exponentials' overlap, the
+    /// DRAM latency and the host work only where the file gives them: absent, the first is the
+    /// stream fraction and the others no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
         let mut constants: Vec<Constant> = DType::ALL
             .into_iter()
             .filter(|d| a.matrix[*d as usize].is_some())
+            .filter(|d| {
+                let tied = |o: DType| Constant::Matrix(o).tied(a) == Some(Constant::Matrix(*d));
+                !DType::ALL
+                    .into_iter()
+                    .any(|o| a.matrix[o as usize].is_some() && tied(o))
+            })
             .map(Constant::Matrix)
             .collect();
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
@@ -124,6 +139,17 @@ impl Constant {
         constants
     }
 
+    /// The constant that takes this one's value in `a`, where `a` has it (fp16's fraction with
+    /// bf16's): not fitted on its own, and not listed by [`Constant::of`].
+    pub fn tied(self, a: &Achievable) -> Option<Constant> {
+        match self {
+            Constant::Matrix(d) => tied_to(d)
+                .filter(|t| a.matrix[*t as usize].is_some())
+                .map(Constant::Matrix),
+            _ => None,
+        }
+    }
+
     /// Whether every chip shares the constant: a serving engine's host work is the engine's
     /// and its host's, not the accelerator's, so it is fitted once, to every chip's model
     /// steps and requests ([`super::fit_pooled`]), and a family's or a chip's fit holds it
@@ -132,4 +158,9 @@ impl Constant {
     pub fn is_shared(self) -> bool {
         matches!(self, Constant::HostStep | Constant::HostSequence)
     }
+}
+
+/// The matrix type whose fraction moves with `d`'s: fp16 with bf16 (see [`Constant::Matrix`]).
+fn tied_to(d: DType) -> Option<DType> {
+    (d == DType::Bf16).then_some(DType::Fp16)
 }
