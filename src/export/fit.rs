@@ -39,38 +39,7 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     for line in wrapped(&ids, 88) {
         let _ = writeln!(text, "# cases: {line}");
     }
-    let names = |cs: &[Constant]| {
-        let n: Vec<String> = cs.iter().map(|c| c.name()).collect();
-        if n.is_empty() {
-            "none".into()
-        } else {
-            n.join(", ")
-        }
-    };
-    let (shared, kept): (Vec<Constant>, Vec<Constant>) =
-        fit.fitted.kept.iter().partition(|c| c.is_shared());
-    let _ = writeln!(text, "# fitted: {}", names(&fit.fitted.fitted));
-    let _ = writeln!(text, "# kept (no case depends on them): {}", names(&kept));
-    let wider: Vec<Constant> = (kept.iter().copied())
-        .filter(|c| fit.fitted.informed.contains(c))
-        .collect();
-    let _ = writeln!(text, "# of those, the wider fit's: {}", names(&wider));
-    if !shared.is_empty() {
-        let _ = writeln!(
-            text,
-            "# every chip's (a serving engine's, fitted to every chip's model steps and requests): {}",
-            names(&shared)
-        );
-    }
-    for c in &fit.fitted.fitted {
-        if let Some(t) = c.tied(a) {
-            let (t, c) = (t.name(), c.name());
-            let _ = writeln!(
-                text,
-                "# {t} is {c}'s: the two run the same MMA instructions at one peak"
-            );
-        }
-    }
+    constant_lines(&mut text, fit);
     let matrix: Vec<String> = DType::ALL
         .iter()
         .filter_map(|d| a.matrix[*d as usize].map(|v| format!("{d}: {v}")))
@@ -103,6 +72,43 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
         let _ = writeln!(text, "  host_sequence: {:e} s", a.host_sequence_s);
     }
     text
+}
+
+/// The comment lines that say what became of each constant: fitted, kept, set by the wider
+/// fit, shared by every chip, or tied to another.
+fn constant_lines(text: &mut String, fit: &ChipFit) {
+    let names = |cs: &[Constant]| {
+        let n: Vec<String> = cs.iter().map(|c| c.name()).collect();
+        if n.is_empty() {
+            "none".into()
+        } else {
+            n.join(", ")
+        }
+    };
+    let (shared, kept): (Vec<Constant>, Vec<Constant>) =
+        fit.fitted.kept.iter().partition(|c| c.is_shared());
+    let _ = writeln!(text, "# fitted: {}", names(&fit.fitted.fitted));
+    let _ = writeln!(text, "# kept (no case depends on them): {}", names(&kept));
+    let wider: Vec<Constant> = (kept.iter().copied())
+        .filter(|c| fit.fitted.informed.contains(c))
+        .collect();
+    let _ = writeln!(text, "# of those, the wider fit's: {}", names(&wider));
+    if !shared.is_empty() {
+        let _ = writeln!(
+            text,
+            "# every chip's (a serving engine's, fitted to every chip's model steps and requests): {}",
+            names(&shared)
+        );
+    }
+    for c in &fit.fitted.fitted {
+        if let Some(t) = c.tied(&fit.fitted.constants) {
+            let (t, c) = (t.name(), c.name());
+            let _ = writeln!(
+                text,
+                "# {t} is {c}'s: the two run the same MMA instructions at one peak"
+            );
+        }
+    }
 }
 
 /// The section's lines of GEMM tiles and scheduling, which a fit keeps as the file has them.
@@ -204,12 +210,15 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
     align_right(&mut table, 1);
     writeln!(out, "{table}")?;
     let mut constants = new_table(&["constant", "chip file", "fitted"]);
-    let mut row = |c: Constant, why: Option<String>| {
+    let mut row = |c: Constant, why: Option<&str>| {
         let fitted = value(c, c.get(&fit.fitted.constants));
         constants.add_row(vec![
             c.name(),
             value(c, c.get(&fit.start)),
-            why.map_or(fitted.clone(), |w| format!("{fitted} ({w})")),
+            match why {
+                Some(w) => format!("{fitted} ({w})"),
+                None => fitted,
+            },
         ]);
         // A tied constant (fp16's fraction) shows the value it took.
         if let Some(t) = c.tied(&fit.start) {
@@ -229,7 +238,7 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
             true => "every chip's fit: a serving engine's",
             false => "no case depends on it",
         };
-        row(*c, Some(why.to_owned()));
+        row(*c, Some(why));
     }
     align_right(&mut constants, 1);
     writeln!(out, "{constants}")

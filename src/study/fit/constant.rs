@@ -164,3 +164,41 @@ impl Constant {
 fn tied_to(d: DType) -> Option<DType> {
     (d == DType::Bf16).then_some(DType::Fp16)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::source::Source;
+
+    fn section(matrix: &str) -> Achievable {
+        let text = format!("expected:\n  matrix: {matrix}\n  vector: 0.5\n  memory: 0.8\n");
+        Achievable::load(&Source::from_text("fragment.yaml", &text)).unwrap()
+    }
+
+    #[test]
+    fn fp16_moves_with_bf16_where_a_section_has_both() {
+        let mut a = section("{bf16: 0.8, fp16: 0.7, fp8: 0.6}");
+        let listed = Constant::of(&a);
+        assert!(listed.contains(&Constant::Matrix(DType::Bf16)));
+        assert!(!listed.contains(&Constant::Matrix(DType::Fp16)));
+        assert_eq!(
+            Constant::Matrix(DType::Bf16).tied(&a),
+            Some(Constant::Matrix(DType::Fp16))
+        );
+        Constant::Matrix(DType::Bf16).set(&mut a, 0.65);
+        assert_eq!(a.matrix[DType::Fp16 as usize], Some(0.65));
+        assert_eq!(a.matrix[DType::Fp8 as usize], Some(0.6));
+    }
+
+    #[test]
+    fn a_lone_16_bit_type_is_its_own_constant() {
+        // fp16 without bf16 (a pre-Ampere part) is fitted on its own; bf16 without fp16 gains
+        // no fp16 fraction.
+        let fp16_only = section("{fp16: 0.7}");
+        assert!(Constant::of(&fp16_only).contains(&Constant::Matrix(DType::Fp16)));
+        let mut bf16_only = section("{bf16: 0.8}");
+        assert_eq!(Constant::Matrix(DType::Bf16).tied(&bf16_only), None);
+        Constant::Matrix(DType::Bf16).set(&mut bf16_only, 0.65);
+        assert_eq!(bf16_only.matrix[DType::Fp16 as usize], None);
+    }
+}
