@@ -126,6 +126,7 @@ const CHIP_FIELDS: &[(&str, &str)] = &[
     ("expected.exp_overlap", "0.41"),
     ("expected.weight_only_memory", "0.9"),
     ("expected.fp4_memory", "0.9"),
+    ("expected.fp16_clock", "0.92"),
     ("expected.split_k", "8"),
     ("expected.row_tile", "64"),
     ("expected.cta_tiles", "128"),
@@ -159,7 +160,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
          power: {}\n\
          price: {{basis: extreme 2026-01-01, cloud: {}, purchase: {}, purchase_gpus: {}}}\n\
          expected:\n  matrix: {{bf16: {}, fp8: 0.71}}\n  vector: {}\n  memory: {}\n  \
-         small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  split_k: {}\n  cta_pair_rows: {}\n  \
+         small_m_memory: {}\n  attention_memory: {}\n  exp_overlap: {}\n  weight_only_memory: {}\n  fp4_memory: {}\n  fp16_clock: {}\n  split_k: {}\n  cta_pair_rows: {}\n  \
          row_tile: {}\n  cta_tiles: [[{}, 128], [128, 256]]\n  stream_k: true\n  dram_latency: {}\n  host_step: {}\n  host_sequence: {}\n",
         v("memory.capacity"),
         v("memory.marketed_capacity"),
@@ -192,6 +193,7 @@ fn chip_text(values: &BTreeMap<&str, String>) -> String {
         v("expected.exp_overlap"),
         v("expected.weight_only_memory"),
         v("expected.fp4_memory"),
+        v("expected.fp16_clock"),
         v("expected.split_k"),
         v("expected.cta_pair_rows"),
         v("expected.row_tile"),

@@ -103,15 +103,21 @@ fn constant_lines(text: &mut String, fit: &ChipFit) {
     for c in &fit.fitted.fitted {
         if let Some(t) = c.tied(&fit.fitted.constants) {
             let (t, c) = (t.name(), c.name());
+            let clock = fit.fitted.constants.fp16_clock;
+            let times = match clock < 1.0 {
+                true => format!(" times fp16_clock ({clock}), its sustained clock"),
+                false => String::new(),
+            };
             let _ = writeln!(
                 text,
-                "# {t} is {c}'s: the two run the same MMA instructions at one peak"
+                "# {t} is {c}'s{times}: the two run the same MMA instructions at one peak"
             );
         }
     }
 }
 
-/// The section's lines of GEMM tiles and scheduling, which a fit keeps as the file has them.
+/// The section's lines a fit keeps as the file has them: GEMM tiles and scheduling, and
+/// fp16's clock beside bf16's.
 fn tile_lines(text: &mut String, a: &Achievable) {
     let tiles: Vec<String> = (a.cta_tiles.iter())
         .map(|[m, n]| format!("[{m}, {n}]"))
@@ -124,6 +130,9 @@ fn tile_lines(text: &mut String, a: &Achievable) {
     }
     if a.split_k > 1 {
         let _ = writeln!(text, "  split_k: {}", a.split_k);
+    }
+    if a.fp16_clock < 1.0 {
+        let _ = writeln!(text, "  fp16_clock: {}", a.fp16_clock);
     }
 }
 
@@ -222,7 +231,10 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
         ]);
         // A tied constant (fp16's fraction) shows the value it took.
         if let Some(t) = c.tied(&fit.start) {
-            let why = format!("{}'s: one MMA rate", c.name());
+            let why = match fit.start.fp16_clock < 1.0 {
+                true => format!("{}'s x fp16_clock", c.name()),
+                false => format!("{}'s: one MMA rate", c.name()),
+            };
             constants.add_row(vec![
                 t.name(),
                 value(t, t.get(&fit.start)),

@@ -37,6 +37,7 @@ impl Checker<'_> {
             file.weight_only_memory.as_ref(),
         );
         let fp4_memory = fraction(&ranges::EXPECTED_FP4_MEMORY, file.fp4_memory.as_ref());
+        let fp16_clock = fraction(&ranges::EXPECTED_FP16_CLOCK, file.fp16_clock.as_ref());
         if let Some(s) = file.split_k.as_ref() {
             self.count(&ranges::EXPECTED_SPLIT_K, s);
         }
@@ -71,6 +72,7 @@ impl Checker<'_> {
             split_k: file.split_k.as_ref().map_or(1, |s| s.value),
             weight_only_memory,
             fp4_memory,
+            fp16_clock,
             dram_latency_s,
             host_step_s,
             host_sequence_s,

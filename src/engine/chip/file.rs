@@ -67,6 +67,7 @@ pub(super) struct ExpectedFile {
     pub(super) cta_pair_rows: Option<Spanned<u64>>,
     pub(super) weight_only_memory: Option<Spanned<f64>>,
     pub(super) fp4_memory: Option<Spanned<f64>>,
+    pub(super) fp16_clock: Option<Spanned<f64>>,
     pub(super) small_m_memory: Option<Spanned<f64>>,
     pub(super) attention_memory: Option<Spanned<f64>>,
     pub(super) exp_overlap: Option<Spanned<f64>>,

@@ -192,6 +192,9 @@ pub struct Achievable {
     /// Fraction of the small-M bandwidth a GEMM multiplying in fp4 (W4A4 with block scales:
     /// NVFP4, MXFP4 x MXFP4) reaches beside a 16-bit one; 1 where the chip file gives none.
     pub fp4_memory: f64,
+    /// fp16's sustained matrix clock over bf16's (MI300X 1115 / 1207 MHz; 1 where none is given):
+    /// not priced, `stepcost fit` sets fp16's fraction to bf16's times it (kernel physics 8).
+    pub fp16_clock: f64,
     /// Time to first byte from HBM, paid when a kernel starts loading and again when its
     /// last stores drain.
     pub dram_latency_s: f64,

@@ -10,8 +10,9 @@ use crate::engine::chip::Achievable;
 pub enum Constant {
     /// The tensor units' fraction of peak for one type. `Matrix(Bf16)` is both 16-bit float
     /// types' where the file has both: they run the same MMA instructions at one peak (every
-    /// datasheet gives them one figure), so rows of either set it and fp16 takes its value;
-    /// two fractions would only tell the sources that measured them apart.
+    /// datasheet gives them one figure), so rows of either set it, and fp16's is its value
+    /// times the file's `fp16_clock` (1 but where the sustained clocks are measured to differ:
+    /// MI300X); two free fractions would tell apart the sources that measured each type.
     Matrix(DType),
     Vector,
     Memory,
@@ -88,7 +89,7 @@ impl Constant {
         match self {
             Constant::Matrix(d) => {
                 if let Some(Constant::Matrix(t)) = self.tied(a) {
-                    a.matrix[t as usize] = Some(value);
+                    a.matrix[t as usize] = Some(value * a.fp16_clock);
                 }
                 a.matrix[d as usize] = Some(value);
             }
@@ -140,7 +141,7 @@ impl Constant {
     }
 
     /// The constant that takes this one's value in `a`, where `a` has it (fp16's fraction with
-    /// bf16's): not fitted on its own, and not listed by [`Constant::of`].
+    /// bf16's, times `fp16_clock`): not fitted on its own, and not listed by [`Constant::of`].
     pub fn tied(self, a: &Achievable) -> Option<Constant> {
         match self {
             Constant::Matrix(d) => tied_to(d)
@@ -188,6 +189,17 @@ mod tests {
         Constant::Matrix(DType::Bf16).set(&mut a, 0.65);
         assert_eq!(a.matrix[DType::Fp16 as usize], Some(0.65));
         assert_eq!(a.matrix[DType::Fp8 as usize], Some(0.6));
+    }
+
+    #[test]
+    fn fp16_follows_bf16_at_its_clock_where_the_file_gives_one() {
+        // MI300X's median MFMA clocks: 1115 MHz in fp16, 1207 in bf16 (AMD's table).
+        let text =
+            "expected:\n  matrix: {bf16: 0.6, fp16: 0.6}\n  memory: 0.8\n  fp16_clock: 0.9238\n";
+        let mut a = Achievable::load(&Source::from_text("fragment.yaml", text)).unwrap();
+        Constant::Matrix(DType::Bf16).set(&mut a, 0.5);
+        assert!((a.matrix[DType::Fp16 as usize].unwrap() - 0.4619).abs() < 1e-12);
+        assert_eq!(a.matrix[DType::Bf16 as usize], Some(0.5));
     }
 
     #[test]
