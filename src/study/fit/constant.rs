@@ -111,16 +111,13 @@ impl Constant {
     /// DRAM latency and the host work only where the file gives them: absent, the first is the
     /// stream fraction and the others no term at all).
     pub fn of(a: &Achievable) -> Vec<Constant> {
-        let mut constants: Vec<Constant> = DType::ALL
-            .into_iter()
+        let matrix: Vec<Constant> = (DType::ALL.into_iter())
             .filter(|d| a.matrix[*d as usize].is_some())
-            .filter(|d| {
-                let tied = |o: DType| Constant::Matrix(o).tied(a) == Some(Constant::Matrix(*d));
-                !DType::ALL
-                    .into_iter()
-                    .any(|o| a.matrix[o as usize].is_some() && tied(o))
-            })
             .map(Constant::Matrix)
+            .collect();
+        let followers: Vec<Constant> = matrix.iter().filter_map(|c| c.tied(a)).collect();
+        let mut constants: Vec<Constant> = (matrix.into_iter())
+            .filter(|c| !followers.contains(c))
             .collect();
         constants.extend([Constant::Vector, Constant::Memory, Constant::SmallMMemory]);
         if a.attention_memory.is_some() {
