@@ -1,6 +1,6 @@
 //! Tile padding and wave quantization of a GEMM in expected mode: M padded to the matrix
-//! instruction's rows, the last wave of CTAs leaving compute units idle, and where the
-//! library splits K, the split that costs least.
+//! instruction's rows, and the last wave of CTAs, which leaves compute units idle unless
+//! Stream-K splits its tiles over them (at the price of a fixup) or the library splits K.
 
 use crate::base::dtype::DType;
 use crate::engine::chip::{Achievable, Chip};
@@ -22,7 +22,8 @@ pub(super) fn stream_k(a: &Achievable, dtype: DType) -> bool {
 }
 
 /// How much longer a GEMM's compute takes than its FLOPs say (`ideal_s` at the achievable
-/// peak): M padded to the matrix instruction's rows, and (without Stream-K) the last wave of
+/// peak): M padded to the matrix instruction's rows, and with Stream-K (`stream_k`) the cost
+/// of its last wave as [`stream_k_time_s`] prices it; without, the last wave of
 /// CTAs leaving compute units idle (a wave holding half as many tiles where a CTA pair
 /// computes each, `expected.cta_pair_rows`), with the CTA tile and, where the library splits K
 /// (`split_k`), the split that costs least, as libraries' heuristics choose. A split multiplies
@@ -44,10 +45,12 @@ pub(super) fn gemm_quantization(
     let row_tile = a.row_tile as f64;
     let padded_m = (m / row_tile).ceil() * row_tile;
     let padding = padded_m / m;
-    let units = match chip.compute_units {
-        Some(units) if !stream_k => units as f64,
-        _ => return padding,
+    let Some(units) = chip.compute_units.map(|u| u as f64) else {
+        return padding;
     };
+    if stream_k && ideal_s > 0.0 {
+        return stream_k_time_s(chip, a, dims, ideal_s * padding, padded_m, units) / ideal_s;
+    }
     let reduction_s = |split: f64| match split > 1.0 {
         true => {
             let bytes = 2.0 * split * count * m * n * 4.0;
@@ -78,5 +81,122 @@ pub(super) fn gemm_quantization(
         best_s / ideal_s
     } else {
         padding
+    }
+}
+
+/// A GEMM's time under Stream-K, from its time at the achievable peak with M padded
+/// (`padded_s`), with the CTA tile that costs least: the full waves of output tiles run one tile per CTA, and the tiles of a partial last
+/// wave are split along K over the units the wave leaves idle, so that every unit works until
+/// the end; each extra piece of a split tile writes its fp32 partial sums and the tile's owner
+/// reads them back (the fixup), through the cache where the chip file gives its bandwidth
+/// (else HBM). Where that costs more than leaving the last wave part empty, the library runs
+/// the tiles data-parallel.
+fn stream_k_time_s(
+    chip: &Chip,
+    a: &Achievable,
+    dims: GemmDims,
+    padded_s: f64,
+    padded_m: f64,
+    units: f64,
+) -> f64 {
+    let GemmDims { count, n, .. } = dims;
+    let fixup_bytes_per_s = (chip.cache.as_ref())
+        .and_then(|c| c.bandwidth_bytes_per_s)
+        .unwrap_or(chip.bandwidth_bytes_per_s * a.memory);
+    let best_s = (a.cta_tiles.iter())
+        .map(|tile| {
+            // Nor a wider one than N: these chips' MMA instructions take N in steps of 8.
+            let [cta_m, cta_n] = tile.map(|t| t as f64);
+            let (cta_m, cta_n) = (cta_m.min(padded_m), cta_n.min(n));
+            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
+            let tiles = count * rows * columns;
+            let used = padded_m * n / (rows * cta_m * columns * cta_n);
+            // A tile a CTA pair computes takes two units: a wave holds half as many.
+            let paired = a.cta_pair_rows.is_some_and(|r| cta_m >= r as f64);
+            let slots = if paired { units / 2.0 } else { units };
+            let waves = (tiles / slots).ceil();
+            let data_parallel_s = padded_s / (tiles / (waves * slots) * used);
+            let tail_tiles = tiles - (waves - 1.0) * slots;
+            // The tail's tiles spread over every slot: slots - tail_tiles extra pieces.
+            let pieces = if tail_tiles < slots {
+                slots - tail_tiles
+            } else {
+                0.0
+            };
+            let fixup_s = 2.0 * pieces * cta_m * cta_n * 4.0 / fixup_bytes_per_s;
+            let stream_k_s = padded_s / used + fixup_s;
+            data_parallel_s.min(stream_k_s)
+        })
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if best_s.is_finite() {
+        best_s
+    } else {
+        padded_s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::source::Source;
+
+    /// 10 units, 128 x 128 CTA tiles, Stream-K, HBM at 1 TB/s x 0.8 and a cache at 2 TB/s.
+    fn chip(cache: &str) -> Chip {
+        let text = format!(
+            "name: Round chip\nmemory: {{capacity: 80 GB, bandwidth: 1 TB/s}}\n\
+             matrix: {{bf16: 100 TFLOPS}}\nvector: {{bf16: 10 TFLOPS}}\ncompute_units: 10\n\
+             {cache}expected:\n  matrix: {{bf16: 0.5}}\n  memory: 0.8\n  row_tile: 64\n  \
+             cta_tiles: [[128, 128]]\n  stream_k: true\n"
+        );
+        Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
+    }
+
+    fn quantization(chip: &Chip, m: f64, n: f64, ideal_s: f64) -> f64 {
+        let dims = GemmDims {
+            count: 1.0,
+            m,
+            n,
+            k: 4096.0,
+        };
+        gemm_quantization(chip, 1e-6, chip.expected().unwrap(), dims, ideal_s, true)
+    }
+
+    #[test]
+    fn stream_k_fills_a_partial_wave_for_the_fixup_of_its_split_tiles() {
+        // 4 tiles of 128 x 128 on 10 units: 6 extra pieces, each a 64 KiB fp32 partial written
+        // and read back, here at HBM's 0.8 TB/s
+        let fixup_s = 2.0 * 6.0 * 128.0 * 128.0 * 4.0 / 0.8e12;
+        let q = quantization(&chip(""), 128.0, 512.0, 1e-3);
+        assert!((q - (1.0 + fixup_s / 1e-3)).abs() < 1e-12);
+        // through the cache where the file gives its bandwidth
+        let cached = chip("cache: {size: 50 MB, bandwidth: 2 TB/s}\n");
+        let fixup_s = 2.0 * 6.0 * 128.0 * 128.0 * 4.0 / 2e12;
+        let q = quantization(&cached, 128.0, 512.0, 1e-3);
+        assert!((q - (1.0 + fixup_s / 1e-3)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_gemm_too_short_for_its_fixup_runs_its_tiles_data_parallel() {
+        // the same 4 tiles, 100 ns of work: the fixup (1 us) costs more than the 6 idle units
+        assert!((quantization(&chip(""), 128.0, 512.0, 1e-7) - 10.0 / 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn only_the_last_partial_wave_is_split() {
+        // 25 tiles: two full waves of 10, then 5 tiles split over the 10 units (5 extra pieces)
+        let fixup_s = 2.0 * 5.0 * 128.0 * 128.0 * 4.0 / 0.8e12;
+        let q = quantization(&chip(""), 128.0, 25.0 * 128.0, 1e-3);
+        assert!((q - (1.0 + fixup_s / 1e-3)).abs() < 1e-12);
+        // 20 tiles fill two waves: nothing to split
+        assert!((quantization(&chip(""), 128.0, 20.0 * 128.0, 1e-3) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_narrow_n_takes_a_narrow_tile() {
+        // N = 64 under a 128-wide tile: the tile narrows to 64 columns, nothing computed in
+        // vain; 20 such tiles fill two waves
+        let q = quantization(&chip(""), 20.0 * 128.0, 64.0, 1e-3);
+        assert!((q - 1.0).abs() < 1e-12);
     }
 }
