@@ -470,7 +470,7 @@ fn the_fragment_goes_to_stdout_and_the_report_to_stderr_with_out_dash() {
     assert!(out.contains("expected:\n  matrix:"), "{out}");
     assert!(Achievable::load(&Source::from_text("-", &out)).is_ok());
     assert!(
-        err.contains("`mi300x` (AMD Instinct MI300X): expected-mode constants fitted to 21 cases"),
+        err.contains("`mi300x` (AMD Instinct MI300X): expected-mode constants fitted to 30 cases"),
         "{err}"
     );
 }
