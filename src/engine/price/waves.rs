@@ -85,12 +85,13 @@ pub(super) fn gemm_quantization(
 }
 
 /// A GEMM's time under Stream-K, from its time at the achievable peak with M padded
-/// (`padded_s`), with the CTA tile that costs least: the full waves of output tiles run one tile per CTA, and the tiles of a partial last
-/// wave are split along K over the units the wave leaves idle, so that every unit works until
-/// the end; each extra piece of a split tile writes its fp32 partial sums and the tile's owner
-/// reads them back (the fixup), through the cache where the chip file gives its bandwidth
-/// (else HBM). Where that costs more than leaving the last wave part empty, the library runs
-/// the tiles data-parallel.
+/// (`padded_s`), with the CTA tile that costs least: the full waves of output tiles run one
+/// tile per CTA, and the tiles of a partial last wave are split along K over the units the
+/// wave leaves idle, so that every unit works until the end; each extra piece of a split tile
+/// writes its fp32 partial sums and the tile's owner reads them back (the fixup), through the
+/// cache where the chip file gives its bandwidth (else HBM). Where that costs more than
+/// leaving the last wave part empty, the library runs the tiles data-parallel (kernel
+/// physics 1).
 fn stream_k_time_s(
     chip: &Chip,
     a: &Achievable,
@@ -105,7 +106,8 @@ fn stream_k_time_s(
         .unwrap_or(chip.bandwidth_bytes_per_s * a.memory);
     let best_s = (a.cta_tiles.iter())
         .map(|tile| {
-            // Nor a wider one than N: these chips' MMA instructions take N in steps of 8.
+            // A library uses no taller tile than the padded rows need, nor a wider one than N
+            // (Hopper's and Blackwell's MMA instructions take N in steps of 8).
             let [cta_m, cta_n] = tile.map(|t| t as f64);
             let (cta_m, cta_n) = (cta_m.min(padded_m), cta_n.min(n));
             let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
@@ -141,7 +143,7 @@ mod tests {
     use super::*;
     use crate::base::source::Source;
 
-    /// 10 units, 128 x 128 CTA tiles, Stream-K, HBM at 1 TB/s x 0.8 and a cache at 2 TB/s.
+    /// 10 units, 128 x 128 CTA tiles, Stream-K, HBM at 1 TB/s x 0.8, and the `cache` line given.
     fn chip(cache: &str) -> Chip {
         let text = format!(
             "name: Round chip\nmemory: {{capacity: 80 GB, bandwidth: 1 TB/s}}\n\
