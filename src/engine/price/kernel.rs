@@ -288,7 +288,7 @@ fn dequant_time(cx: &Context, op: &Op, dtype: DType, a: &Achievable) -> Option<f
 }
 
 /// The on-chip cache's size and bandwidth, when the chip file gives its bandwidth.
-fn cache(chip: &Chip) -> Option<(f64, f64)> {
+pub(super) fn cache(chip: &Chip) -> Option<(f64, f64)> {
     chip.cache
         .as_ref()
         .and_then(|c| Some((c.size_bytes, c.bandwidth_bytes_per_s?)))

@@ -6,7 +6,7 @@ use crate::base::dtype::DType;
 use crate::engine::chip::{Achievable, Chip};
 use crate::engine::workload::GemmDims;
 
-use super::kernel::fixed_cost_s;
+use super::kernel::{cache, fixed_cost_s};
 
 /// K a split-K slice keeps at least: one CTA's step along K (an assumption: 64, the depth of
 /// a 16-bit MFMA tile's K loop; no source states the smallest slice a library makes).
@@ -64,15 +64,9 @@ pub(super) fn gemm_quantization(
         .map(|(tile, split)| {
             // A library uses no taller tile than the padded rows need.
             let [cta_m, cta_n] = tile.map(|t| t as f64);
-            let cta_m = cta_m.min(padded_m);
-            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let ctas = count * rows * columns * split;
-            // Tiles that overhang the matrix compute their overhang too.
-            let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            // A tile a CTA pair computes takes two units: a wave holds half as many.
-            let paired = a.cta_pair_rows.is_some_and(|r| cta_m >= r as f64);
-            let slots = if paired { units / 2.0 } else { units };
-            let wave_efficiency = ctas / ((ctas / slots).ceil() * slots) * used;
+            let grid = Grid::of(a, [cta_m.min(padded_m), cta_n], padded_m, n, count, units);
+            let ctas = grid.tiles * split;
+            let wave_efficiency = ctas / ((ctas / grid.slots).ceil() * grid.slots) * grid.used;
             ideal_s * padding / wave_efficiency + reduction_s(split)
         })
         .filter(|t| t.is_finite() && *t > 0.0)
@@ -81,6 +75,36 @@ pub(super) fn gemm_quantization(
         best_s / ideal_s
     } else {
         padding
+    }
+}
+
+/// One CTA tile's grid over a GEMM of `count` x `padded_m` x `n` outputs.
+struct Grid {
+    tiles: f64,
+    /// The share of the tiles' area the matrix fills: tiles that overhang it compute the
+    /// overhang too.
+    used: f64,
+    /// The tiles a wave holds: one per unit, or one per pair of units where a CTA pair
+    /// computes each (`expected.cta_pair_rows`).
+    slots: f64,
+}
+
+impl Grid {
+    fn of(
+        a: &Achievable,
+        [cta_m, cta_n]: [f64; 2],
+        padded_m: f64,
+        n: f64,
+        count: f64,
+        units: f64,
+    ) -> Grid {
+        let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
+        let paired = a.cta_pair_rows.is_some_and(|r| cta_m >= r as f64);
+        Grid {
+            tiles: count * rows * columns,
+            used: padded_m * n / (rows * cta_m * columns * cta_n),
+            slots: if paired { units / 2.0 } else { units },
+        }
     }
 }
 
@@ -101,21 +125,15 @@ fn stream_k_time_s(
     units: f64,
 ) -> f64 {
     let GemmDims { count, n, .. } = dims;
-    let fixup_bytes_per_s = (chip.cache.as_ref())
-        .and_then(|c| c.bandwidth_bytes_per_s)
-        .unwrap_or(chip.bandwidth_bytes_per_s * a.memory);
+    let fixup_bytes_per_s = cache(chip).map_or(chip.bandwidth_bytes_per_s * a.memory, |(_, bw)| bw);
     let best_s = (a.cta_tiles.iter())
         .map(|tile| {
             // A library uses no taller tile than the padded rows need, nor a wider one than N
             // (Hopper's and Blackwell's MMA instructions take N in steps of 8).
             let [cta_m, cta_n] = tile.map(|t| t as f64);
             let (cta_m, cta_n) = (cta_m.min(padded_m), cta_n.min(n));
-            let (rows, columns) = ((padded_m / cta_m).ceil(), (n / cta_n).ceil());
-            let tiles = count * rows * columns;
-            let used = padded_m * n / (rows * cta_m * columns * cta_n);
-            // A tile a CTA pair computes takes two units: a wave holds half as many.
-            let paired = a.cta_pair_rows.is_some_and(|r| cta_m >= r as f64);
-            let slots = if paired { units / 2.0 } else { units };
+            let Grid { tiles, used, slots } =
+                Grid::of(a, [cta_m, cta_n], padded_m, n, count, units);
             let waves = (tiles / slots).ceil();
             let data_parallel_s = padded_s / (tiles / (waves * slots) * used);
             let tail_tiles = tiles - (waves - 1.0) * slots;
