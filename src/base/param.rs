@@ -39,11 +39,36 @@ pub enum ScenarioParam {
     /// Share of a serving engine's host work between steps the chip waits for: 1 where an
     /// engine schedules each step, 0 for a bare compiled loop (expected mode).
     EngineHost,
+    /// How a lone kernel's benchmark launched the kernel it timed: a [`Launch`] by its code.
+    LaunchMode,
+}
+
+/// How a step's kernels are launched, as far as the time of each is concerned (expected mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Launch {
+    /// None: a profiler's time of the kernel alone (`launch_mode` 0).
+    Excluded,
+    /// Back to back inside a CUDA graph, as serving engines replay decode steps (1).
+    #[default]
+    Graph,
+    /// One by one from the host, as a step with prompt tokens runs or a benchmark's loop of
+    /// launches times them (2).
+    Eager,
+}
+
+impl Launch {
+    /// The one `launch_mode` names by its code: 0, 1 or 2.
+    pub fn from_code(code: f64) -> Option<Launch> {
+        [Launch::Excluded, Launch::Graph, Launch::Eager]
+            .into_iter()
+            .zip([0.0, 1.0, 2.0])
+            .find_map(|(launch, c)| (c == code).then_some(launch))
+    }
 }
 
 impl ScenarioParam {
     /// Every one, in a fixed order (the index of [`ScenarioParam::index`]).
-    pub const ALL: [ScenarioParam; 13] = [
+    pub const ALL: [ScenarioParam; 14] = [
         ScenarioParam::Batch,
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -57,6 +82,7 @@ impl ScenarioParam {
         ScenarioParam::PrefillContext,
         ScenarioParam::MicroBatches,
         ScenarioParam::EngineHost,
+        ScenarioParam::LaunchMode,
     ];
 
     /// The param's name in workload files.
@@ -75,6 +101,7 @@ impl ScenarioParam {
             ScenarioParam::PrefillContext => "prefill_context",
             ScenarioParam::MicroBatches => "micro_batches",
             ScenarioParam::EngineHost => "engine_host",
+            ScenarioParam::LaunchMode => "launch_mode",
         }
     }
 
@@ -110,5 +137,14 @@ mod tests {
             assert_eq!(p.index(), i);
         }
         assert_eq!(ScenarioParam::from_name("hidden"), None);
+    }
+
+    #[test]
+    fn launch_modes_by_code() {
+        assert_eq!(Launch::from_code(0.0), Some(Launch::Excluded));
+        assert_eq!(Launch::from_code(1.0), Some(Launch::Graph));
+        assert_eq!(Launch::from_code(2.0), Some(Launch::Eager));
+        assert_eq!(Launch::from_code(0.5), None);
+        assert_eq!(Launch::from_code(3.0), None);
     }
 }

@@ -301,13 +301,6 @@ impl Chip {
         self.expected.as_ref()
     }
 
-    /// The fixed cost of one kernel's launch: from the host one by one (`eager`, where the
-    /// file gives that figure) or back to back inside a CUDA graph; 0 where the file gives none.
-    pub(crate) fn kernel_launch_s(&self, eager: bool) -> f64 {
-        let eager_s = self.eager_launch_s.filter(|_| eager);
-        eager_s.or(self.launch_s).unwrap_or(0.0)
-    }
-
     /// The chip with `expected` as its constants of expected mode.
     pub fn with_expected(mut self, expected: Achievable) -> Chip {
         self.expected = Some(expected);

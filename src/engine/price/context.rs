@@ -5,7 +5,7 @@ use super::collective::price_collective;
 use super::kernel::price_kernel;
 use super::KernelCost;
 use crate::base::error::Error;
-use crate::base::param::ScenarioParam;
+use crate::base::param::{Launch, ScenarioParam};
 use crate::base::types::Types;
 use crate::engine::chip::Chip;
 use crate::engine::scenario::{Mode, Scenario};
@@ -24,19 +24,40 @@ impl<'a> Context<'a> {
             ev,
             dtypes: &scenario.dtypes,
             mode: scenario.mode,
-            launch_s: chip.kernel_launch_s(eager(workload, ev)),
+            launch_s: launch_s(chip, launch(workload, ev)),
         }
     }
 }
 
-/// Whether the step carries prompt tokens (`tokens` above 1, or a mixed step's
-/// `prefill_tokens`), and so runs its kernels launched one by one from the host: serving
-/// engines replay CUDA graphs captured for decode batches only, and run a step with prompt
-/// tokens eagerly (docs/sources.md, kernel physics 3). A workload without these params (a lone
-/// kernel) is neither.
-pub(super) fn eager(workload: &Workload, ev: &Evaluation) -> bool {
-    let value = |p| workload.param(p).map_or(0.0, |i| ev.params[i]);
-    value(ScenarioParam::Tokens) > 1.0 || value(ScenarioParam::PrefillTokens) > 0.0
+/// The fixed cost of one kernel's launch as `launch` times it: none (a profiler's time of the
+/// kernel alone), back to back in a CUDA graph (`launch`), or from the host one by one
+/// (`eager_launch`, else `launch`); 0 where the chip file gives no figure.
+fn launch_s(chip: &Chip, launch: Launch) -> f64 {
+    match launch {
+        Launch::Excluded => 0.0,
+        Launch::Graph => chip.launch_s.unwrap_or(0.0),
+        Launch::Eager => chip.eager_launch_s.or(chip.launch_s).unwrap_or(0.0),
+    }
+}
+
+/// How the step's kernels are launched. A lone kernel's workload says how its benchmark timed
+/// it (`launch_mode`: a profiler's kernel time, a graph's replay, a loop of launches from the
+/// host; docs/sources.md, kernel physics 3). A model step carrying prompt tokens (`tokens`
+/// above 1, or a mixed step's `prefill_tokens`) runs eagerly, one launch at a time from the
+/// host: serving engines replay CUDA graphs captured for decode batches only. Any other step
+/// replays its graph.
+pub(super) fn launch(workload: &Workload, ev: &Evaluation) -> Launch {
+    let value = |p| workload.param(p).map(|i| ev.params[i]);
+    if let Some(code) = value(ScenarioParam::LaunchMode) {
+        // A value without a mode was refused when the workload was evaluated.
+        return Launch::from_code(code).unwrap_or_default();
+    }
+    let prompt = value(ScenarioParam::Tokens).is_some_and(|t| t > 1.0)
+        || value(ScenarioParam::PrefillTokens).is_some_and(|t| t > 0.0);
+    match prompt {
+        true => Launch::Eager,
+        false => Launch::Graph,
+    }
 }
 
 /// What every kernel of one scenario is priced against.
@@ -47,7 +68,7 @@ pub(super) struct Context<'a> {
     pub(super) ev: &'a Evaluation,
     pub(super) dtypes: &'a Types,
     pub(super) mode: Mode,
-    /// The fixed cost of each kernel's launch in this step: eager or inside a graph.
+    /// The fixed cost of each kernel's launch in this step: none, inside a graph or eager.
     pub(super) launch_s: f64,
 }
 

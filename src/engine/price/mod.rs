@@ -373,10 +373,10 @@ pub fn price_step(
     // are always priced anew).
     let key = (!scenario.overlap_comm).then(|| {
         let roofline = scenario.mode == Mode::Roofline;
-        let eager = context::eager(workload, ev);
+        let launch = context::launch(workload, ev);
         (
             chip.id.as_str(),
-            (scenario.dtypes, scenario.fusion, roofline, eager),
+            (scenario.dtypes, scenario.fusion, roofline, launch),
         )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);

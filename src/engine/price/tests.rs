@@ -378,6 +378,35 @@ fn scenario_with(workload: &Workload, mode: Mode, sets: &[(&str, f64)]) -> Scena
 }
 
 #[test]
+fn a_lone_kernel_pays_the_launch_its_benchmark_timed() {
+    let eager = format!("{CHIP}eager_launch: 3 us\n");
+    let chip = Chip::load(&Source::from_text("eager.yaml", &eager)).unwrap();
+    let kernel = GEMV.replace("{batch: 1,", "{launch_mode: 1, batch: 1,");
+    let workload = Workload::load(&Source::from_text("gemv.yaml", &kernel)).unwrap();
+    let (mut ev, mut costs) = (workload.new_evaluation(), Vec::new());
+    let mut cost_at = |mode: f64| {
+        let scenario = scenario_with(&workload, Mode::Expected, &[("launch_mode", mode)]);
+        // One evaluation for the three, as a sweep reuses it: the memo must not keep a cost
+        // priced under another launch.
+        price_step(&workload, &chip, &scenario, &mut ev, &mut costs).unwrap();
+        (costs[0].launch_s, costs[0].time_s)
+    };
+    // The DRAM latency of the first load and the last store (2 x 0.5 us), plus none (a
+    // profiler's kernel time), the in-graph launch (1 us) or the host's (3 us).
+    let (profiler, graph, host) = (cost_at(0.0), cost_at(1.0), cost_at(2.0));
+    assert_eq!(profiler.0, 1e-6);
+    assert_eq!(graph.0, 1e-6 + 1e-6);
+    assert_eq!(host.0, 3e-6 + 1e-6);
+    // The rest of the kernel's time does not depend on it.
+    assert!(((graph.1 - graph.0) - (profiler.1 - profiler.0)).abs() < 1e-15);
+    assert!(((host.1 - host.0) - (profiler.1 - profiler.0)).abs() < 1e-15);
+    // A value that names no mode is refused, not priced as one.
+    let scenario = scenario_with(&workload, Mode::Expected, &[("launch_mode", 0.5)]);
+    let err = price(&workload, &chip, &scenario).unwrap_err().to_string();
+    assert!(err.contains("`launch_mode` is 0.5"), "{err}");
+}
+
+#[test]
 fn a_step_with_prompt_tokens_pays_the_eager_launch() {
     let eager = format!("{CHIP}eager_launch: 3 us\n");
     let chip = Chip::load(&Source::from_text("eager.yaml", &eager)).unwrap();

@@ -4,6 +4,7 @@
 
 use super::{Evaluation, GemmDims, Op, ReadSize, Ref};
 use crate::base::format::Scheme;
+use crate::base::param::Launch;
 use crate::base::types::Types;
 
 /// An op's numbers in an evaluation, to tell whether evaluating it again changed them: its
@@ -75,8 +76,8 @@ pub(crate) struct KernelSums {
 }
 
 /// What a kernel's cost depends on beyond its ops' numbers: the types, the fusion plan, whether
-/// in roofline mode, whether its launch is eager.
-pub(crate) type PricedUnder = (Types, usize, bool, bool);
+/// in roofline mode, how it is launched.
+pub(crate) type PricedUnder = (Types, usize, bool, Launch);
 
 /// The choices the last scenario's kernel costs were priced under, and each kernel's sums.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,7 +96,7 @@ pub(crate) struct KernelMemo {
 
 impl KernelMemo {
     /// Whether the costs were priced on chip `chip` under `key` (types, fusion plan,
-    /// roofline mode, eager launches).
+    /// roofline mode, launches).
     pub(crate) fn priced_under(&self, chip: &str, key: PricedUnder) -> bool {
         self.valid && self.key == key && self.chip == chip
     }

@@ -3,7 +3,7 @@
 
 use super::Evaluation;
 use crate::base::error::Error;
-use crate::base::param::ScenarioParam;
+use crate::base::param::{Launch, ScenarioParam};
 use crate::engine::workload::Workload;
 
 impl Workload {
@@ -18,6 +18,15 @@ impl Workload {
                 "param `engine_host` is {v}; it is the share of a serving engine's host work \
                  the chip waits for, from 0 (a bare compiled loop) to 1 (an engine schedules \
                  each step)"
+            )));
+        }
+        if let Some(v) =
+            value(ScenarioParam::LaunchMode).filter(|v| Launch::from_code(*v).is_none())
+        {
+            return Err(Error::value(format!(
+                "param `launch_mode` is {v}; it says how a benchmark launched the kernel it \
+                 timed: 0 (a profiler's time of the kernel alone), 1 (back to back in a CUDA \
+                 graph) or 2 (one by one from the host)"
             )));
         }
         for p in [ScenarioParam::PrefillTokens, ScenarioParam::PrefillContext] {
