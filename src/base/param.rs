@@ -39,7 +39,7 @@ pub enum ScenarioParam {
     /// Share of a serving engine's host work between steps the chip waits for: 1 where an
     /// engine schedules each step, 0 for a bare compiled loop (expected mode).
     EngineHost,
-    /// How a lone kernel's benchmark launched the kernel it timed: a [`Launch`] by its code.
+    /// How a lone kernel's benchmark launched the kernel it timed: a `Launch` by its code.
     LaunchMode,
 }
 
