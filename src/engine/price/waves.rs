@@ -113,7 +113,8 @@ impl Grid {
 /// tile per CTA, and the tiles of a partial last wave are split along K over the units the
 /// wave leaves idle, so that every unit works until the end; each extra piece of a split tile
 /// writes its fp32 partial sums and the tile's owner reads them back (the fixup), through the
-/// cache where the chip file gives its bandwidth (else HBM). Where that costs more than
+/// cache where the chip file gives its bandwidth (else HBM), after waiting one DRAM latency
+/// for its peers' stores (the model's round trip through memory). Where that costs more than
 /// leaving the last wave part empty, the library runs the tiles data-parallel (kernel
 /// physics 1).
 fn stream_k_time_s(
@@ -143,7 +144,10 @@ fn stream_k_time_s(
             } else {
                 0.0
             };
-            let fixup_s = 2.0 * pieces * cta_m * cta_n * 4.0 / fixup_bytes_per_s;
+            // The owner waits on its peers' partial sums: their stores, then its loads, one
+            // round trip through the memory system on the critical path.
+            let wait_s = if pieces > 0.0 { a.dram_latency_s } else { 0.0 };
+            let fixup_s = 2.0 * pieces * cta_m * cta_n * 4.0 / fixup_bytes_per_s + wait_s;
             let stream_k_s = padded_s / used + fixup_s;
             data_parallel_s.min(stream_k_s)
         })
@@ -163,11 +167,16 @@ mod tests {
 
     /// 10 units, 128 x 128 CTA tiles, Stream-K, HBM at 1 TB/s x 0.8, and the `cache` line given.
     fn chip(cache: &str) -> Chip {
+        chip_with(cache, "")
+    }
+
+    /// [`chip`] with `expected` lines added.
+    fn chip_with(cache: &str, expected: &str) -> Chip {
         let text = format!(
             "name: Round chip\nmemory: {{capacity: 80 GB, bandwidth: 1 TB/s}}\n\
              matrix: {{bf16: 100 TFLOPS}}\nvector: {{bf16: 10 TFLOPS}}\ncompute_units: 10\n\
              {cache}expected:\n  matrix: {{bf16: 0.5}}\n  memory: 0.8\n  row_tile: 64\n  \
-             cta_tiles: [[128, 128]]\n  stream_k: true\n"
+             cta_tiles: [[128, 128]]\n  stream_k: true\n{expected}"
         );
         Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
     }
@@ -194,6 +203,28 @@ mod tests {
         let fixup_s = 2.0 * 6.0 * 128.0 * 128.0 * 4.0 / 2e12;
         let q = quantization(&cached, 128.0, 512.0, 1e-3);
         assert!((q - (1.0 + fixup_s / 1e-3)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_fixup_waits_one_dram_latency_for_the_peers_partial_sums() {
+        // the same 6 pieces with a 0.5 us DRAM latency: the owner's wait for its peers' stores
+        // adds it once, beside the bytes
+        let fixup_s = 2.0 * 6.0 * 128.0 * 128.0 * 4.0 / 0.8e12 + 0.5e-6;
+        let q = quantization(
+            &chip_with("", "  dram_latency: 0.5 us\n"),
+            128.0,
+            512.0,
+            1e-3,
+        );
+        assert!((q - (1.0 + fixup_s / 1e-3)).abs() < 1e-12);
+        // 20 tiles fill two waves: no piece, no wait
+        let full = quantization(
+            &chip_with("", "  dram_latency: 0.5 us\n"),
+            128.0,
+            2560.0,
+            1e-3,
+        );
+        assert!((full - 1.0).abs() < 1e-12);
     }
 
     #[test]
