@@ -161,3 +161,19 @@ fn a_fused_attention_kernel_adds_its_exponentials_less_what_hides_under_its_gemm
     let r = run(&sfu_chip("1 GFLOPS", Some(0.5)), "none", &sets);
     assert!(r.prices.iter().all(|p| p.cost.special_s == 0.0));
 }
+
+#[test]
+fn a_decode_attention_kernel_too_small_to_fill_the_chip_pays_its_combine_kernel() {
+    // 10 units, a 1 us launch and a 0.5 us DRAM latency: one kernel's fixed cost is 2 us.
+    let text = CHIP.replace("ATTENTION_MEMORY", "dram_latency: 0.5 us")
+        + "compute_units: 10\nlaunch: 1 us\n";
+    let chip = Chip::load(&Source::from_text("units.yaml", &text)).unwrap();
+    let launch_at = |sets: &[(&str, f64)]| run(&chip, "flash", sets).prices[0].cost.launch_s;
+    // 2 sequences x 2 KV heads x one block of 2 query rows: 4 tiles, under 0.8 x 10 units,
+    // over 1000 keys (8 blocks of 128): split, and a combine kernel's 2 us beside its own.
+    assert!((launch_at(&[]) - 4e-6).abs() < 1e-15);
+    // 4 sequences: 8 tiles fill 0.8 of the units, no split.
+    assert!((launch_at(&[("batch", 4.0)]) - 2e-6).abs() < 1e-15);
+    // 100 keys: one block, nothing to split.
+    assert!((launch_at(&[("context", 99.0)]) - 2e-6).abs() < 1e-15);
+}

@@ -19,6 +19,7 @@ mod memory;
 mod quant;
 mod request;
 mod special;
+mod split_kv;
 mod totals;
 mod waves;
 
