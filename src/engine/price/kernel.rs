@@ -17,7 +17,7 @@ use crate::engine::workload::{Kernel, KernelRead, Op};
 
 use super::quant::activation_quant_s;
 use super::special::{special_added_s, special_function_s};
-use super::split_kv::combine_kernels;
+use super::split_kv;
 use super::waves::{gemm_quantization, stream_k};
 use super::{Bound, Context, KernelCost, Unit};
 
@@ -397,12 +397,8 @@ impl Timing {
         let special_s = special_added_s(a, compute.special_s, compute.matrix_s);
         let t_compute = compute.expected_s + compute.dequant_s + special_s;
         // A split-KV attention kernel's combine kernel pays a launch and latencies of its own.
-        let kernels = 1.0
-            + if compute.attention {
-                combine_kernels(cx, kernel)
-            } else {
-                0.0
-            };
+        let split = compute.attention && split_kv::splits(cx, kernel);
+        let kernels = if split { 2.0 } else { 1.0 };
         let launch_s = kernels * fixed_cost_s(cx.launch_s, a);
         let overlap = overlapped(t_compute, t_memory);
         let bound = if launch_s > t_compute.max(t_memory) {

@@ -14,24 +14,19 @@ const KEY_BLOCK: f64 = 128.0;
 /// splits only where (sequence, head, query block) tiles fill less than 0.8 of the SMs.
 const FILLED: f64 = 0.8;
 
-/// The kernels a fused attention kernel launches beyond its own: 1 (the combine kernel) where
-/// its first matrix op's tiles, `count x ceil(m / 64)`, fill less than 0.8 of the compute
-/// units and the cache holds two key blocks or more to split; else 0. A chip file without
+/// Whether a fused attention kernel splits the cache and so launches a combine kernel beside
+/// its own: where its first matrix op's tiles, `count x ceil(m / 64)`, fill less than 0.8 of
+/// the compute units and the cache holds two key blocks or more to split. A chip file without
 /// `compute_units` splits nothing.
-pub(super) fn combine_kernels(cx: &Context, kernel: &Kernel) -> f64 {
+pub(super) fn splits(cx: &Context, kernel: &Kernel) -> bool {
     let Some(units) = cx.chip.compute_units else {
-        return 0.0;
+        return false;
     };
     let Some(&first) = (kernel.members.iter()).find(|&&i| cx.workload.ops[i].kind.matrix_unit())
     else {
-        return 0.0;
+        return false;
     };
     let dims = cx.ev.gemm[first];
     let tiles = dims.count * (dims.m / QUERY_BLOCK).ceil();
-    let split = tiles < FILLED * units as f64 && (dims.n / KEY_BLOCK).ceil() >= 2.0;
-    if split {
-        1.0
-    } else {
-        0.0
-    }
+    tiles < FILLED * units as f64 && (dims.n / KEY_BLOCK).ceil() >= 2.0
 }
