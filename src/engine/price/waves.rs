@@ -59,7 +59,7 @@ pub(super) fn gemm_quantization(
         false => 0.0,
     };
     let most_splits = (a.split_k as f64).min((k / SPLIT_K_DEPTH).floor()).max(1.0) as u64;
-    let best_s = (a.cta_tiles.iter())
+    let times_s = (a.cta_tiles.iter())
         .flat_map(|tile| (1..=most_splits).map(move |split| (tile, split as f64)))
         .map(|(tile, split)| {
             // A library uses no taller tile than the padded rows need.
@@ -68,14 +68,17 @@ pub(super) fn gemm_quantization(
             let ctas = grid.tiles * split;
             let wave_efficiency = ctas / ((ctas / grid.slots).ceil() * grid.slots) * grid.used;
             ideal_s * padding / wave_efficiency + reduction_s(split)
-        })
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if best_s.is_finite() && ideal_s > 0.0 {
-        best_s / ideal_s
-    } else {
-        padding
+        });
+    match least_s(times_s) {
+        Some(best_s) if ideal_s > 0.0 => best_s / ideal_s,
+        _ => padding,
     }
+}
+
+/// The least of the times a search priced, leaving out those no tile can give (not finite,
+/// or none at all); `None` where none is left.
+fn least_s(times_s: impl Iterator<Item = f64>) -> Option<f64> {
+    (times_s.filter(|t| t.is_finite() && *t > 0.0)).reduce(f64::min)
 }
 
 /// One CTA tile's grid over a GEMM of `count` x `padded_m` x `n` outputs.
@@ -127,37 +130,25 @@ fn stream_k_time_s(
 ) -> f64 {
     let GemmDims { count, n, .. } = dims;
     let fixup_bytes_per_s = cache(chip).map_or(chip.bandwidth_bytes_per_s * a.memory, |(_, bw)| bw);
-    let best_s = (a.cta_tiles.iter())
-        .map(|tile| {
-            // A library uses no taller tile than the padded rows need, nor a wider one than N
-            // (Hopper's and Blackwell's MMA instructions take N in steps of 8).
-            let [cta_m, cta_n] = tile.map(|t| t as f64);
-            let (cta_m, cta_n) = (cta_m.min(padded_m), cta_n.min(n));
-            let Grid { tiles, used, slots } =
-                Grid::of(a, [cta_m, cta_n], padded_m, n, count, units);
-            let waves = (tiles / slots).ceil();
-            let data_parallel_s = padded_s / (tiles / (waves * slots) * used);
-            let tail_tiles = tiles - (waves - 1.0) * slots;
-            // The tail's tiles spread over every slot: slots - tail_tiles extra pieces.
-            let pieces = if tail_tiles < slots {
-                slots - tail_tiles
-            } else {
-                0.0
-            };
-            // The owner waits on its peers' partial sums: their stores, then its loads, one
-            // round trip through the memory system on the critical path.
-            let wait_s = if pieces > 0.0 { a.dram_latency_s } else { 0.0 };
-            let fixup_s = 2.0 * pieces * cta_m * cta_n * 4.0 / fixup_bytes_per_s + wait_s;
-            let stream_k_s = padded_s / used + fixup_s;
-            data_parallel_s.min(stream_k_s)
-        })
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if best_s.is_finite() {
-        best_s
-    } else {
-        padded_s
-    }
+    let times_s = (a.cta_tiles.iter()).map(|tile| {
+        // A library uses no taller tile than the padded rows need, nor a wider one than N
+        // (Hopper's and Blackwell's MMA instructions take N in steps of 8).
+        let [cta_m, cta_n] = tile.map(|t| t as f64);
+        let (cta_m, cta_n) = (cta_m.min(padded_m), cta_n.min(n));
+        let Grid { tiles, used, slots } = Grid::of(a, [cta_m, cta_n], padded_m, n, count, units);
+        let waves = (tiles / slots).ceil();
+        let data_parallel_s = padded_s / (tiles / (waves * slots) * used);
+        // The last wave's tiles spread over every slot: one extra piece per slot they
+        // leave (none where they fill the wave).
+        let pieces = waves * slots - tiles;
+        // The owner waits on its peers' partial sums: their stores, then its loads, one
+        // round trip through the memory system on the critical path.
+        let wait_s = if pieces > 0.0 { a.dram_latency_s } else { 0.0 };
+        let fixup_s = 2.0 * pieces * cta_m * cta_n * 4.0 / fixup_bytes_per_s + wait_s;
+        let stream_k_s = padded_s / used + fixup_s;
+        data_parallel_s.min(stream_k_s)
+    });
+    least_s(times_s).unwrap_or(padded_s)
 }
 
 #[cfg(test)]
