@@ -43,17 +43,18 @@ pub enum ScenarioParam {
     LaunchMode,
 }
 
-/// How a step's kernels are launched, as far as the time of each is concerned (expected mode).
+/// How a step's kernels are launched, as far as the time of each is concerned (expected mode);
+/// the discriminant is the `launch_mode` code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Launch {
-    /// None: a profiler's time of the kernel alone (`launch_mode` 0).
-    Excluded,
-    /// Back to back inside a CUDA graph, as serving engines replay decode steps (1).
+    /// None: a profiler's time of the kernel alone.
+    Excluded = 0,
+    /// Back to back inside a CUDA graph, as serving engines replay decode steps.
     #[default]
-    Graph,
+    Graph = 1,
     /// One by one from the host, as a step with prompt tokens runs or a benchmark's loop of
-    /// launches times them (2).
-    Eager,
+    /// launches times them.
+    Eager = 2,
 }
 
 impl Launch {
@@ -61,8 +62,7 @@ impl Launch {
     pub fn from_code(code: f64) -> Option<Launch> {
         [Launch::Excluded, Launch::Graph, Launch::Eager]
             .into_iter()
-            .zip([0.0, 1.0, 2.0])
-            .find_map(|(launch, c)| (c == code).then_some(launch))
+            .find(|launch| *launch as u8 as f64 == code)
     }
 }
 

@@ -17,6 +17,7 @@ impl<'a> Context<'a> {
         chip: &'a Chip,
         ev: &'a Evaluation,
         scenario: &'a Scenario,
+        launch: Launch,
     ) -> Context<'a> {
         Context {
             workload,
@@ -24,7 +25,7 @@ impl<'a> Context<'a> {
             ev,
             dtypes: &scenario.dtypes,
             mode: scenario.mode,
-            launch_s: launch_s(chip, launch(workload, ev)),
+            launch_s: launch_s(chip, launch),
         }
     }
 }
@@ -54,9 +55,10 @@ pub(super) fn launch(workload: &Workload, ev: &Evaluation) -> Launch {
     }
     let prompt = value(ScenarioParam::Tokens).is_some_and(|t| t > 1.0)
         || value(ScenarioParam::PrefillTokens).is_some_and(|t| t > 0.0);
-    match prompt {
-        true => Launch::Eager,
-        false => Launch::Graph,
+    if prompt {
+        Launch::Eager
+    } else {
+        Launch::Graph
     }
 }
 

@@ -4,6 +4,7 @@
 //! weights, the activation workspace sized for `max_batched_tokens` tokens, and what is left
 //! holds KV cache. A scenario fits when its KV cache fits in what is left.
 
+use super::context::launch;
 use super::Context;
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
@@ -113,7 +114,7 @@ fn peak_at(
         entry.1 = budget;
     }
     workload.evaluate(&profile, ev).ok()?;
-    let cx = Context::new(workload, chip, ev, scenario);
+    let cx = Context::new(workload, chip, ev, scenario, launch(workload, ev));
     let plan = &workload.fusion_plans[scenario.fusion];
     let peak = (plan.kernels.iter())
         .filter(|k| ev.repeats[k.block] > 0)

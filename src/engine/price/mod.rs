@@ -369,12 +369,12 @@ pub fn price_step(
     }
     let plan = &workload.fusion_plans[scenario.fusion];
     // A sweep's next scenario usually changes one param: kernels none of whose ops changed
-    // keep their costs, when the chip, types, plan, mode and launches (eager or in a graph) are
-    // those they were priced under (overlapped transfers depend on the kernel before, so they
-    // are always priced anew).
+    // keep their costs, when the chip, types, plan, mode and launches (none, in a graph or
+    // eager) are those they were priced under (overlapped transfers depend on the kernel
+    // before, so they are always priced anew).
+    let launch = context::launch(workload, ev);
     let key = (!scenario.overlap_comm).then(|| {
         let roofline = scenario.mode == Mode::Roofline;
-        let launch = context::launch(workload, ev);
         (
             chip.id.as_str(),
             (scenario.dtypes, scenario.fusion, roofline, launch),
@@ -393,7 +393,7 @@ pub fn price_step(
         memo.priced.clear();
         memo.priced.resize(plan.kernels.len(), false);
     }
-    let cx = Context::new(workload, chip, ev, scenario);
+    let cx = Context::new(workload, chip, ev, scenario, launch);
     let mut totals = Totals::default();
     let mut previous_s = 0.0;
     for (k, kernel) in plan.kernels.iter().enumerate() {
