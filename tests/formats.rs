@@ -156,3 +156,60 @@ fn run_labels_the_scheme_and_refuses_an_unknown_group() {
         .code(1)
         .stderr(predicates::str::contains("unknown weight group `expert`"));
 }
+
+#[test]
+fn one_sixteen_bit_float_named_runs_the_model_in_it() {
+    // Llama-2-7B's checkpoint is bf16; `--dtype activation=fp16` is an fp16 model throughout (an
+    // engine's `--dtype float16` casts the checkpoint at load), priced as if all three roles
+    // were named: a 512-token prefill on the fp16 tensor peak, not bf16 weights widened to fp32.
+    let sets = [("tokens", 512.0)];
+    let alone = run(
+        "llama-2-7b",
+        "a100-80gb",
+        &sets,
+        spec(&[("activation", Format::Fp16)]),
+    );
+    let all = run(
+        "llama-2-7b",
+        "a100-80gb",
+        &sets,
+        spec(&[
+            ("weight", Format::Fp16),
+            ("activation", Format::Fp16),
+            ("kv", Format::Fp16),
+        ]),
+    );
+    assert_eq!(alone.summary.scheme.unwrap().to_string(), "W16A16");
+    assert_close(alone.summary.step_time_s, all.summary.step_time_s, 1e-12);
+    // Both 16-bit floats named: the mix asked for, computed in fp32 (19.5 TFLOPS on the A100,
+    // not 312), so the compute-bound prefill is at least 10x slower.
+    let mixed = run(
+        "llama-2-7b",
+        "a100-80gb",
+        &sets,
+        spec(&[("weight", Format::Bf16), ("activation", Format::Fp16)]),
+    );
+    assert_eq!(mixed.summary.scheme.unwrap().to_string(), "W16A32");
+    assert!(mixed.summary.step_time_s > 10.0 * all.summary.step_time_s);
+}
+
+#[test]
+fn a_sweeps_scenarios_each_start_from_the_workloads_types() {
+    // The fp16 scenario's KV cache follows its activations; the fp8 one after it keeps the
+    // checkpoint's bf16 weights and KV cache (nothing carried over from the scenario before).
+    let out = stepcost()
+        .args(["sweep", "llama-2-7b", "--chip", "a100-80gb"])
+        .args(["--dtype", "activation=fp16,fp8", "--format", "csv"])
+        .output()
+        .unwrap();
+    let (header, rows) = csv_rows(&crate::common::succeeded(out));
+    let types: Vec<[&str; 3]> = rows
+        .iter()
+        .map(|r| ["weight_dtype", "activation_dtype", "kv_dtype"].map(|c| cell(&header, r, c)))
+        .collect();
+    assert_eq!(
+        types,
+        [["fp16", "fp16", "fp16"], ["bf16", "fp8", "bf16"]],
+        "{header:?}"
+    );
+}

@@ -227,6 +227,48 @@ impl Types {
         }
     }
 
+    /// Sets `keys` in order, as a scenario's `--dtype` settings are applied over the workload's
+    /// defaults; then, where the roles and groups they set name one 16-bit float (fp16 or bf16)
+    /// and not the other, every slot they leave unset that holds the other one takes it.
+    /// `--dtype activation=fp16` over a bf16 checkpoint is then an fp16 model throughout, as an
+    /// engine's `--dtype float16` casts the checkpoint at load, not bf16 weights and KV cache
+    /// computed with fp16 activations in fp32 ([`DType::compute_with`]). Setting both keeps the
+    /// mix asked for; `output` alone sets only itself.
+    ///
+    /// [`DType::compute_with`]: super::dtype::DType::compute_with
+    pub fn apply(&mut self, keys: impl IntoIterator<Item = (TypeKey, Format)>) {
+        let mut named = [false; 7];
+        let mut sixteen: Option<Format> = None;
+        let mut both = false;
+        for (key, format) in keys {
+            self.set(key, format);
+            let slots = match key {
+                TypeKey::Role(Role::Weight) => 0..5,
+                TypeKey::Role(role) => {
+                    let i = Slot::from(role).index();
+                    i..i + 1
+                }
+                TypeKey::Group(g) => {
+                    let i = Slot::Weight(Some(g)).index();
+                    i..i + 1
+                }
+                TypeKey::Output => continue,
+            };
+            named[slots].fill(true);
+            if is_sixteen_bit_float(format) {
+                both |= sixteen.is_some_and(|f| f != format);
+                sixteen = Some(format);
+            }
+        }
+        if let (Some(format), false) = (sixteen, both) {
+            for (slot, named) in self.slots.iter_mut().zip(named) {
+                if !named && is_sixteen_bit_float(*slot) {
+                    *slot = format;
+                }
+            }
+        }
+    }
+
     /// `output`'s format where it was set to other than what it follows by default.
     fn set_output(&self) -> Option<Format> {
         self.output.filter(|f| *f != self.default_output())
@@ -300,6 +342,11 @@ impl Serialize for Types {
     }
 }
 
+/// A model's own 16-bit float: the formats a checkpoint is stored and served in unquantised.
+fn is_sixteen_bit_float(format: Format) -> bool {
+    matches!(format, Format::Bf16 | Format::Fp16)
+}
+
 /// Parses `KEY=FORMAT`, as `--dtype experts.weight=mxfp4` writes it.
 pub fn parse_type(text: &str) -> Result<(TypeKey, Format), String> {
     let (key, format) = text
@@ -311,6 +358,47 @@ pub fn parse_type(text: &str) -> Result<(TypeKey, Format), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_sixteen_bit_float_named_is_the_models_type() {
+        let key = |k: &str| k.parse::<TypeKey>().unwrap();
+        // Over bf16 defaults, `activation=fp16` alone: every unset slot follows it.
+        let mut t = Types::default();
+        t.apply([(key("activation"), Format::Fp16)]);
+        assert_eq!(t.to_string(), "weight=fp16 activation=fp16 kv=fp16");
+        // Quantised weights stay as set; the KV cache follows the 16-bit activations.
+        let mut t = Types::default();
+        t.apply([
+            (key("weight"), Format::Fp8),
+            (key("activation"), Format::Fp16),
+        ]);
+        assert_eq!(t.to_string(), "weight=fp8 activation=fp16 kv=fp16");
+        // Naming both 16-bit floats keeps the mix asked for.
+        let mut t = Types::default();
+        t.apply([
+            (key("weight"), Format::Bf16),
+            (key("activation"), Format::Fp16),
+        ]);
+        assert_eq!(t.to_string(), "weight=bf16 activation=fp16 kv=bf16");
+        // A quantised group stays as set; the activations and KV cache follow fp16 weights.
+        let mut t = Types::default();
+        t.apply([
+            (key("weight"), Format::Fp16),
+            (key("experts.weight"), Format::Mxfp4),
+        ]);
+        assert_eq!(
+            t.to_string(),
+            "weight=fp16 experts.weight=mxfp4 activation=fp16 kv=fp16"
+        );
+        // `output` sets only itself; no setting changes nothing.
+        let mut t = Types::default();
+        t.apply([(key("output"), Format::Fp16)]);
+        assert_eq!(t.role(Role::Kv), Format::Bf16);
+        assert_eq!(t.get(Slot::Output), Format::Fp16);
+        let mut t = Types::default();
+        t.apply([]);
+        assert_eq!(t, Types::default());
+    }
 
     #[test]
     fn keys_set_one_group_or_all() {

@@ -95,9 +95,7 @@ impl Scenario {
             }
             scenario.overrides.push((index, *value));
         }
-        for (key, format) in &spec.dtypes {
-            scenario.dtypes.set(*key, *format);
-        }
+        scenario.dtypes.apply(spec.dtypes.iter().copied());
         if let Some(plan) = &spec.fusion {
             scenario.fusion = workload.fusion_index(plan)?;
         }

@@ -166,9 +166,15 @@ impl<'a> Grid<'a> {
         for (pick, (_, types)) in picks.iter_mut().zip(&self.dtypes).rev() {
             *pick = digit(types.len());
         }
-        for (pick, (key, types)) in picks.iter().zip(&self.dtypes) {
-            scenario.dtypes.set(*key, types[*pick]);
-        }
+        // From the workload's defaults each time: which 16-bit float the slots left unset
+        // follow depends on this scenario's picks (`Types::apply`).
+        scenario.dtypes = self.workload.default_dtypes;
+        scenario.dtypes.apply(
+            picks
+                .iter()
+                .zip(&self.dtypes)
+                .map(|(pick, (key, types))| (*key, types[*pick])),
+        );
         scenario.overrides.clear();
         for (param, values) in self.params.iter().rev() {
             scenario
