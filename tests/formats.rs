@@ -213,3 +213,16 @@ fn a_sweeps_scenarios_each_start_from_the_workloads_types() {
         "{header:?}"
     );
 }
+
+#[test]
+fn plan_and_serving_type_choices_follow_the_same_rule() {
+    // `plan` and `serving` list their type choices with `dtype_choices`: each combination is
+    // one scenario's settings, so `activation=fp16` alone is an fp16 model there too.
+    let key = |k: &str| k.parse::<TypeKey>().unwrap();
+    let choices = stepcost::dtype_choices(
+        stepcost::Types::default(),
+        &[(key("activation"), vec![Format::Fp16, Format::Fp8])],
+    );
+    let briefs: Vec<String> = choices.iter().map(|t| t.brief()).collect();
+    assert_eq!(briefs, ["fp16/fp16/fp16", "bf16/fp8/bf16"]);
+}

@@ -83,33 +83,40 @@ pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Stri
         .collect())
 }
 
-/// Every combination of the types in `axes` over `base`, in the order the axes list them;
-/// with no axes, the checkpoint's own types (`base`), then every weight in bf16, then in fp8.
+/// Every combination of the types in `axes` over `base`, in the order the axes list them, each
+/// applied as one scenario's `--dtype` settings are ([`Types::apply`]: a 16-bit float named
+/// alone is the model's type); with no axes, the checkpoint's own types (`base`), then every
+/// weight in bf16, then in fp8.
 pub fn dtype_choices(base: Types, axes: &[(TypeKey, Vec<Format>)]) -> Vec<Types> {
-    let mut choices = vec![base];
+    let applied = |keys: &[(TypeKey, Format)]| {
+        let mut d = base;
+        d.apply(keys.iter().copied());
+        d
+    };
     if axes.is_empty() {
+        let mut choices = vec![base];
         for weight in [Format::Bf16, Format::Fp8] {
-            let mut d = base;
-            d.set(TypeKey::Role(Role::Weight), weight);
+            let d = applied(&[(TypeKey::Role(Role::Weight), weight)]);
             if !choices.contains(&d) {
                 choices.push(d);
             }
         }
         return choices;
     }
+    let mut combinations: Vec<Vec<(TypeKey, Format)>> = vec![Vec::new()];
     for (key, types) in axes {
-        choices = choices
+        combinations = combinations
             .iter()
-            .flat_map(|base| {
+            .flat_map(|keys| {
                 types.iter().map(move |t| {
-                    let mut d = *base;
-                    d.set(*key, *t);
-                    d
+                    let mut keys = keys.clone();
+                    keys.push((*key, *t));
+                    keys
                 })
             })
             .collect();
     }
-    choices
+    combinations.iter().map(|keys| applied(keys)).collect()
 }
 
 /// The best batch on one chip with one choice of types.
