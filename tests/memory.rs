@@ -219,3 +219,63 @@ fn a_run_that_fits_names_its_next_step_and_its_assumptions() {
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(!text.contains("next step"), "{text}");
 }
+
+#[test]
+fn a_requests_fit_is_judged_at_its_longest_context() {
+    // Llama-3.1-70B, fp8 weights, batch 32 on an H200: the step at context 4096 fits, but a
+    // request of 16384 in and 16384 out ends with 32767 tokens of bf16 cache per sequence,
+    // 80 x 2 x 8 x 128 x 2 B = 327,680 B each: 28,670 tokens more per sequence than the step's
+    // 4097, for all 32 sequences.
+    let w = crate::common::workload("llama-3.1-70b");
+    let spec = ScenarioSpec {
+        sets: vec![("batch".into(), 32.0)],
+        dtypes: vec![("weight".parse().unwrap(), stepcost::Format::Fp8)],
+        ..ScenarioSpec::default()
+    };
+    let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+    let chip = crate::common::chip("h200");
+    let report = stepcost::price(&w, &chip, &scenario)
+        .unwrap()
+        .with_request(&w, &chip, &scenario, (16384, 16384))
+        .unwrap();
+    let r = report.request.unwrap();
+    let per_token = L * 2.0 * KV * D * 2.0;
+    let grown = per_token * 32.0 * (32767.0 - 4097.0);
+    let extra = r.footprint_bytes - report.summary.footprint_bytes;
+    assert!(
+        (extra / grown - 1.0).abs() < 0.01,
+        "{extra} against {grown}"
+    );
+    assert!(report.summary.fits && !r.fits && !report.fits());
+    // The command line says so, and the row's `fits` is false.
+    stepcost()
+        .args([
+            "run",
+            "llama-3.1-70b",
+            "--chip",
+            "h200",
+            "--set",
+            "batch=32",
+        ])
+        .args(["--dtype", "weight=fp8", "--request", "in=16384,out=16384"])
+        .args(["--format", "csv", "--columns", "fits"])
+        .assert()
+        .success()
+        .stdout("fits\nfalse\n")
+        .stderr(predicate::str::contains("the request does not fit"));
+    // A request that ends within the memory fits.
+    stepcost()
+        .args([
+            "run",
+            "llama-3.1-70b",
+            "--chip",
+            "h200",
+            "--set",
+            "batch=32",
+        ])
+        .args(["--dtype", "weight=fp8", "--request", "in=1024,out=1024"])
+        .args(["--format", "csv", "--columns", "fits"])
+        .assert()
+        .success()
+        .stdout("fits\ntrue\n");
+}

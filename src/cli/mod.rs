@@ -198,7 +198,7 @@ fn run_command(mut args: RunArgs, given: &scenario::Given) -> Result<()> {
     warn_unfit(&mut buffer, &workload, &chip, &scenario, &report, format)?;
     let shape = args.output.format.shape()?;
     exporter::write_run_shaped(&mut buffer, &report, args.per_op, format, &shape)?;
-    if format == exporter::Format::Table && report.summary.fits {
+    if format == exporter::Format::Table && report.fits() {
         let levers = lever::levers(&workload, &chip, &scenario, &report)?;
         if let Some(next) = lever::next_step(&levers) {
             writeln!(buffer, "{}", exporter::next_step_line(next))?;
@@ -208,8 +208,9 @@ fn run_command(mut args: RunArgs, given: &scenario::Given) -> Result<()> {
     saver.commit()
 }
 
-/// When `report`'s scenario does not fit: a line saying so, with the changes that would make
-/// it fit priced, above a table (in `out`) or on stderr beside rows a program reads.
+/// When `report`'s scenario does not fit (or its request, at its end): a line saying so, with
+/// the changes that would make the scenario fit priced, above a table (in `out`) or on stderr
+/// beside rows a program reads.
 fn warn_unfit(
     out: &mut Vec<u8>,
     workload: &Workload,
@@ -218,11 +219,11 @@ fn warn_unfit(
     report: &StepReport,
     format: exporter::Format,
 ) -> Result<()> {
-    if report.summary.fits {
-        return Ok(());
-    }
-    let fixes = fix::fixes(workload, chip, scenario, report);
-    let line = exporter::fit_warning(report, &fixes);
+    let line = match &report.request {
+        Some(r) if report.summary.fits && !r.fits => exporter::request_fit_warning(report, r),
+        _ if report.summary.fits => return Ok(()),
+        _ => exporter::fit_warning(report, &fix::fixes(workload, chip, scenario, report)),
+    };
     if format == exporter::Format::Table {
         writeln!(out, "{line}")?;
     } else {

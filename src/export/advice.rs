@@ -2,9 +2,22 @@
 //! lever to try next.
 
 use crate::base::units::{human, three_significant};
-use crate::engine::price::StepReport;
+use crate::engine::price::{RequestSummary, StepReport};
 use crate::study::fix::Fix;
 use crate::study::lever::Lever;
+
+/// The line for a step that fits but whose request does not: its cache at the request's end
+/// (`StepReport::fits`).
+pub fn request_fit_warning(report: &StepReport, request: &RequestSummary) -> String {
+    format!(
+        "warning: on {} the request does not fit: at its end (context {}) it needs {}, and {} \
+         is usable; a smaller batch or shorter request would",
+        report.chip,
+        request.input_tokens + request.output_tokens - 1,
+        human(request.footprint_bytes, "B"),
+        human(report.summary.usable_bytes, "B"),
+    )
+}
 
 /// The one line that says a scenario does not fit its chip and what would make it fit, each
 /// change with what it does to the step time (and to $/M tokens, where priced).

@@ -222,6 +222,15 @@ fn request_rows(row: &mut dyn FnMut(&str, String), r: &RequestSummary, band: Opt
         None => number(rate),
     };
     row("output tokens per second", shown);
+    row(
+        "memory at the request's end",
+        format!(
+            "{} (context {}): {}",
+            human(r.footprint_bytes, "B"),
+            r.input_tokens + r.output_tokens - 1,
+            if r.fits { "fits" } else { "DOES NOT FIT" }
+        ),
+    );
 }
 
 /// The step's work (FLOPs, bytes, how well it uses the chip) and its memory footprint.
@@ -423,7 +432,7 @@ pub fn write_compare(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<
             s.cost
                 .usd_per_million_tokens
                 .map_or("-".into(), |usd| format!("{usd:.3}")),
-            if s.fits { "yes" } else { "no" }.to_owned(),
+            if r.fits() { "yes" } else { "no" }.to_owned(),
             format!("{:.2}x", t0 / s.step_time_s),
         ]);
     }

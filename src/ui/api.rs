@@ -160,14 +160,18 @@ fn verdict(
     scenario: &Scenario,
     report: &StepReport,
 ) -> Result<Value, ApiError> {
-    let advice = if report.summary.fits {
-        let levers = lever::levers(workload, chip, scenario, report)?;
-        lever::next_step(&levers).map(exporter::next_step_line)
-    } else {
-        let fixes = fix::fixes(workload, chip, scenario, report);
-        Some(exporter::fit_warning(report, &fixes))
+    let advice = match &report.request {
+        Some(r) if report.summary.fits && !r.fits => Some(exporter::request_fit_warning(report, r)),
+        _ if report.summary.fits => {
+            let levers = lever::levers(workload, chip, scenario, report)?;
+            lever::next_step(&levers).map(exporter::next_step_line)
+        }
+        _ => {
+            let fixes = fix::fixes(workload, chip, scenario, report);
+            Some(exporter::fit_warning(report, &fixes))
+        }
     };
-    Ok(json!({ "chip": report.chip, "fits": report.summary.fits, "advice": advice }))
+    Ok(json!({ "chip": report.chip, "fits": report.fits(), "advice": advice }))
 }
 
 /// The JSON answer of `run` and `compare`: the rows the command line prints with

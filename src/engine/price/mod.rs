@@ -220,6 +220,12 @@ impl StepReport {
         self.request = Some(price_request(workload, chip, scenario, input, output)?);
         Ok(self)
     }
+
+    /// Whether the step fits the chip's usable memory, and with a request, the request's
+    /// cache at its longest context too.
+    pub fn fits(&self) -> bool {
+        self.summary.fits && self.request.is_none_or(|r| r.fits)
+    }
 }
 
 /// One kernel's numbers for one scenario, for one execution.

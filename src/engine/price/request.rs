@@ -29,6 +29,12 @@ pub struct RequestSummary {
     pub e2e_s: f64,
     /// Output tokens of every sequence over the end-to-end time.
     pub output_tokens_per_s: f64,
+    /// The most memory the request holds: its prefill's, or its last decode step's, when
+    /// every sequence's KV cache has grown to `input + output - 1` tokens.
+    pub footprint_bytes: f64,
+    /// Whether that fits the chip's usable memory: a request whose cache outgrows it cannot
+    /// run at this batch, however well the scenario's own context fits.
+    pub fits: bool,
 }
 
 /// Decode steps summed exactly up to this many; beyond it, a composite trapezoid over this
@@ -69,6 +75,15 @@ pub fn price_request(
     let decode = decode_time(decode_steps, input as f64, |c| {
         Ok(step(1.0, c)?.pipeline_time_s)
     })?;
+    // The cache is largest at the last decode step (context `input + output - 2`, one more
+    // token appended); a prompt alone may need more for its activations.
+    let end = match decode_steps {
+        0 => None,
+        _ => Some(step(1.0, (input + output - 2) as f64)?),
+    };
+    let footprint = end.map_or(prefill.footprint_bytes, |e| {
+        e.footprint_bytes.max(prefill.footprint_bytes)
+    });
     let sequences = prefill.tokens_per_step.map_or(1.0, |t| t / input as f64);
     let sequences = sequences * prefill.micro_batches;
     let e2e = prefill.pipeline_time_s + decode;
@@ -83,6 +98,8 @@ pub fn price_request(
         },
         e2e_s: e2e,
         output_tokens_per_s: sequences * output as f64 / e2e,
+        footprint_bytes: footprint,
+        fits: footprint <= prefill.usable_bytes,
     })
 }
 

@@ -197,7 +197,12 @@ impl SummaryRow<'_> {
         f("reserve_bytes", num(|s| s.reserve_bytes));
         f("footprint_bytes", num(|s| s.footprint_bytes));
         f("usable_bytes", num(|s| s.usable_bytes));
-        f("fits", s.map_or(Value::Empty, |s| Value::Bool(s.fits)));
+        // With a request, its cache at its longest context must fit too (`StepReport::fits`).
+        let request_fits = self.request.is_none_or(|r| r.fits);
+        f(
+            "fits",
+            s.map_or(Value::Empty, |s| Value::Bool(s.fits && request_fits)),
+        );
         let max_batch = s.and_then(|s| s.max_batch);
         f("max_batch", max_batch.map_or(Value::Empty, Value::Int));
         let mut buf = SchemeText::default();

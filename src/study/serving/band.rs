@@ -231,6 +231,8 @@ mod tests {
             tpot_s: 0.02,
             e2e_s: 0.3,
             output_tokens_per_s: 4.0 * 11.0 / 0.3,
+            footprint_bytes: 1e9,
+            fits: true,
         };
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12 * b, "{a} against {b}");
         let slow = band.request_at_end(&r, true);

@@ -275,7 +275,7 @@ pub(crate) fn serve_layouts(
 }
 
 /// The layouts `query` tries on `chip`: the scenario's own, or every one within the chip's
-/// scale-up domain, fewest chips first, then, on a chip with a network to reach past its
+/// scale-up domain, fewest chips first (tensor parallelism first among as many), then, on a chip with a network to reach past its
 /// domain, those over 2 to 16 domains as practitioners lay them (tensor parallelism within a
 /// node by pipeline stages or expert groups across nodes, or wide expert parallelism:
 /// [`layouts_over`]). `dims` are the parallel params' indices and kinds.
@@ -292,7 +292,15 @@ fn layouts_of(
         .and_then(|i| i.domain)
         .unwrap_or(1);
     let mut all = layouts(dims.len(), domain);
-    all.sort_by_key(|l| l.iter().product::<u64>());
+    // Fewest chips first; among as many chips, tensor parallelism before pipeline stages or
+    // expert groups, as engines lay out one node by default (vLLM's and SGLang's `--tp`): a
+    // decode step's pipeline runs its stages one after another, so the smallest search's
+    // first fit must not be `pp=8` where `tp=8` serves on the same chips.
+    let tp = kinds.iter().position(|k| *k == ScenarioParam::Tp);
+    all.sort_by_key(|l| {
+        let chips: u64 = l.iter().product();
+        (chips, chips / tp.map_or(1, |i| l[i]))
+    });
     if chip.network.is_some() {
         for nodes in NODE_COUNTS {
             for layout in layouts_over(kinds, domain, nodes) {
