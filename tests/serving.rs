@@ -625,3 +625,19 @@ fn serving_names_both_layouts_and_the_split_of_chips() {
         );
     }
 }
+
+#[test]
+fn the_smallest_layout_is_tensor_parallel_among_as_many_chips() {
+    // Llama-3.1-405B in bf16 (810 GB of weights) needs all eight H200s of a node; of the
+    // layouts on eight chips the survey takes tp=8, as engines lay out a node, not pp=8,
+    // whose stages a decode step runs one after another.
+    let out = stepcost()
+        .args(["serving", "llama-3.1-405b", "--chip", "h200", "--concurrency", "1"])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let (header, rows) = csv_rows(&succeeded(out));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(cell(&header, &rows[0], "layout"), "tp=8");
+    assert_eq!(cell(&header, &rows[0], "chips"), "8");
+}
