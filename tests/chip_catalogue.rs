@@ -144,3 +144,26 @@ fn compare_all_takes_announced_chips_only_with_the_flag() {
     let with = chips_of(&["--include-announced"]);
     assert!(with.iter().any(|c| c == "vr200") && with.iter().any(|c| c == "mi455x"));
 }
+
+#[test]
+fn every_chip_prices_a_fixed_cost_per_kernel() {
+    // A chip file without a launch floor or a DRAM latency would price every kernel's gap,
+    // first load and last store as free, and win at small batch for that alone: each file
+    // gives both, measured, fitted or stated as an assumption (docs/sources.md, kernel
+    // physics 3 and 10). One bf16 value added to: all fixed cost, at least a microsecond.
+    let w = crate::common::workload("elementwise");
+    let spec = stepcost::ScenarioSpec {
+        sets: vec![("n".into(), 1.0)],
+        ..stepcost::ScenarioSpec::default()
+    };
+    let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+    for id in listed_ids() {
+        let c = chip(&id);
+        let step_s = stepcost::price(&w, &c, &scenario)
+            .unwrap()
+            .summary
+            .step_time_s;
+        assert!(step_s >= 1e-6, "{id}: {step_s} s");
+        assert!(c.expected().unwrap().dram_latency_s > 0.0, "{id}");
+    }
+}

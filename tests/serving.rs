@@ -632,7 +632,14 @@ fn the_smallest_layout_is_tensor_parallel_among_as_many_chips() {
     // layouts on eight chips the survey takes tp=8, as engines lay out a node, not pp=8,
     // whose stages a decode step runs one after another.
     let out = stepcost()
-        .args(["serving", "llama-3.1-405b", "--chip", "h200", "--concurrency", "1"])
+        .args([
+            "serving",
+            "llama-3.1-405b",
+            "--chip",
+            "h200",
+            "--concurrency",
+            "1",
+        ])
         .args(["--format", "csv"])
         .output()
         .unwrap();
