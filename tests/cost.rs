@@ -338,3 +338,24 @@ fn plan_shows_both_views_and_ranks_by_the_chosen_one() {
         }
     }
 }
+
+#[test]
+fn a_targets_million_tokens_pay_for_the_whole_fleet() {
+    // One B200 serves 500 tokens/s of Llama-3.1-70B with room to spare: the target's tokens
+    // carry the chip's every hour, so a million of them cost its $/hour over 500 x 3600 / 10^6,
+    // more than the same chip's tokens at its capacity.
+    let out = stepcost()
+        .args(["plan", "llama-3.1-70b", "--chip", "b200", "--dtype", "weight=fp8"])
+        .args(["--target-tokens-per-s", "500", "--max-ms-per-token", "50"])
+        .args(["--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    let get = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_eq!(get("chips"), 1.0);
+    let at_target = get("usd_per_hour") / (500.0 * 3600.0) * 1e6;
+    assert_close(get("cloud_usd_per_million_tokens"), at_target, 1e-12);
+    assert_close(get("usd_per_million_tokens"), at_target, 1e-12);
+    let at_capacity = get("usd_per_hour") / (get("tokens_per_s_per_chip") * 3600.0) * 1e6;
+    assert!(get("tokens_per_s_per_chip") > 500.0 && at_target > at_capacity);
+}

@@ -120,7 +120,11 @@ fn write_plan_header(
     entries: &[PlanEntry],
 ) -> io::Result<()> {
     match request.target_tokens_per_s {
-        Some(target) => write!(out, "{workload}: {} tokens/s", number(target))?,
+        Some(target) => write!(
+            out,
+            "{workload}: {} output tokens/s (decode steps: prompts unpriced, `plan --rate` with `--request` prices them; $/M at that rate)",
+            number(target)
+        )?,
         None => write!(out, "{workload}: one replica each")?,
     }
     if let Some(limit) = request.max_ms_per_token {

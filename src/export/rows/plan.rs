@@ -53,7 +53,7 @@ impl Row for PlanRow<'_> {
         f("usd_per_hour", opt(|p| p.usd_per_hour));
         f(
             "usd_per_million_tokens",
-            opt(|p| p.summary.cost.usd_per_million_tokens),
+            opt(|p| p.usd_per_million(p.summary.cost.basis)),
         );
         let basis = p.map_or(Value::Empty, |p| Value::Text(p.summary.cost.basis.name()));
         f("cost_basis", basis);

@@ -138,7 +138,9 @@ pub struct PlanPoint {
     pub chips: u64,
     /// What those chips cost per hour in the chip's cost view, where it has a cost.
     pub usd_per_hour: Option<f64>,
-    /// A million tokens in each view, whichever one ranks the plan.
+    /// A million tokens in each view, whichever one ranks the plan: with a target, the
+    /// chips' hours over the tokens it asks for (spare capacity paid for); without, one
+    /// replica's at its capacity.
     pub cloud_usd_per_million_tokens: Option<f64>,
     pub tco_usd_per_million_tokens: Option<f64>,
 }

@@ -91,12 +91,17 @@ pub(super) fn best_point(
         }
     }
     let per_replica = best.tokens_per_s.unwrap_or(1.0 / best.step_time_s) / slow;
+    let (replicas, chips) = replicas(request, per_replica, best.chips)?;
+    // With a target, what its tokens cost: every chip's hours, the last replica's spare
+    // capacity included, over the tokens asked for; without, one replica's at its capacity.
     let per_million = |view: CostView| {
         let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
-        best.tokens_per_s
-            .map(|rate| usd * best.chips as f64 / 3600.0 / (rate / slow) * 1e6)
+        match request.target_tokens_per_s {
+            Some(target) => Some(usd * chips as f64 / 3600.0 / target * 1e6),
+            None => best.tokens_per_s
+                .map(|rate| usd * best.chips as f64 / 3600.0 / (rate / slow) * 1e6),
+        }
     };
-    let (replicas, chips) = replicas(request, per_replica, best.chips)?;
     Ok(PlanPoint {
         layout: String::new(),
         tp: best.chips,
