@@ -345,8 +345,9 @@ fn a_targets_million_tokens_pay_for_the_whole_fleet() {
     // carry the chip's every hour, so a million of them cost its $/hour over 500 x 3600 / 10^6,
     // more than the same chip's tokens at its capacity.
     let out = stepcost()
-        .args(["plan", "llama-3.1-70b", "--chip", "b200", "--dtype", "weight=fp8"])
-        .args(["--target-tokens-per-s", "500", "--max-ms-per-token", "50"])
+        .args(["plan", "llama-3.1-70b", "--chip", "b200"])
+        .args(["--dtype", "weight=fp8", "--target-tokens-per-s", "500"])
+        .args(["--max-ms-per-token", "50"])
         .args(["--format", "csv"])
         .assert()
         .success();
@@ -358,4 +359,18 @@ fn a_targets_million_tokens_pay_for_the_whole_fleet() {
     assert_close(get("usd_per_million_tokens"), at_target, 1e-12);
     let at_capacity = get("usd_per_hour") / (get("tokens_per_s_per_chip") * 3600.0) * 1e6;
     assert!(get("tokens_per_s_per_chip") > 500.0 && at_target > at_capacity);
+}
+
+#[test]
+fn a_cloud_quote_with_the_tco_view_is_refused() {
+    // TCO costs purchase and power: a --price quote would change nothing, so it is an error
+    // that says what to give instead, not a figure silently left unused.
+    let out = stepcost()
+        .args(["run", "llama-3.1-8b", "--chip", "h200"])
+        .args(["--price", "h200=2.50", "--cost", "tco"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("--prices"), "{stderr}");
+    assert!(out.get_output().stdout.is_empty());
 }

@@ -77,6 +77,14 @@ impl CostArgs {
             CostArg::Cloud => CostView::Cloud,
             CostArg::Tco => CostView::Tco,
         };
+        if view == CostView::Tco && !self.quotes.is_empty() {
+            // A quote that prices nothing would leave the buyer's figure silently unused.
+            anyhow::bail!(
+                "--price gives a cloud price per chip-hour, which --cost tco does not use (it \
+                 costs the purchase and the power): give those in a --prices book (CHIP: \
+                 {{purchase: USD, power: W}}), or leave out --cost tco"
+            );
+        }
         let model = CostModel::new(view, self.years, self.pue, self.usd_per_kwh)?;
         let mut book = match &self.book {
             Some(path) => PriceBook::load(&Source::read(path)?)?,

@@ -98,7 +98,8 @@ pub(super) fn best_point(
         let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
         match request.target_tokens_per_s {
             Some(target) => Some(usd * chips as f64 / 3600.0 / target * 1e6),
-            None => best.tokens_per_s
+            None => best
+                .tokens_per_s
                 .map(|rate| usd * best.chips as f64 / 3600.0 / (rate / slow) * 1e6),
         }
     };
