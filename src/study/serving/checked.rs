@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
-use super::slo::{Fleet, Slo};
-use super::{KvLink, RequestShape, ServingQuery};
+use super::slo::{fewest_serving, Fleet, Slo};
+use super::survey::server_for;
+use super::{KvLink, RequestShape, Server, ServingError, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::engine::chip::Chip;
@@ -36,7 +37,8 @@ pub struct Simulated {
 
 /// Simulates `fleet` at the rate (Poisson, seed 0, requests of the query's shape), adding
 /// instances while the 90th percentiles miss a bound, up to [`CHECK_MOST_ADDED`]; the
-/// fleet's instances, chips and cost follow what is kept.
+/// fleet's instances, chips and cost follow what is kept, and with prefill together so does
+/// its steady state (each instance's share of the rate, at the fewest in flight that serve it).
 ///
 /// With prefill together, one instance at its share of the rate ([`CHECK_REQUESTS`]
 /// requests) stands for all; an instance is added while a bound is missed. With prefill
@@ -71,6 +73,15 @@ pub fn check_fleet(
                 tpot_p90_s: report.tpot.p90_s,
                 met,
             });
+            if !apart && decode > steady {
+                // The steady-state columns follow the instances kept: each now serves a
+                // smaller share of the rate, with fewer requests in flight.
+                let mut server = server_for(workload, chip, &scenario, query).map_err(plain)?;
+                let share = slo.rate_per_s / decode as f64;
+                let at = |s: &mut Server, c| s.steady_state(query.shape, c);
+                fleet.point =
+                    fewest_serving(&mut server, at, share, fleet.max_concurrency).map_err(plain)?;
+            }
             fleet.set_instances(chip, decode, prefill, slo);
             return Ok(());
         }
@@ -78,6 +89,14 @@ pub fn check_fleet(
             (true, false) => prefill += 1,
             _ => decode += 1,
         }
+    }
+}
+
+/// A serving error as the plan's: its pricing error, or what the budget refused.
+fn plain(e: ServingError) -> Error {
+    match e {
+        ServingError::Price(e) => e,
+        other => Error::value(other.to_string()),
     }
 }
 

@@ -265,7 +265,17 @@ fn fleet_at(
     let at_most = at(server, most)?;
     let instances = (slo.rate_per_s / at_most.requests_per_s).ceil().max(1.0);
     let share = slo.rate_per_s / instances;
-    // The fewest in flight that serve the share: lower latency at the same cost.
+    Ok(Some((fewest_serving(server, at, share, most)?, most)))
+}
+
+/// The fewest requests in flight, up to `most` (which serves `share`), whose steady state
+/// serves `share` requests per second: lower latency at the same cost.
+pub(super) fn fewest_serving(
+    server: &mut Server,
+    at: impl Fn(&mut Server, u64) -> Result<ServingPoint, ServingError>,
+    share: f64,
+    most: u64,
+) -> Result<ServingPoint, ServingError> {
     let (mut lo, mut hi) = (0u64, most); // lo too few, hi enough
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
@@ -275,7 +285,7 @@ fn fleet_at(
             lo = mid;
         }
     }
-    Ok(Some((at(server, hi)?, most)))
+    at(server, hi)
 }
 
 fn make_fleet(

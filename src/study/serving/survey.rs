@@ -314,7 +314,7 @@ fn layouts_of(
 }
 
 /// The server of `scenario`: the target's iterations, the draft's, and the token budget.
-fn server_for<'a>(
+pub(super) fn server_for<'a>(
     workload: &'a Workload,
     chip: &'a Chip,
     scenario: &Scenario,
