@@ -67,7 +67,8 @@ pub(crate) struct ServingArgs {
     concurrency: Vec<u64>,
     /// Every parallel layout within each chip's scale-up domain, every concurrency and type
     /// choice, and keep each chip's Pareto frontier of tokens/s per user against tokens/s per
-    /// chip (without it: the given layout, or the fewest chips one request fits on)
+    /// chip (without it: the given layout, or the fewest chips one request fits on, tensor
+    /// parallelism first)
     #[arg(long)]
     frontier: bool,
     /// Draw tokens/s per chip against tokens/s per user, one curve per chip, as SVG, each

@@ -6,6 +6,16 @@ use crate::engine::price::{RequestSummary, StepReport};
 use crate::study::fix::Fix;
 use crate::study::lever::Lever;
 
+/// A priced request's memory at its end, the cache at its longest context, and whether it fits.
+pub(super) fn request_memory(r: &RequestSummary) -> String {
+    format!(
+        "{} (context {}): {}",
+        human(r.footprint_bytes, "B"),
+        r.input_tokens + r.output_tokens - 1,
+        if r.fits { "fits" } else { "DOES NOT FIT" }
+    )
+}
+
 /// The line for a step that fits but whose request does not: its cache at the request's end
 /// (`StepReport::fits`).
 pub fn request_fit_warning(report: &StepReport, request: &RequestSummary) -> String {

@@ -224,12 +224,7 @@ fn request_rows(row: &mut dyn FnMut(&str, String), r: &RequestSummary, band: Opt
     row("output tokens per second", shown);
     row(
         "memory at the request's end",
-        format!(
-            "{} (context {}): {}",
-            human(r.footprint_bytes, "B"),
-            r.input_tokens + r.output_tokens - 1,
-            if r.fits { "fits" } else { "DOES NOT FIT" }
-        ),
+        super::advice::request_memory(r),
     );
 }
 

@@ -275,10 +275,11 @@ pub(crate) fn serve_layouts(
 }
 
 /// The layouts `query` tries on `chip`: the scenario's own, or every one within the chip's
-/// scale-up domain, fewest chips first (tensor parallelism first among as many), then, on a chip with a network to reach past its
-/// domain, those over 2 to 16 domains as practitioners lay them (tensor parallelism within a
-/// node by pipeline stages or expert groups across nodes, or wide expert parallelism:
-/// [`layouts_over`]). `dims` are the parallel params' indices and kinds.
+/// scale-up domain, fewest chips first (tensor parallelism first among as many), then, on a
+/// chip with a network to reach past its domain, those over 2 to 16 domains as practitioners
+/// lay them (tensor parallelism within a node by pipeline stages or expert groups across
+/// nodes, or wide expert parallelism: [`layouts_over`]). `dims` are the parallel params'
+/// indices and kinds.
 fn layouts_of(
     workload: &Workload,
     chip: &Chip,
