@@ -247,35 +247,25 @@ fn a_requests_fit_is_judged_at_its_longest_context() {
         "{extra} against {grown}"
     );
     assert!(report.summary.fits && !r.fits && !report.fits());
-    // The command line says so, and the row's `fits` is false.
-    stepcost()
-        .args([
-            "run",
-            "llama-3.1-70b",
-            "--chip",
-            "h200",
-            "--set",
-            "batch=32",
-        ])
-        .args(["--dtype", "weight=fp8", "--request", "in=16384,out=16384"])
-        .args(["--format", "csv", "--columns", "fits"])
-        .assert()
-        .success()
+    // The command line says so, and the row's `fits` is false; a request that ends within
+    // the memory fits.
+    let fits_with = |request: &str| {
+        stepcost()
+            .args(["run", "llama-3.1-70b", "--chip", "h200"])
+            .args([
+                "--set",
+                "batch=32",
+                "--dtype",
+                "weight=fp8",
+                "--request",
+                request,
+            ])
+            .args(["--format", "csv", "--columns", "fits"])
+            .assert()
+            .success()
+    };
+    fits_with("in=16384,out=16384")
         .stdout("fits\nfalse\n")
         .stderr(predicate::str::contains("the request does not fit"));
-    // A request that ends within the memory fits.
-    stepcost()
-        .args([
-            "run",
-            "llama-3.1-70b",
-            "--chip",
-            "h200",
-            "--set",
-            "batch=32",
-        ])
-        .args(["--dtype", "weight=fp8", "--request", "in=1024,out=1024"])
-        .args(["--format", "csv", "--columns", "fits"])
-        .assert()
-        .success()
-        .stdout("fits\ntrue\n");
+    fits_with("in=1024,out=1024").stdout("fits\ntrue\n");
 }
