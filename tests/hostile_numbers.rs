@@ -573,8 +573,10 @@ fn counts_are_refused_when_too_large_never_saturated() {
         "--chip",
         "h100-sxm",
         "--set",
-        "tp=1000000",
+        "dp=1000000",
     ];
+    // 10^6 chips is a count: replicas (tp=10^6 would split 32 heads unevenly, a layout
+    // refused on its own account)
     assert_eq!(run_in(dir.path(), &tp, &[]).code, 0);
 
     // a plan whose replicas would pass 2^53: a reason on the entry, no number

@@ -303,3 +303,53 @@ fn data_parallel_replicas_multiply_throughput_not_per_chip_work() {
     );
     assert_eq!(four.weight_bytes, one.weight_bytes);
 }
+
+#[test]
+fn a_layout_that_splits_heads_or_experts_unevenly_is_refused() {
+    // Llama-3.1-70B has 64 query and 8 KV heads: tp=3 gives 21.33 heads a chip, which no
+    // engine runs (Megatron's `divide`, kept by vLLM, asserts it); tp=16 replicates each KV
+    // head on 2 chips and runs. Llama-4-Scout's 40 query heads split 5 ways, its 8 KV heads
+    // do not; Mixtral's 8 experts do not split 3 ways.
+    let refused = |workload: &str, set: &str, says: &str| {
+        let out = crate::common::stepcost()
+            .args(["run", workload, "--chip", "h200", "--set", set])
+            .assert()
+            .code(1);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(out.get_output().stdout.is_empty());
+    };
+    let heads = "`heads / tp` is 21.3333; tensor parallelism splits";
+    refused("llama-3.1-70b", "tp=3", heads);
+    refused(
+        "llama-4-scout",
+        "tp=5",
+        "tp must divide the KV heads, or they it",
+    );
+    refused("mixtral-8x7b", "ep=3", "ep must divide the experts");
+    let w = crate::common::workload("llama-3.1-70b");
+    let spec = ScenarioSpec {
+        sets: vec![("tp".into(), 16.0)],
+        ..ScenarioSpec::default()
+    };
+    let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
+    assert!(stepcost::price(&w, &crate::common::chip("h200"), &scenario).is_ok());
+    // In a sweep it is the scenario's error row; the others are priced.
+    let out = crate::common::stepcost()
+        .args([
+            "sweep",
+            "llama-3.1-70b",
+            "--chip",
+            "h200",
+            "--set",
+            "tp=1..=4",
+        ])
+        .args(["--columns", "tp,error", "--format", "csv"])
+        .output()
+        .unwrap();
+    let (header, rows) = crate::common::csv_rows(&crate::common::succeeded(out));
+    let errors: Vec<bool> = (rows.iter())
+        .map(|r| !crate::common::cell(&header, r, "error").is_empty())
+        .collect();
+    assert_eq!(errors, [false, false, true, false]);
+}

@@ -65,6 +65,10 @@ pub enum Error {
     /// wrong with the inputs.
     #[error("op `{}` {}", .0.op, .0.reason)]
     Unsupported(Box<Unsupported>),
+    /// A layout the workload's `whole:` checks refuse (`tp` not dividing the heads), as
+    /// engines do: like [`Error::Unsupported`], a sweep's `error` row, a lever passed over.
+    #[error("{0}")]
+    Layout(Diagnostics),
     /// A param or fusion plan the workload does not have.
     #[error(
         "workload `{}` has no {} `{}`{}; its {}s: {}",
@@ -103,7 +107,7 @@ impl Error {
     /// The first problem's place in a file, where the error comes from one.
     fn diagnostic(&self) -> Option<&Diagnostic> {
         match self {
-            Error::Invalid(d) => d.0.first(),
+            Error::Invalid(d) | Error::Layout(d) => d.0.first(),
             _ => None,
         }
     }
@@ -128,10 +132,11 @@ impl Error {
             .filter(|f| !f.is_empty())
     }
 
-    /// Whether the scenario is fine but the chip cannot run it: a row for a sweep's `error`
-    /// column, a lever to pass over.
+    /// Whether the scenario is well formed but cannot run as asked (the chip lacks what an op
+    /// needs, or the layout splits a shape unevenly): a row for a sweep's `error` column, a
+    /// lever to pass over.
     pub fn is_unsupported(&self) -> bool {
-        matches!(self, Error::Unsupported(_))
+        matches!(self, Error::Unsupported(_) | Error::Layout(_))
     }
 }
 

@@ -50,6 +50,10 @@ pub(super) struct WorkloadFile {
     pub(super) sequences: Option<Spanned<String>>,
     pub(super) chips: Option<Spanned<String>>,
     pub(super) stages: Option<Spanned<String>>,
+    /// Numbers every scenario must keep whole, each with why: `tp` must divide the heads it
+    /// splits, as engines refuse a layout that does not.
+    #[serde(default)]
+    pub(super) whole: Vec<WholeFile>,
     #[serde(default)]
     pub(super) tensors: IndexMap<String, TensorFile>,
     #[serde(default)]
@@ -57,6 +61,14 @@ pub(super) struct WorkloadFile {
     #[serde(default)]
     pub(super) fusion: IndexMap<String, Spanned<Vec<Vec<String>>>>,
     pub(super) default_fusion: Option<Spanned<String>>,
+}
+
+/// An expression a scenario must keep whole (`heads / tp`), and why.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WholeFile {
+    pub(super) of: Spanned<String>,
+    pub(super) why: String,
 }
 
 #[derive(Debug, Deserialize)]

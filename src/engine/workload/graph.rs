@@ -2,7 +2,7 @@
 //! allow (and the cycle that forbids one), and the kernels a plan's groups make, with what
 //! each kernel reads from HBM and writes back.
 
-use super::{KernelKind, Op, Ref};
+use super::{Collective, Op, Ref};
 use crate::base::types::Slot;
 
 /// One launch: a single op, or a fused group of ops from one block.
@@ -214,6 +214,40 @@ fn boundary_writes(members: &[usize], consumers: &[Vec<usize>]) -> Vec<usize> {
         .copied()
         .filter(|&i| consumers[i].is_empty() || consumers[i].iter().any(|c| !members.contains(c)))
         .collect()
+}
+
+/// What a kernel is, as rows and pictures name it: one op's kind, or a fused group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelKind {
+    Gemm,
+    Gemv,
+    KvRead,
+    Elementwise,
+    Scan,
+    /// Several ops run as one kernel.
+    Fused,
+    Collective(Collective),
+}
+
+impl KernelKind {
+    /// The name in the `kind` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Gemm => "gemm",
+            KernelKind::Gemv => "gemv",
+            KernelKind::KvRead => "kv_read",
+            KernelKind::Elementwise => "elementwise",
+            KernelKind::Scan => "scan",
+            KernelKind::Fused => "fused",
+            KernelKind::Collective(c) => c.name(),
+        }
+    }
+}
+
+impl serde::Serialize for KernelKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
 }
 
 #[cfg(test)]

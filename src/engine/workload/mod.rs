@@ -22,7 +22,7 @@ mod work;
 pub use causal::Causal;
 pub use count::ParameterCounts;
 pub use eval::Evaluation;
-pub use graph::{FusionPlan, Kernel, KernelRead};
+pub use graph::{FusionPlan, Kernel, KernelKind, KernelRead};
 pub(crate) use memo::{KernelSums, WorkspaceMemo};
 pub use scan::{ScanDims, ScanSizes};
 
@@ -208,40 +208,6 @@ pub enum OpKind {
     },
 }
 
-/// What a kernel is, as rows and pictures name it: one op's kind, or a fused group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelKind {
-    Gemm,
-    Gemv,
-    KvRead,
-    Elementwise,
-    Scan,
-    /// Several ops run as one kernel.
-    Fused,
-    Collective(Collective),
-}
-
-impl KernelKind {
-    /// The name in the `kind` column.
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelKind::Gemm => "gemm",
-            KernelKind::Gemv => "gemv",
-            KernelKind::KvRead => "kv_read",
-            KernelKind::Elementwise => "elementwise",
-            KernelKind::Scan => "scan",
-            KernelKind::Fused => "fused",
-            KernelKind::Collective(c) => c.name(),
-        }
-    }
-}
-
-impl serde::Serialize for KernelKind {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
 /// The sizes of `count` independent `[m x k] x [k x n]` products; all zero for an op that is
 /// not a GEMM.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -368,6 +334,8 @@ pub struct Workload {
     pub(crate) chips: Option<Field>,
     /// Pipeline stages one after the other (`pp`): MFU and MBU count one stage's share.
     pub(crate) stages: Option<Field>,
+    /// Numbers every scenario must keep whole (`heads / tp`), each with why.
+    pub(crate) wholes: Vec<(Field, String)>,
     pub(crate) tensors: Vec<Tensor>,
     pub(crate) blocks: Vec<Block>,
     pub(crate) ops: Vec<Op>,

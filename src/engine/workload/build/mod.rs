@@ -258,6 +258,11 @@ impl Builder {
         let sequences = self.opt_expr("sequences", &file.sequences).flatten();
         let chips = self.opt_expr("chips", &file.chips).flatten();
         let stages = self.opt_expr("stages", &file.stages).flatten();
+        let wholes = (file.whole.iter().enumerate())
+            .filter_map(|(i, w)| {
+                Some((self.expr(&format!("whole[{i}].of"), &w.of)?, w.why.clone()))
+            })
+            .collect();
 
         self.groups = self.weight_groups(&file);
         let tensors = self.declared_tensors(&file);
@@ -303,6 +308,7 @@ impl Builder {
             sequences,
             chips,
             stages,
+            wholes,
             tensors,
             blocks,
             ops,

@@ -369,6 +369,17 @@ impl Workload {
             None => 1.0,
         };
         ev.micro_batches = self.micro_batches(ev)?;
+        for (field, why) in &self.wholes {
+            let v = ev.exprs[field.id];
+            if (v - v.round()).abs() > 1e-9 * v.abs().max(1.0) {
+                let what = Backticked(&self.exprs[field.id]);
+                let message = format!("{what} is {v:.4}; {why}");
+                return Err(match self.problem(&field.origin, message) {
+                    Error::Invalid(d) => Error::Layout(d),
+                    other => other,
+                });
+            }
+        }
         if !repeats {
             return Ok(());
         }
