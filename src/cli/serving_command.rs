@@ -392,6 +392,8 @@ fn launch_layout(
         checkpoint: checkpoint.role(Role::Weight),
         weight: fleet.dtypes.role(Role::Weight),
         kv: fleet.dtypes.role(Role::Kv),
+        activation: fleet.dtypes.role(Role::Activation),
+        fp8_math: chip.is_some_and(|c| c.matrix_peak(crate::base::dtype::DType::Fp8).is_ok()),
         tp: fleet.tp,
         pp: fleet.pp,
         ep: fleet.ep,

@@ -178,7 +178,17 @@ fn vllm(layout: &LaunchLayout) -> EngineLaunch {
     }
     match weights(layout) {
         Weights::AsStored => {}
-        Weights::OnlineFp8 => c.flag("--quantization", "fp8"),
+        Weights::OnlineFp8 => {
+            c.flag("--quantization", "fp8");
+            if layout.fp8_math && layout.activation.element().bytes() >= 2.0 {
+                c.note(format!(
+                    "on a chip with fp8 math vLLM's --quantization fp8 quantises the \
+                     activations too (W8A8, dynamic scales), where these settings were priced \
+                     with {} activations (W8A16): --dtype activation=fp8 prices what it runs",
+                    layout.activation
+                ));
+            }
+        }
         Weights::Other => c.note(weights_note("vLLM", layout)),
     }
     c.word("--enable-chunked-prefill");

@@ -72,6 +72,11 @@ pub struct LaunchLayout {
     /// The format the layout serves the weights in.
     pub weight: Format,
     pub kv: Format,
+    /// The format the priced GEMMs read their activations in: with fp8 weights quantised at
+    /// load, whether what was priced is the W8A8 an engine runs on a chip with fp8 math.
+    pub activation: Format,
+    /// Whether the chip's matrix unit computes fp8.
+    pub fp8_math: bool,
     /// Tensor-parallel chips of one attention group.
     pub tp: u64,
     /// Pipeline stages.
@@ -172,6 +177,8 @@ const MAX_COUNT: u64 = 1 << 24;
 ///     checkpoint: Format::Bf16,
 ///     weight: Format::Fp8,
 ///     kv: Format::Fp8,
+///     activation: Format::Fp8,
+///     fp8_math: true,
 ///     tp: 4, pp: 1, ep: 1, dp: 1, moe: false,
 ///     max_seqs: 128,
 ///     max_batched_tokens: 8192,

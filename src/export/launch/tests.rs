@@ -11,6 +11,8 @@ fn llama_fp8() -> LaunchLayout {
         checkpoint: Format::Bf16,
         weight: Format::Fp8,
         kv: Format::Fp8,
+        activation: Format::Fp8,
+        fp8_math: true,
         tp: 4,
         pp: 1,
         ep: 1,
@@ -378,4 +380,25 @@ fn a_model_name_cannot_drive_the_terminal() {
     let text = String::from_utf8(out).unwrap();
     assert!(!text.contains('\u{1b}'));
     assert!(text.starts_with("Launch settings for evil\\u{1b}[2J ("));
+}
+
+#[test]
+fn online_fp8_on_a_chip_with_fp8_math_is_w8a8_whatever_was_priced() {
+    // vLLM's --quantization fp8 runs W8A8 where the chip computes fp8 and weight-only W8A16
+    // (FP8 Marlin) where it does not (docs/sources.md, L4): settings priced W8A16 on a Hopper
+    // say so; on an A100, or priced W8A8, they need no note.
+    let note = "quantises the activations too";
+    let at = |activation: Format, fp8_math: bool| {
+        let layout = LaunchLayout {
+            kv: Format::Bf16,
+            activation,
+            fp8_math,
+            ..llama_fp8()
+        };
+        let launch = launch(&layout).unwrap();
+        notes_mention(engine(&launch, Engine::Vllm), note)
+    };
+    assert!(at(Format::Bf16, true));
+    assert!(!at(Format::Bf16, false));
+    assert!(!at(Format::Fp8, true));
 }
