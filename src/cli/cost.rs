@@ -32,7 +32,8 @@ pub(crate) struct CostArgs {
     #[arg(long, value_name = "USD", default_value_t = 0.10,
           value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KWH))]
     pub(crate) usd_per_kwh: f64,
-    /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable)
+    /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable; refused
+    /// with --cost tco, which costs purchase and power: give those in --prices)
     #[arg(long = "price", value_name = "CHIP=USD/h", value_parser = parse_quote)]
     pub(crate) quotes: Vec<(String, f64)>,
     /// YAML price book: `CHIP: USD/h`, or `CHIP: {cloud: USD/h, purchase: USD, power: W}`

@@ -24,8 +24,9 @@ pub(crate) struct PlanArgs {
     /// file's `workload`
     #[arg(required_unless_present = "scenario")]
     pub(crate) workload: Option<String>,
-    /// Tokens per second the deployment must serve (without it: one replica per chip and
-    /// types, ranked by what a million tokens cost)
+    /// Output tokens per second of decode steps the deployment must serve, its $/M the chips'
+    /// hours over them (prompts unpriced: --rate with --request prices whole requests; without
+    /// it: one replica per chip and types, ranked by what a million tokens cost)
     #[arg(long, value_name = "N", value_parser = |t: &str| number_in(t, &ranges::TARGET_TOKENS_PER_S))]
     pub(crate) target_tokens_per_s: Option<f64>,
     /// Most milliseconds per output token a sequence may see
