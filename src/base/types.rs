@@ -130,6 +130,18 @@ impl TypeKey {
     /// How many distinct keys there are: three roles, four groups and `output`.
     pub const COUNT: usize = 8;
 
+    /// The positions in [`Slot::ALL`] the key sets (`weight`: every weight slot); `None` for
+    /// `output`, which follows `activation` until set.
+    fn slots(self) -> Option<std::ops::Range<usize>> {
+        let one = |slot: Slot| slot.index()..slot.index() + 1;
+        match self {
+            TypeKey::Role(Role::Weight) => Some(0..5),
+            TypeKey::Role(role) => Some(one(Slot::from(role))),
+            TypeKey::Group(g) => Some(one(Slot::Weight(Some(g)))),
+            TypeKey::Output => None,
+        }
+    }
+
     /// `weight`, `experts.weight`, `activation`, `kv`, `output`.
     pub fn name(self) -> String {
         match self {
@@ -219,11 +231,9 @@ impl Types {
 
     /// Sets what `key` names: `weight` sets every weight group.
     pub fn set(&mut self, key: TypeKey, format: Format) {
-        match key {
-            TypeKey::Role(Role::Weight) => self.slots[..5].fill(format),
-            TypeKey::Role(role) => self.slots[Slot::from(role).index()] = format,
-            TypeKey::Group(g) => self.slots[Slot::Weight(Some(g)).index()] = format,
-            TypeKey::Output => self.output = Some(format),
+        match key.slots() {
+            Some(slots) => self.slots[slots].fill(format),
+            None => self.output = Some(format),
         }
     }
 
@@ -242,18 +252,7 @@ impl Types {
         let mut both = false;
         for (key, format) in keys {
             self.set(key, format);
-            let slots = match key {
-                TypeKey::Role(Role::Weight) => 0..5,
-                TypeKey::Role(role) => {
-                    let i = Slot::from(role).index();
-                    i..i + 1
-                }
-                TypeKey::Group(g) => {
-                    let i = Slot::Weight(Some(g)).index();
-                    i..i + 1
-                }
-                TypeKey::Output => continue,
-            };
+            let Some(slots) = key.slots() else { continue };
             named[slots].fill(true);
             if is_sixteen_bit_float(format) {
                 both |= sixteen.is_some_and(|f| f != format);

@@ -219,10 +219,9 @@ fn warn_unfit(
     report: &StepReport,
     format: exporter::Format,
 ) -> Result<()> {
-    let line = match &report.request {
-        Some(r) if report.summary.fits && !r.fits => exporter::request_fit_warning(report, r),
-        _ if report.summary.fits => return Ok(()),
-        _ => exporter::fit_warning(report, &fix::fixes(workload, chip, scenario, report)),
+    let fixes = || fix::fixes(workload, chip, scenario, report);
+    let Some(line) = exporter::unfit_warning(report, fixes) else {
+        return Ok(());
     };
     if format == exporter::Format::Table {
         writeln!(out, "{line}")?;

@@ -6,7 +6,7 @@ use clap::Args;
 use super::args::{CostArgs, ModeArg, OutputArgs};
 use super::output::{self, Inputs};
 use super::values::{number_in, parse_dtype_axis, parse_request};
-use crate::base::dtype::Role;
+use crate::base::dtype::{DType, Role};
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
@@ -393,7 +393,7 @@ fn launch_layout(
         weight: fleet.dtypes.role(Role::Weight),
         kv: fleet.dtypes.role(Role::Kv),
         activation: fleet.dtypes.role(Role::Activation),
-        fp8_math: chip.is_some_and(|c| c.matrix_peak(crate::base::dtype::DType::Fp8).is_ok()),
+        fp8_math: chip.is_some_and(|c| c.matrix_peak(DType::Fp8).is_ok()),
         tp: fleet.tp,
         pp: fleet.pp,
         ep: fleet.ep,

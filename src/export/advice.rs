@@ -11,19 +11,29 @@ pub(super) fn request_memory(r: &RequestSummary) -> String {
     format!(
         "{} (context {}): {}",
         human(r.footprint_bytes, "B"),
-        r.input_tokens + r.output_tokens - 1,
+        r.end_context(),
         if r.fits { "fits" } else { "DOES NOT FIT" }
     )
 }
 
-/// The line for a step that fits but whose request does not: its cache at the request's end
-/// (`StepReport::fits`).
-pub fn request_fit_warning(report: &StepReport, request: &RequestSummary) -> String {
+/// The warning for a report that does not fit ([`StepReport::fits`]): its request's, where
+/// only the request outgrows the memory, else the scenario's with `fixes()` priced; `None`
+/// when it fits.
+pub fn unfit_warning(report: &StepReport, fixes: impl FnOnce() -> Vec<Fix>) -> Option<String> {
+    match &report.request {
+        Some(r) if report.summary.fits && !r.fits => Some(request_fit_warning(report, r)),
+        _ if report.summary.fits => None,
+        _ => Some(fit_warning(report, &fixes())),
+    }
+}
+
+/// The line for a step that fits but whose request does not: its cache at the request's end.
+fn request_fit_warning(report: &StepReport, request: &RequestSummary) -> String {
     format!(
         "warning: on {} the request does not fit: at its end (context {}) it needs {}, and {} \
          is usable; a smaller batch or shorter request would",
         report.chip,
-        request.input_tokens + request.output_tokens - 1,
+        request.end_context(),
         human(request.footprint_bytes, "B"),
         human(report.summary.usable_bytes, "B"),
     )
@@ -31,7 +41,7 @@ pub fn request_fit_warning(report: &StepReport, request: &RequestSummary) -> Str
 
 /// The one line that says a scenario does not fit its chip and what would make it fit, each
 /// change with what it does to the step time (and to $/M tokens, where priced).
-pub fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
+fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
     let s = &report.summary;
     let mut line = format!(
         "warning: on {} this does not fit: it needs {}, and {} is usable ({} of {})",

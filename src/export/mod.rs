@@ -29,7 +29,7 @@ pub mod top;
 pub mod typed;
 
 #[cfg(feature = "cli")]
-pub use advice::{fit_warning, next_step_line, request_fit_warning};
+pub use advice::{next_step_line, unfit_warning};
 #[cfg(feature = "cli")]
 pub use models::write_workloads;
 

@@ -160,15 +160,12 @@ fn verdict(
     scenario: &Scenario,
     report: &StepReport,
 ) -> Result<Value, ApiError> {
-    let advice = match &report.request {
-        Some(r) if report.summary.fits && !r.fits => Some(exporter::request_fit_warning(report, r)),
-        _ if report.summary.fits => {
+    let fixes = || fix::fixes(workload, chip, scenario, report);
+    let advice = match exporter::unfit_warning(report, fixes) {
+        Some(warning) => Some(warning),
+        None => {
             let levers = lever::levers(workload, chip, scenario, report)?;
             lever::next_step(&levers).map(exporter::next_step_line)
-        }
-        _ => {
-            let fixes = fix::fixes(workload, chip, scenario, report);
-            Some(exporter::fit_warning(report, &fixes))
         }
     };
     Ok(json!({ "chip": report.chip, "fits": report.fits(), "advice": advice }))

@@ -37,6 +37,14 @@ pub struct RequestSummary {
     pub fits: bool,
 }
 
+impl RequestSummary {
+    /// The context each sequence's cache reaches at the request's end: its prompt and every
+    /// output token but the last, which no step reads back.
+    pub fn end_context(&self) -> u64 {
+        self.input_tokens + self.output_tokens - 1
+    }
+}
+
 /// Decode steps summed exactly up to this many; beyond it, a composite trapezoid over this
 /// many evenly spaced steps (decode time is smooth in the context: a KV read that grows
 /// linearly, and kernels that change bound at most a few times).
@@ -72,18 +80,15 @@ pub fn price_request(
     };
     let prefill = step(input as f64, 0.0)?;
     let decode_steps = output - 1;
+    // The most memory any priced step holds: the decode steps include the last (context
+    // `input + output - 2`, one more token appended), where the cache is largest; a prompt
+    // alone may need more for its activations.
+    let mut footprint = prefill.footprint_bytes;
     let decode = decode_time(decode_steps, input as f64, |c| {
-        Ok(step(1.0, c)?.pipeline_time_s)
+        let s = step(1.0, c)?;
+        footprint = footprint.max(s.footprint_bytes);
+        Ok(s.pipeline_time_s)
     })?;
-    // The cache is largest at the last decode step (context `input + output - 2`, one more
-    // token appended); a prompt alone may need more for its activations.
-    let end = match decode_steps {
-        0 => None,
-        _ => Some(step(1.0, (input + output - 2) as f64)?),
-    };
-    let footprint = end.map_or(prefill.footprint_bytes, |e| {
-        e.footprint_bytes.max(prefill.footprint_bytes)
-    });
     let sequences = prefill.tokens_per_step.map_or(1.0, |t| t / input as f64);
     let sequences = sequences * prefill.micro_batches;
     let e2e = prefill.pipeline_time_s + decode;
@@ -105,7 +110,8 @@ pub fn price_request(
 
 /// Total time of `steps` decode steps whose context starts at `first` and grows by one each
 /// step, `step_s(context)` being one step's time: summed exactly up to [`EXACT_DECODE_STEPS`],
-/// else a composite trapezoid over that many intervals scaled to `steps`.
+/// else a composite trapezoid over that many intervals scaled to `steps`. Either way the
+/// first and the last step are among those priced.
 fn decode_time(
     steps: u64,
     first: f64,

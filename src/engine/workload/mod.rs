@@ -388,12 +388,17 @@ impl Workload {
     }
 
     fn problem(&self, origin: &Origin, message: impl Into<String>) -> Error {
-        Error::Invalid(Diagnostics(vec![Diagnostic::at(
+        Error::Invalid(self.diagnostics(origin, message))
+    }
+
+    /// One problem at `origin` in the workload's file.
+    fn diagnostics(&self, origin: &Origin, message: impl Into<String>) -> Diagnostics {
+        Diagnostics(vec![Diagnostic::at(
             &self.file,
             Some(&self.text),
             origin,
             message,
-        )]))
+        )])
     }
 
     /// Index of the param called `name`.

@@ -374,10 +374,7 @@ impl Workload {
             if (v - v.round()).abs() > 1e-9 * v.abs().max(1.0) {
                 let what = Backticked(&self.exprs[field.id]);
                 let message = format!("{what} is {v:.4}; {why}");
-                return Err(match self.problem(&field.origin, message) {
-                    Error::Invalid(d) => Error::Layout(d),
-                    other => other,
-                });
+                return Err(Error::Layout(self.diagnostics(&field.origin, message)));
             }
         }
         if !repeats {
