@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use stepcost::internals::price::{Iteration, IterationPricer};
+use stepcost::internals::timing::{Iteration, IterationPricer};
 use stepcost::{
     simulate, Arrivals, Chip, Horizon, LatencyBounds, Lengths, Router, Scenario, ScenarioSpec,
     SimConfig, Workload,

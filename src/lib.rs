@@ -42,7 +42,7 @@ pub(crate) mod base;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
-pub(crate) mod engine;
+pub(crate) mod core;
 pub(crate) mod export;
 pub(crate) mod study;
 #[cfg(feature = "ui")]
@@ -56,13 +56,13 @@ pub use base::format::{Format, Scheme};
 pub use base::param::ScenarioParam;
 pub use base::source::{FileKind, Source};
 pub use base::types::{Slot, TypeKey, Types, WeightGroup};
-pub use engine::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
-pub use engine::price::{
+pub use core::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
+pub use core::timing::{
     price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
     StepSummary,
 };
-pub use engine::scenario::{Mode, Scenario, ScenarioSpec};
-pub use engine::workload::{KernelKind, Workload};
+pub use core::scenario::{Mode, Scenario, ScenarioSpec};
+pub use core::workload::{KernelKind, Workload};
 #[cfg(feature = "parquet")]
 pub use export::parquet::ParquetFile;
 pub use export::rows::ColumnType;
@@ -104,8 +104,8 @@ pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::base::{builtin, limits, ranges, units};
-    pub use crate::engine::chip::Achievable;
-    pub use crate::engine::{expr, price, workload};
+    pub use crate::core::chip::Achievable;
+    pub use crate::core::{expr, timing, workload};
     pub use crate::export::svg;
     /// The exporters' entry points.
     pub mod export {
@@ -113,7 +113,7 @@ pub mod internals {
         pub use crate::export::filter;
         pub use crate::export::fit;
         pub use crate::export::launch;
-        pub use crate::export::{write_compare, write_run, Format};
+        pub use crate::export::{write_compare, write_run, OutputFormat};
     }
     pub use crate::study::{band, fit, import, lever, sweep, validate};
 }

@@ -145,7 +145,7 @@ fn a_request_is_a_prefill_then_decode_steps() {
     };
     let scenario = Scenario::resolve(&w, &spec).unwrap();
     let r =
-        stepcost::internals::price::price_request(&w, &c, &scenario, input as u64, output as u64)
+        stepcost::internals::timing::price_request(&w, &c, &scenario, input as u64, output as u64)
             .unwrap();
     let ttft = step(input, 0.0);
     let decode: f64 = (0..8).map(|j| step(1.0, input + j as f64)).sum();

@@ -324,7 +324,7 @@ fn a_request_through_a_pipeline_waits_for_every_micro_batch_s_turn() {
             ..roofline()
         };
         let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();
-        stepcost::internals::price::price_request(&w, &c, &scenario, 512, 1).unwrap()
+        stepcost::internals::timing::price_request(&w, &c, &scenario, 512, 1).unwrap()
     };
     let (one, two) = (at(1.0), at(2.0));
     // A prompt of 8192 tokens (16 x 512) makes the stages compute-bound: both stages take

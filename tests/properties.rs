@@ -99,7 +99,7 @@ proptest! {
         let r = price(&w, &chip(989.0, 3.35), &scenario(&w, batch.into(), tokens.into(), fusion)).unwrap();
         for p in &r.prices {
             // attainable = min(peak, I x BW) for a kernel on one unit and type
-            if p.cost.unit == stepcost::internals::price::Unit::Matrix {
+            if p.cost.unit == stepcost::internals::timing::Unit::Matrix {
                 let roof = peak.min(p.intensity_flop_per_byte * bw);
                 prop_assert!((p.attainable_flop_per_s - roof).abs() <= 1e-9 * roof, "{}", p.name);
             }
@@ -129,7 +129,7 @@ proptest! {
             // change with nothing but that GEMM.
             let mut s = scenario(&w, batch.into(), tokens.into(), fusion);
             s.overrides.push((3, ffn.into()));
-            let reused = stepcost::internals::price::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
+            let reused = stepcost::internals::timing::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
             let fresh = price(&w, &c, &s).unwrap().summary;
             prop_assert_eq!(reused, fresh);
         }
@@ -176,7 +176,7 @@ proptest! {
                 ..stepcost::ScenarioSpec::default()
             };
             let s = Scenario::resolve(&w, &spec).unwrap();
-            let reused = stepcost::internals::price::price_step(&w, &c, &s, &mut ev, &mut costs);
+            let reused = stepcost::internals::timing::price_step(&w, &c, &s, &mut ev, &mut costs);
             let fresh = price(&w, &c, &s);
             match (reused, fresh) {
                 (Ok(reused), Ok(fresh)) => {
@@ -306,8 +306,8 @@ fn priced_steps_respect_the_roofline_and_print_only_finite_numbers() {
             prop_assert!(s.step_time_s >= s.roofline_step_time_s * (1.0 - 1e-12));
             prop_assert!(s.fraction_of_roofline > 0.0 && s.fraction_of_roofline <= 1.0 + 1e-12);
             for format in [
-                stepcost::internals::export::Format::Csv,
-                stepcost::internals::export::Format::Json,
+                stepcost::internals::export::OutputFormat::Csv,
+                stepcost::internals::export::OutputFormat::Json,
             ] {
                 let mut out = Vec::new();
                 stepcost::internals::export::write_run(&mut out, &report, true, format).unwrap();
@@ -365,7 +365,7 @@ proptest! {
             match price(&w, chip, &scenario) {
                 Ok(report) => {
                     let mut single = Vec::new();
-                    stepcost::internals::export::write_run(&mut single, &report, false, stepcost::internals::export::Format::Csv).unwrap();
+                    stepcost::internals::export::write_run(&mut single, &report, false, stepcost::internals::export::OutputFormat::Csv).unwrap();
                     let single = String::from_utf8(single).unwrap();
                     prop_assert_eq!(single.lines().nth(1), Some(*row));
                 }

@@ -1,7 +1,7 @@
 //! `simulate`: the request-level simulator against the steady-state model (Little's law),
 //! a request alone against `run --request`, instability, preemption, seeds and bad input.
 
-use stepcost::internals::price::{price_request, IterationPricer};
+use stepcost::internals::timing::{price_request, IterationPricer};
 use stepcost::{
     simulate, Arrivals, Chip, Horizon, KvLink, LatencyBounds, Lengths, PrefillApart, RequestShape,
     Router, Scenario, ScenarioSpec, Server, ServingOptions, SimConfig, SimReport, Workload,

@@ -1,7 +1,7 @@
 //! The params the engine and the studies read by meaning rather than as plain numbers: how
 //! many sequences, how many new tokens each, the context they already hold, and the parallel
 //! degrees. Declared once here; a workload finds them at load (see
-//! [`Workload::param`](crate::engine::workload::Workload::param)), and a question that needs
+//! [`Workload::param`](crate::core::workload::Workload::param)), and a question that needs
 //! one the workload lacks says so by name.
 
 use std::fmt;

@@ -222,6 +222,24 @@ pub fn three_significant(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
+/// A fraction as a percentage, three significant digits: 0.0139 is `1.39%`, 0.532 `53.2%`.
+/// Every table, report and document writes percentages through this one function (and its
+/// signed twin), so one figure prints alike everywhere.
+pub fn percent(fraction: f64) -> String {
+    format!("{}%", three_significant(fraction * 100.0))
+}
+
+/// A signed fraction as a percentage with its sign, three significant digits: `+4.12%`,
+/// `-0.70%`, `+12.3%`.
+pub fn signed_percent(fraction: f64) -> String {
+    let text = percent(fraction);
+    if text.starts_with('-') {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

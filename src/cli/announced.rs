@@ -3,7 +3,7 @@
 use clap::Args;
 
 use crate::base::error::Error;
-use crate::engine::chip::{Announced, Chip};
+use crate::core::chip::{Announced, Chip};
 
 /// The flag of every command that takes `--chip` and may be given `all`.
 #[derive(Args, Clone, Copy)]

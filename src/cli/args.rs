@@ -16,9 +16,9 @@ use crate::base::format::Format as DataFormat;
 use crate::base::ranges;
 use crate::base::source::FileKind;
 use crate::base::types::{parse_type, TypeKey};
-use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
+use crate::core::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
-use crate::export::Format;
+use crate::export::OutputFormat;
 use crate::study::sweep::{AxisValues, ChipAxis};
 
 #[derive(Parser)]
@@ -459,13 +459,13 @@ impl From<KindArg> for FileKind {
     }
 }
 
-impl From<&FormatArgs> for Format {
-    fn from(f: &FormatArgs) -> Format {
+impl From<&FormatArgs> for OutputFormat {
+    fn from(f: &FormatArgs) -> OutputFormat {
         match (f.format, f.raw_text) {
-            (FormatArg::Table, _) => Format::Table,
-            (FormatArg::Csv, false) => Format::Csv,
-            (FormatArg::Csv, true) => Format::CsvRaw,
-            (FormatArg::Json, _) => Format::Json,
+            (FormatArg::Table, _) => OutputFormat::Table,
+            (FormatArg::Csv, false) => OutputFormat::Csv,
+            (FormatArg::Csv, true) => OutputFormat::CsvRaw,
+            (FormatArg::Json, _) => OutputFormat::Json,
         }
     }
 }

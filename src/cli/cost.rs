@@ -10,9 +10,9 @@ use super::output::Inputs;
 use super::values::number_in;
 use crate::base::ranges;
 use crate::base::source::Source;
-use crate::engine::chip::Chip;
-use crate::engine::cost::{CostModel, CostView};
-use crate::engine::prices::PriceBook;
+use crate::core::chip::Chip;
+use crate::core::cost::{CostModel, CostView};
+use crate::core::cost::book::PriceBook;
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]

@@ -36,10 +36,10 @@ use output::{emit, Inputs};
 
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::{Announced, Chip};
-use crate::engine::price::{price, StepReport};
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::{Announced, Chip};
+use crate::core::timing::{price, StepReport};
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::export::atomic::{OutputPlan, Target};
 use crate::export::document::{self, Kind};
 use crate::export::{self as exporter, svg};
@@ -198,7 +198,7 @@ fn run_command(mut args: RunArgs, given: &scenario::Given) -> Result<()> {
     warn_unfit(&mut buffer, &workload, &chip, &scenario, &report, format)?;
     let shape = args.output.format.shape()?;
     exporter::write_run_shaped(&mut buffer, &report, args.per_op, format, &shape)?;
-    if format == exporter::Format::Table && report.fits() {
+    if format == exporter::OutputFormat::Table && report.fits() {
         let levers = lever::levers(&workload, &chip, &scenario, &report)?;
         if let Some(next) = lever::next_step(&levers) {
             writeln!(buffer, "{}", exporter::next_step_line(next))?;
@@ -217,13 +217,13 @@ fn warn_unfit(
     chip: &Chip,
     scenario: &Scenario,
     report: &StepReport,
-    format: exporter::Format,
+    format: exporter::OutputFormat,
 ) -> Result<()> {
     let fixes = || fix::fixes(workload, chip, scenario, report);
     let Some(line) = exporter::unfit_warning(report, fixes) else {
         return Ok(());
     };
-    if format == exporter::Format::Table {
+    if format == exporter::OutputFormat::Table {
         writeln!(out, "{line}")?;
     } else {
         // A closed stderr is no reason to fail: the rows still say `fits`.
@@ -305,8 +305,8 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
         )?;
         buffer = match (steps, kind) {
             (false, _) => section,
-            (true, exporter::Format::Table) => [buffer, b"\n".to_vec(), section].concat(),
-            (true, exporter::Format::Json) => merge_json(&buffer, &section)?,
+            (true, exporter::OutputFormat::Table) => [buffer, b"\n".to_vec(), section].concat(),
+            (true, exporter::OutputFormat::Json) => merge_json(&buffer, &section)?,
             (true, _) => {
                 // One CSV has one header: the step rows' report, the serving rows told apart.
                 let _ = writeln!(

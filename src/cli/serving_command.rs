@@ -12,15 +12,15 @@ use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
-use crate::engine::cost::CostView;
-use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::cost::CostView;
+use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::core::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::launch::{launch, Launch, LaunchLayout, Vendor};
 use crate::export::rows::Shape;
 use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
-use crate::export::{svg, Format};
+use crate::export::{svg, OutputFormat};
 use crate::study::plan;
 use crate::study::serving::{
     self, Disagg, Draft, KvLink, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
@@ -232,7 +232,7 @@ fn batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Strin
 /// Tokens/s per chip against tokens/s per user, one curve per chip, as SVG.
 fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Vec<u8>> {
     let mut csv = Vec::new();
-    write_serving(&mut csv, header, survey, Format::Csv, &Shape::default())?;
+    write_serving(&mut csv, header, survey, OutputFormat::Csv, &Shape::default())?;
     let chart = svg::SweepChart {
         x: "tokens_per_s_per_user".into(),
         y: "output_tokens_per_s_per_chip".into(),

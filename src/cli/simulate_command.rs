@@ -9,9 +9,9 @@ use super::args::{parse_request, OutputArgs, ScenarioArgs};
 use super::output::{self, emit, Inputs};
 use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::Chip;
-use crate::engine::scenario::{parse_set, Scenario, ScenarioSpec};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::core::workload::Workload;
 use crate::export::simulate::write_simulate;
 use crate::study::serving::KvLink;
 use crate::study::simulate::{

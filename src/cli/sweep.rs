@@ -14,7 +14,7 @@ use super::args::{SweepArgs, SweepFormatArgs};
 use super::output;
 use super::scenario::Given;
 use crate::base::source::{FileKind, Source};
-use crate::engine::workload::Workload;
+use crate::core::workload::Workload;
 use crate::export::atomic::{AtomicFile, Target};
 use crate::export::stream::{StreamFormat, SweepRows};
 use crate::study::sweep::{self, SweepError, SweepStats};

@@ -2,7 +2,7 @@
 //! lever to try next.
 
 use crate::base::units::{human, three_significant};
-use crate::engine::price::{RequestSummary, StepReport};
+use crate::core::timing::{RequestSummary, StepReport};
 use crate::study::fix::Fix;
 use crate::study::lever::Lever;
 

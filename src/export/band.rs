@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::table::{align_right, new_table};
-use crate::base::units::{human, prefix_of};
+use crate::base::units::{human, percent, prefix_of};
 use crate::study::band::{Band, Calibration, Coverage, Residual, Scope, MIN_SOURCES};
 
 /// The bands of `calibration`, then how many held-out rows fell inside the band calibrated
@@ -50,7 +50,7 @@ pub fn write_band_report(
                 .map_or("all".to_owned(), |k| format!("kind {}", k.name())),
             c.rows.to_string(),
             c.inside.to_string(),
-            format!("{:.1}%", c.share() * 100.0),
+            percent(c.share()),
             c.above.to_string(),
             (c.rows - c.inside - c.above).to_string(),
         ]);

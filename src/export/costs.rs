@@ -2,8 +2,8 @@
 //! why a chip has no cost in the view asked for.
 
 use crate::base::units::human;
-use crate::engine::cost::{CostModel, CostView};
-use crate::engine::price::StepSummary;
+use crate::core::cost::{CostModel, CostView};
+use crate::core::timing::StepSummary;
 
 /// `cost: tco, 4 y, PUE 1.3, 0.10 USD/kWh, 100 % utilisation`, or `cost: cloud, on-demand per
 /// chip-hour on basis B` with each distinct basis of the chips shown, in their order.

@@ -9,9 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::base::units::{human, three_significant};
-use crate::engine::price::{Bound, StepReport};
-use crate::engine::scenario::Mode;
+use crate::base::units::{human, percent, three_significant};
+use crate::core::timing::{Bound, StepReport};
+use crate::core::scenario::Mode;
 use crate::study::lever::Lever;
 
 use super::band::{banded_human_rate, banded_time};
@@ -57,10 +57,6 @@ enum Block {
         rows: Vec<Vec<Text>>,
     },
     Picture,
-}
-
-fn percent(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 fn ratio(x: f64) -> String {

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use super::table::{align_right, new_table};
 use crate::base::dtype::DType;
-use crate::base::units::three_significant;
-use crate::engine::chip::Achievable;
+use crate::base::units::{percent, signed_percent as signed};
+use crate::core::chip::Achievable;
 use crate::study::fit::cross::{group_stats, CrossValidation, MIN_FAMILY_ROWS};
 use crate::study::fit::{ChipFit, Constant, Prior};
 use crate::study::validate::{stats_of, ErrorStats, Outcome};
@@ -149,14 +149,6 @@ fn wrapped(items: &[&str], width: usize) -> Vec<String> {
         }
     }
     lines
-}
-
-fn percent(x: f64) -> String {
-    format!("{}%", three_significant(x * 100.0))
-}
-
-fn signed(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
 }
 
 /// The errors of `outcomes` overall and per kind, in that order.

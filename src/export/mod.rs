@@ -38,8 +38,8 @@ use std::io::{self, Write};
 use crate::base::dtype::DType;
 use crate::base::param::ScenarioParam;
 use crate::base::text::shown_as_is;
-use crate::engine::chip::Chip;
-use crate::engine::price::StepReport;
+use crate::core::chip::Chip;
+use crate::core::timing::StepReport;
 use crate::study::band::{of_step, Band};
 use crate::study::plan::{PlanEntry, PlanRequest};
 use crate::study::serving::ServingBand;
@@ -51,7 +51,7 @@ use rows::{
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
+pub enum OutputFormat {
     /// Aligned tables with human-scaled units (`1.11 ms`, `403 MB`).
     #[default]
     Table,
@@ -64,11 +64,11 @@ pub enum Format {
     Json,
 }
 
-impl Format {
+impl OutputFormat {
     /// How the format writes text cells, for the CSV ones.
     fn csv_text(self) -> CsvText {
         match self {
-            Format::CsvRaw => CsvText::Raw,
+            OutputFormat::CsvRaw => CsvText::Raw,
             _ => CsvText::Neutralised,
         }
     }
@@ -180,7 +180,7 @@ pub fn write_run(
     out: &mut dyn Write,
     report: &StepReport,
     per_op: bool,
-    format: Format,
+    format: OutputFormat,
 ) -> io::Result<()> {
     write_run_shaped(out, report, per_op, format, &Shape::default())
 }
@@ -191,7 +191,7 @@ pub fn write_run_shaped(
     out: &mut dyn Write,
     report: &StepReport,
     per_op: bool,
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let cells = ParamCells::of(report);
@@ -204,16 +204,16 @@ pub fn write_run_shaped(
         };
     }
     match format {
-        Format::Table => for_terminal(out, |t| table::write_run(t, report, per_op)),
-        Format::Csv | Format::CsvRaw if per_op => rows::write_rows(
+        OutputFormat::Table => for_terminal(out, |t| table::write_run(t, report, per_op)),
+        OutputFormat::Csv | OutputFormat::CsvRaw if per_op => rows::write_rows(
             out,
             kernels.iter().map(|r| r as &dyn Row),
             format.csv_text(),
         ),
-        Format::Csv | Format::CsvRaw => {
+        OutputFormat::Csv | OutputFormat::CsvRaw => {
             rows::write_rows(out, [&summary as &dyn Row], format.csv_text())
         }
-        Format::Json => {
+        OutputFormat::Json => {
             let mut value = rows::json_value(&summary);
             if per_op {
                 let ops = kernels.iter().map(|k| rows::json_value(k)).collect();
@@ -232,7 +232,7 @@ pub fn write_run_shaped(
 pub fn write_compare(
     out: &mut dyn Write,
     reports: &[StepReport],
-    format: Format,
+    format: OutputFormat,
 ) -> io::Result<()> {
     write_compare_shaped(out, reports, format, &Shape::default())
 }
@@ -241,7 +241,7 @@ pub fn write_compare(
 pub fn write_compare_shaped(
     out: &mut dyn Write,
     reports: &[StepReport],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let cells: Vec<ParamCells> = reports.iter().map(ParamCells::of).collect();
@@ -257,7 +257,7 @@ pub fn write_plan(
     workload: &str,
     request: &PlanRequest,
     entries: &[PlanEntry],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows = plan_rows(workload, request, entries);
@@ -270,7 +270,7 @@ pub fn write_plan(
 fn write_list<R: Row>(
     out: &mut dyn Write,
     rows: &[R],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
     table: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -278,11 +278,11 @@ fn write_list<R: Row>(
         return shaped::write(out, rows, format, shape, true);
     }
     match format {
-        Format::Table => for_terminal(out, table),
-        Format::Csv | Format::CsvRaw => {
+        OutputFormat::Table => for_terminal(out, table),
+        OutputFormat::Csv | OutputFormat::CsvRaw => {
             rows::write_rows(out, rows.iter().map(|r| r as &dyn Row), format.csv_text())
         }
-        Format::Json => {
+        OutputFormat::Json => {
             let value: Vec<serde_json::Value> = rows.iter().map(|r| rows::json_value(r)).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
@@ -296,7 +296,7 @@ pub fn write_validation(
     out: &mut dyn Write,
     outcomes: &[Outcome],
     stats: &[ErrorStats],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let cases: Vec<CaseRow> = outcomes.iter().map(CaseRow).collect();
@@ -304,11 +304,11 @@ pub fn write_validation(
         return shaped::validation(out, &cases, stats, format, shape);
     }
     match format {
-        Format::Table => for_terminal(out, |t| table::write_validation(t, outcomes, stats)),
-        Format::Csv | Format::CsvRaw => {
+        OutputFormat::Table => for_terminal(out, |t| table::write_validation(t, outcomes, stats)),
+        OutputFormat::Csv | OutputFormat::CsvRaw => {
             rows::write_rows(out, cases.iter().map(|r| r as &dyn Row), format.csv_text())
         }
-        Format::Json => {
+        OutputFormat::Json => {
             let value = serde_json::json!({
                 "cases": cases.iter().map(|r| rows::json_value(r)).collect::<Vec<_>>(),
                 "errors": stats.iter().map(|s| rows::json_value(&StatsRow(s))).collect::<Vec<_>>(),
@@ -323,7 +323,7 @@ pub fn write_validation(
 pub fn write_chips(
     out: &mut dyn Write,
     chips: &[Chip],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows: Vec<ChipRow> = chips
@@ -341,9 +341,9 @@ pub fn write_chips(
     }
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
-        Format::Table => for_terminal(out, |t| table::write_chips(t, chips)),
-        Format::Csv | Format::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
-        Format::Json => {
+        OutputFormat::Table => for_terminal(out, |t| table::write_chips(t, chips)),
+        OutputFormat::Csv | OutputFormat::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
+        OutputFormat::Json => {
             let value: Vec<serde_json::Value> = rows.map(rows::json_value).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)

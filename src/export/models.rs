@@ -6,14 +6,14 @@ use std::io::{self, Write};
 use comfy_table::{presets, CellAlignment, Table};
 
 use super::rows::{self, Row, Shape, WorkloadRow};
-use super::{for_terminal, shaped, Format};
+use super::{for_terminal, shaped, OutputFormat};
 use crate::study::models::{WorkloadKind, WorkloadSummary};
 
 /// Writes `workloads` in `format`, cut to `shape`.
 pub fn write_workloads(
     out: &mut dyn Write,
     workloads: &[WorkloadSummary],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows: Vec<WorkloadRow> = workloads.iter().map(WorkloadRow).collect();
@@ -22,9 +22,9 @@ pub fn write_workloads(
     }
     let rows = rows.iter().map(|r| r as &dyn Row);
     match format {
-        Format::Table => for_terminal(out, |t| table(t, workloads)),
-        Format::Csv | Format::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
-        Format::Json => {
+        OutputFormat::Table => for_terminal(out, |t| table(t, workloads)),
+        OutputFormat::Csv | OutputFormat::CsvRaw => rows::write_rows(out, rows, format.csv_text()),
+        OutputFormat::Json => {
             let value: Vec<serde_json::Value> = rows.map(rows::json_value).collect();
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)

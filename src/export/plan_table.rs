@@ -7,7 +7,7 @@ use super::band::ends;
 use super::costs::{cost_line, cost_notes};
 use super::table::{align_right, new_table, number};
 use crate::base::units::{human, three_significant};
-use crate::engine::scenario::Mode;
+use crate::core::scenario::Mode;
 use crate::study::plan::{PlanEntry, PlanRequest, PlanSort};
 
 pub fn write_plan(

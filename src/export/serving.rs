@@ -7,7 +7,7 @@ use super::band::{banded_rate, banded_time, ends};
 use super::launch::{write_launch, Launch, LaunchLayout};
 use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
 use super::table::{align_right, new_table, number};
-use super::{write_list, Format};
+use super::{write_list, OutputFormat};
 
 use crate::base::units::{human, three_significant};
 use crate::study::band::Band;
@@ -32,7 +32,7 @@ pub fn write_serving(
     out: &mut dyn Write,
     header: &ServingHeader,
     survey: &Survey,
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows: Vec<ServingCsvRow> = (survey.rows.iter())
@@ -260,7 +260,7 @@ pub fn write_fleet(
     out: &mut dyn Write,
     header: &FleetHeader,
     entries: &[FleetEntry],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows: Vec<FleetCsvRow> = (entries.iter())

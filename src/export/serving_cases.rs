@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use super::table::{align_right, new_table};
-use super::Format;
-use crate::base::units::three_significant;
+use super::OutputFormat;
+use crate::base::units::{percent, signed_percent, three_significant};
 use crate::study::validate::{ErrorStats, ServingOutcome, ALL_AT_ONCE_MOST};
 
 /// Serving rows priced by the steady state: each row, then the errors (a table), the rows
@@ -15,17 +15,17 @@ pub fn write_serving_validation(
     out: &mut dyn Write,
     outcomes: &[ServingOutcome],
     stats: &[ErrorStats],
-    format: Format,
+    format: OutputFormat,
 ) -> io::Result<()> {
     let rows: Vec<ServingCaseRow> = outcomes.iter().map(ServingCaseRow).collect();
     match format {
-        Format::Table => super::for_terminal(out, |t| serving_validation_table(t, outcomes, stats)),
-        Format::Csv | Format::CsvRaw => super::rows::write_rows(
+        OutputFormat::Table => super::for_terminal(out, |t| serving_validation_table(t, outcomes, stats)),
+        OutputFormat::Csv | OutputFormat::CsvRaw => super::rows::write_rows(
             out,
             rows.iter().map(|r| r as &dyn super::rows::Row),
             format.csv_text(),
         ),
-        Format::Json => {
+        OutputFormat::Json => {
             let value = serde_json::json!({
                 "serving_cases": rows.iter().map(|r| super::rows::json_value(r)).collect::<Vec<_>>(),
                 "serving_errors": stats.iter().map(|s| super::rows::json_value(&super::rows::StatsRow(s))).collect::<Vec<_>>(),
@@ -89,7 +89,7 @@ fn serving_validation_table(
     for o in outcomes {
         let c = &o.case;
         let (predicted, error) = match (&o.predicted, o.error()) {
-            (Ok(p), Some(e)) => (three_significant(*p), format!("{:+.1}%", e * 100.0)),
+            (Ok(p), Some(e)) => (three_significant(*p), signed_percent(e)),
             (Err(why), _) => ("-".into(), format!("skipped: {why}")),
             _ => ("-".into(), "-".into()),
         };
@@ -119,9 +119,9 @@ fn serving_validation_table(
         errors.add_row(vec![
             s.group.clone(),
             s.cases.to_string(),
-            format!("{:.1}%", s.median_abs * 100.0),
-            format!("{:.1}%", s.p90_abs * 100.0),
-            format!("{:+.1}%", s.signed_median * 100.0),
+            percent(s.median_abs),
+            percent(s.p90_abs),
+            signed_percent(s.signed_median),
         ]);
     }
     align_right(&mut errors, 1);

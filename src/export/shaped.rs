@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use comfy_table::{presets, CellAlignment, Table};
 
 use super::rows::{self, Row, Selected, Selection, Shape, StatsRow, Value};
-use super::{for_terminal, Format};
+use super::{for_terminal, OutputFormat};
 use crate::study::validate::ErrorStats;
 
 /// Digits a table of chosen columns shows unless told: it is read, not computed with.
@@ -18,7 +18,7 @@ const TABLE_DIGITS: u8 = 4;
 pub(super) fn write<R: Row>(
     out: &mut dyn Write,
     rows: &[R],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
     array: bool,
 ) -> io::Result<()> {
@@ -27,11 +27,11 @@ pub(super) fn write<R: Row>(
     };
     let shown: Vec<Selected> = rows.iter().map(|r| shown.of(r)).collect();
     match format {
-        Format::Table => for_terminal(out, |t| table(t, &shown)),
-        Format::Csv | Format::CsvRaw => {
+        OutputFormat::Table => for_terminal(out, |t| table(t, &shown)),
+        OutputFormat::Csv | OutputFormat::CsvRaw => {
             rows::write_rows(out, shown.iter().map(|r| r as &dyn Row), format.csv_text())
         }
-        Format::Json => {
+        OutputFormat::Json => {
             let values: Vec<serde_json::Value> =
                 shown.iter().map(|r| rows::json_value(r)).collect();
             let value = match array {
@@ -49,10 +49,10 @@ pub(super) fn validation<R: Row>(
     out: &mut dyn Write,
     cases: &[R],
     stats: &[ErrorStats],
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
-    if format != Format::Json {
+    if format != OutputFormat::Json {
         return write(out, cases, format, shape, true);
     }
     let shown = selected(cases, format, shape)?;
@@ -72,12 +72,12 @@ pub(super) fn validation<R: Row>(
 }
 
 /// The selection for rows like `rows[0]`; `None` when there are no rows.
-fn selected<R: Row>(rows: &[R], format: Format, shape: &Shape) -> io::Result<Option<Selection>> {
+fn selected<R: Row>(rows: &[R], format: OutputFormat, shape: &Shape) -> io::Result<Option<Selection>> {
     let Some(first) = rows.first() else {
         return Ok(None);
     };
     let mut shape = shape.clone();
-    if format == Format::Table && shape.digits.is_none() {
+    if format == OutputFormat::Table && shape.digits.is_none() {
         shape.digits = Some(TABLE_DIGITS);
     }
     Selection::new(&shape, first)
@@ -85,9 +85,9 @@ fn selected<R: Row>(rows: &[R], format: Format, shape: &Shape) -> io::Result<Opt
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
 }
 
-fn empty(out: &mut dyn Write, format: Format, array: bool) -> io::Result<()> {
+fn empty(out: &mut dyn Write, format: OutputFormat, array: bool) -> io::Result<()> {
     match format {
-        Format::Json if array => writeln!(out, "[]"),
+        OutputFormat::Json if array => writeln!(out, "[]"),
         _ => Ok(()),
     }
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::band::{banded_time_ends, ends};
 use super::rows::{Row, Shape, Value};
 use super::table::{align_right, new_table};
-use super::{write_list, Format};
+use super::{write_list, OutputFormat};
 use crate::base::units::{human, three_significant};
 use crate::study::simulate::{Percentiles, SimBand, SimReport};
 
@@ -127,7 +127,7 @@ pub fn write_simulate(
     chip: &str,
     title: &str,
     (report, band): (&SimReport, Option<&SimBand>),
-    format: Format,
+    format: OutputFormat,
     shape: &Shape,
 ) -> io::Result<()> {
     let rows = [SimRow {

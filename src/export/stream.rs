@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use crate::base::chip_field::ChipField;
 use crate::base::param::ScenarioParam;
-use crate::engine::scenario::Mode;
-use crate::engine::workload::Workload;
+use crate::core::scenario::Mode;
+use crate::core::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
     self, param_columns, scenario_column_type, Captured, ChipColumn, ColumnType, CsvText,

@@ -8,9 +8,9 @@ use super::band::{banded_rate, banded_rate_ends, banded_time, banded_time_ends};
 use super::costs::{cost_line, cost_notes, cost_rows};
 use super::table_dtypes;
 use crate::base::dtype::DType;
-use crate::base::units::{human, three_significant};
-use crate::engine::chip::{Chip, ChipStatus};
-use crate::engine::price::{Price, RequestSummary, StepReport};
+use crate::base::units::{human, percent, signed_percent, three_significant};
+use crate::core::chip::{Chip, ChipStatus};
+use crate::core::timing::{Price, RequestSummary, StepReport};
 use crate::study::serving::ServingBand;
 use crate::study::validate::{ErrorStats, Outcome};
 
@@ -30,10 +30,6 @@ pub(crate) fn align_right(table: &mut Table, from: usize) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-}
-
-fn percent(x: f64) -> String {
-    format!("{}%", three_significant(x * 100.0))
 }
 
 pub(super) fn number(x: f64) -> String {
@@ -155,7 +151,7 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
     let s = &report.summary;
     let band = super::band_of(report);
     row("step time", banded_time(s.step_time_s, band));
-    if report.mode == crate::engine::scenario::Mode::Expected {
+    if report.mode == crate::core::scenario::Mode::Expected {
         row(
             "on the roofline",
             format!(
@@ -469,7 +465,7 @@ pub fn write_validation(
                     c.metric.name().to_owned(),
                     three_significant(c.measured),
                     three_significant(*p),
-                    format!("{:+.1}%", e * 100.0),
+                    signed_percent(e),
                 ]);
             }
             (Err(why), _) => skipped.push(format!("{}: {why}", c.id)),

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::Chip;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::workload::Workload;
 
 /// What a file that loads holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! One scenario priced on several chips: what `compare`, `plot roofline` and `report` show.
 
 use crate::base::error::Error;
-use crate::engine::chip::Chip;
-use crate::engine::price::{price, StepReport};
-use crate::engine::scenario::{Scenario, ScenarioSpec};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::{price, StepReport};
+use crate::core::scenario::{Scenario, ScenarioSpec};
+use crate::core::workload::Workload;
 
 /// A scenario priced on each chip asked for, in the order asked.
 #[derive(Debug, Clone)]

@@ -9,10 +9,10 @@ use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
-use crate::engine::price::{price, StepReport};
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::{price, StepReport};
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 
 /// One change to a scenario and what it does to the step.
 #[derive(Debug, Clone, PartialEq, Serialize)]

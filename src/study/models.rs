@@ -6,7 +6,7 @@ use crate::base::builtin;
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::Types;
-use crate::engine::workload::Workload;
+use crate::core::workload::Workload;
 
 /// A model (a step of a network of layers) or a kernel microbenchmark (one op or a few).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

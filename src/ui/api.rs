@@ -17,13 +17,13 @@ use super::error::ApiError;
 use super::guard::{Cancel, CancelOnDrop, Guard};
 use super::request::{FormatName, ScenarioRequest};
 use super::state::{self, State};
-use crate::engine::chip::Chip;
-use crate::engine::price::StepReport;
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::StepReport;
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::export::rows::Shape;
 use crate::export::stream::StreamFormat;
-use crate::export::{self as exporter, svg, Format};
+use crate::export::{self as exporter, svg, OutputFormat};
 use crate::study::compare::{compare, Compared};
 use crate::study::{fix, lever, models};
 
@@ -93,7 +93,7 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<Ve
 pub(crate) async fn chips() -> Result<Response, ApiError> {
     blocking(|| {
         let chips = Chip::load_all(&["all"])?;
-        let json = written(|b| exporter::write_chips(b, &chips, Format::Json, &Shape::default()))?;
+        let json = written(|b| exporter::write_chips(b, &chips, OutputFormat::Json, &Shape::default()))?;
         Ok(bytes("application/json", json))
     })
     .await
@@ -106,7 +106,7 @@ pub(crate) async fn workloads(Extract(guard): Shared) -> Result<Response, ApiErr
     blocking(move || {
         let list = models::builtin_workloads()?;
         let json =
-            written(|b| exporter::write_workloads(b, &list, Format::Json, &Shape::default()))?;
+            written(|b| exporter::write_workloads(b, &list, OutputFormat::Json, &Shape::default()))?;
         let mut rows: Vec<Value> = serde_json::from_slice(&json).map_err(anyhow::Error::from)?;
         for row in &mut rows {
             let id = row["workload"].as_str().unwrap_or_default().to_owned();
@@ -216,11 +216,11 @@ pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, 
         };
         match request.format.unwrap_or(FormatName::Json) {
             FormatName::Csv => {
-                let csv = written(|b| exporter::write_run(b, report, false, Format::Csv))?;
+                let csv = written(|b| exporter::write_run(b, report, false, OutputFormat::Csv))?;
                 Ok(bytes("text/csv; charset=utf-8", csv))
             }
             FormatName::Json => {
-                let json = written(|b| exporter::write_run(b, report, false, Format::Json))?;
+                let json = written(|b| exporter::write_run(b, report, false, OutputFormat::Json))?;
                 let row: Value = serde_json::from_slice(&json).map_err(anyhow::Error::from)?;
                 envelope(&compared, &request, Value::Array(vec![row]))
             }
@@ -241,12 +241,12 @@ pub(crate) async fn compare_chips(
         let compared = priced(&state, &request)?;
         let reports: Vec<StepReport> = compared.reports.iter().map(|(_, r)| r.clone()).collect();
         let format = match request.format.unwrap_or(FormatName::Json) {
-            FormatName::Csv => Format::Csv,
-            FormatName::Json => Format::Json,
+            FormatName::Csv => OutputFormat::Csv,
+            FormatName::Json => OutputFormat::Json,
             FormatName::Parquet => return Err(not_parquet()),
         };
         let out = written(|b| exporter::write_compare(b, &reports, format))?;
-        if format == Format::Csv {
+        if format == OutputFormat::Csv {
             return Ok(download("text/csv; charset=utf-8", "compare.csv", out));
         }
         let rows: Value = serde_json::from_slice(&out).map_err(anyhow::Error::from)?;

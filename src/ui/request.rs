@@ -11,7 +11,7 @@ use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
 use crate::cli::cost::{parse_quote, CostArg, CostArgs};
 use crate::cli::values::{number_in, parse_axis, parse_dtype_axis};
-use crate::engine::scenario::{parse_set, Mode, ScenarioSpec};
+use crate::core::scenario::{parse_set, Mode, ScenarioSpec};
 use crate::study::sweep::AxisValues;
 
 /// The name a pasted workload's errors give its file.

@@ -10,8 +10,8 @@ use super::request::{ScenarioRequest, PASTED_CONFIG, PASTED_YAML};
 use super::Limits;
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
-use crate::engine::chip::{Chip, ChipStatus};
-use crate::engine::workload::Workload;
+use crate::core::chip::{Chip, ChipStatus};
+use crate::core::workload::Workload;
 use crate::study::import;
 
 /// Workloads kept loaded, the oldest dropped first.

@@ -10,7 +10,7 @@ use crate::base::types::{parse_type, TypeKey};
 use crate::cli::args::{ChipsScenario, CostArgs, PlanArgs, RunArgs, ScenarioArgs, SweepArgs};
 use crate::cli::cost::CostArg;
 use crate::cli::values::{parse_axis, parse_dtype_axis, parse_request};
-use crate::engine::scenario::Mode;
+use crate::core::scenario::Mode;
 use crate::study::scenario_file::{Entry, ScenarioFile};
 use crate::study::sweep::ChipAxis;
 

@@ -23,7 +23,7 @@ use crate::base::diagnostic::did_you_mean;
 use crate::base::error::Error;
 use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
-use crate::engine::workload::Workload;
+use crate::core::workload::Workload;
 use crate::export::atomic::{OutputPlan, Target};
 use crate::study::scenario_file::{Entry, Prices, ScenarioFile};
 
@@ -240,7 +240,7 @@ impl<'a> Merge<'a> {
             }
             let one = self.single(entry)?;
             let text = format!("{name}={}", one.value);
-            merged.extend(self.parse(Some(&one), |_| crate::engine::scenario::parse_set(&text))?);
+            merged.extend(self.parse(Some(&one), |_| crate::core::scenario::parse_set(&text))?);
         }
         merged.append(flags);
         *flags = merged;

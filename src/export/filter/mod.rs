@@ -1,5 +1,5 @@
 //! The filter language for rows (`--where`): conditions on the columns of exported rows, apart
-//! from the workload expression language (`engine::expr`), which stays arithmetic.
+//! from the workload expression language (`core::expr`), which stays arithmetic.
 //!
 //! A filter holds numbers (`8`, `1.5e3`, `-1`), `true` and `false`, double-quoted strings
 //! (`"h200"`, with `\"` and `\\`), column names, the comparisons `== != < <= > >=`, `&&`,

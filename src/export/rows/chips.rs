@@ -1,7 +1,7 @@
 //! The row of the chip list: a chip and one data type of its matrix unit.
 
 use super::{Row, Value};
-use crate::engine::chip::Chip;
+use crate::core::chip::Chip;
 
 /// A chip and one data type of its matrix unit.
 pub struct ChipRow<'a> {

@@ -76,7 +76,7 @@ pub fn scenario_column_type(column: &str) -> ColumnType {
 mod tests {
     use super::*;
     use crate::base::types::Types;
-    use crate::engine::scenario::Mode;
+    use crate::core::scenario::Mode;
     use crate::export::rows::{param_columns, CompareRow, KernelRow, Row, ScenarioLabel};
 
     /// The `type` of every column named in `section` of `docs/columns.md` (a `## ` heading).

@@ -4,7 +4,7 @@
 
 use super::Value;
 use crate::base::chip_field::ChipField;
-use crate::engine::chip::Chip;
+use crate::core::chip::Chip;
 
 /// The column of one swept chip field.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@ pub use roofline::roofline;
 use plotters::prelude::*;
 
 use crate::base::error::Error;
-use crate::engine::workload::KernelKind;
+use crate::core::workload::KernelKind;
 
 /// Width and height of every picture, in pixels.
 const SIZE: (u32, u32) = (1100, 720);

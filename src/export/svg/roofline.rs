@@ -13,10 +13,10 @@ use super::{
 };
 use crate::base::dtype::DType;
 use crate::base::error::Error;
-use crate::engine::chip::Chip;
-use crate::engine::price::{Bound, Price, StepReport};
-use crate::engine::scenario::Mode;
-use crate::engine::workload::KernelKind;
+use crate::core::chip::Chip;
+use crate::core::timing::{Bound, Price, StepReport};
+use crate::core::scenario::Mode;
+use crate::core::workload::KernelKind;
 
 /// Space between the legend and the plot's edges, in pixels.
 const LEGEND_MARGIN: u32 = 12;

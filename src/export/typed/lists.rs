@@ -4,7 +4,7 @@
 use std::io;
 
 use super::TypedTable;
-use crate::engine::price::StepReport;
+use crate::core::timing::StepReport;
 use crate::export::rows::Row;
 use crate::export::{compare_rows, kernel_rows, plan_rows, summary_row, ParamCells};
 use crate::study::plan::{PlanEntry, PlanRequest};

@@ -4,7 +4,7 @@ use super::{Cell, TypedRows, TypedTable, ROWS_PER_BATCH};
 use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
 use crate::export::rows::ColumnType;
-use crate::export::{write_run, Format};
+use crate::export::{write_run, OutputFormat};
 use crate::{price, Chip, Scenario, ScenarioSpec, Workload};
 
 /// The cells row `i` must read back as, worked out from its definition above.
@@ -111,7 +111,7 @@ fn a_run_s_table_is_its_csv_row() {
     .unwrap();
     for per_op in [false, true] {
         let mut csv = Vec::new();
-        write_run(&mut csv, &report, per_op, Format::CsvRaw).unwrap();
+        write_run(&mut csv, &report, per_op, OutputFormat::CsvRaw).unwrap();
         let mut reader = csv::Reader::from_reader(&csv[..]);
         let header: Vec<String> = reader
             .headers()

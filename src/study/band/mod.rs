@@ -18,7 +18,7 @@ pub use coverage::{nested_coverage, Coverage};
 pub use quantile::{pooled_quantile, source_count};
 pub use residuals::{parse_residuals, residuals_of};
 
-use crate::engine::scenario::Mode;
+use crate::core::scenario::Mode;
 
 /// Sources a group needs for a band of its own. The 10th percentile of `k` sources sits at
 /// source rank `(k + 1) / 10`: below 9 sources that is under the first, so the band would be

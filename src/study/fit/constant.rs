@@ -3,7 +3,7 @@
 
 use crate::base::dtype::DType;
 use crate::base::ranges::{self, Range};
-use crate::engine::chip::Achievable;
+use crate::core::chip::Achievable;
 
 /// A continuous constant of expected mode that a fit may move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::base::error::Error;
-use crate::engine::chip::{Achievable, Chip};
+use crate::core::chip::{Achievable, Chip};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome, RowError};
 
 use super::{fit_pooled, fit_rows, fit_shared, Constant, Fitted, Row, OWN_SOURCES};

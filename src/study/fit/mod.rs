@@ -23,8 +23,8 @@ use optimise::least_squares;
 pub use select::{fit_chip, shipped_family, ChipFit, Prior, OWN_SOURCES};
 
 use crate::base::error::Error;
-use crate::engine::chip::{Achievable, Chip};
-use crate::engine::scenario::Mode;
+use crate::core::chip::{Achievable, Chip};
+use crate::core::scenario::Mode;
 use crate::study::validate::{self, Case, Outcome, Prepared};
 
 /// Significant digits a fitted constant keeps: the measurements behind it agree to a few

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::base::error::Error;
 use crate::base::suggest::did_you_mean;
-use crate::engine::chip::{Achievable, Chip};
+use crate::core::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Outcome};
 
 use super::cross::source_of;

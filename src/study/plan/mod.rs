@@ -8,11 +8,11 @@ use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
-use crate::engine::chip::Chip;
-use crate::engine::cost::{CostView, Costing};
-use crate::engine::price::{price_step, KernelCost, StepSummary};
-use crate::engine::scenario::{Mode, Scenario};
-use crate::engine::workload::{Evaluation, Workload};
+use crate::core::chip::Chip;
+use crate::core::cost::{CostView, Costing};
+use crate::core::timing::{price_step, KernelCost, StepSummary};
+use crate::core::scenario::{Mode, Scenario};
+use crate::core::workload::{Evaluation, Workload};
 use crate::study::band::{self, Band};
 
 pub(crate) mod nodes;

@@ -4,9 +4,9 @@
 use super::{PlanError, PlanPoint, PlanRequest, MAX_BATCH};
 use crate::base::error::Error;
 use crate::base::ranges;
-use crate::engine::chip::Chip;
-use crate::engine::cost::CostView;
-use crate::engine::price::StepSummary;
+use crate::core::chip::Chip;
+use crate::core::cost::CostView;
+use crate::core::timing::StepSummary;
 use crate::study::band::Band;
 
 /// The replicas a target needs (one without a target) at `per_replica` tokens per second,

@@ -9,9 +9,9 @@ use super::survey::server_for;
 use super::{KvLink, RequestShape, Server, ServingError, ServingQuery};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
-use crate::engine::chip::Chip;
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::study::simulate::{
     simulate, Arrivals, Horizon, LatencyBounds, Lengths, PrefillApart, Router, SimConfig,
 };

@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::{
     CostView, Disaggregated, Error, KvLink, RequestShape, Server, ServingError, ServingPoint,
 };
-use crate::engine::chip::Chip;
-use crate::engine::price::Iteration;
+use crate::core::chip::Chip;
+use crate::core::timing::Iteration;
 
 /// Positions of the reference decode step whose KV cache gives a pool's bytes per token.
 const REFERENCE_POSITIONS: f64 = 1024.0;

@@ -39,9 +39,9 @@ mod survey;
 use serde::Serialize;
 
 use crate::base::error::Error;
-use crate::engine::chip::Chip;
-use crate::engine::cost::{CostView, StepCost};
-use crate::engine::price::{Iteration, IterationPricer, StepSummary};
+use crate::core::chip::Chip;
+use crate::core::cost::{CostView, StepCost};
+use crate::core::timing::{Iteration, IterationPricer, StepSummary};
 
 pub use band::ServingBand;
 pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};

@@ -17,8 +17,8 @@ use super::{
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
-use crate::engine::chip::Chip;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::workload::Workload;
 
 /// A prefill pool: its layout and one prompt's prefill on it.
 #[derive(Clone)]

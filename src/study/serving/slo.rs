@@ -15,10 +15,10 @@ use super::{Server, ServingBand};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
-use crate::engine::chip::Chip;
-use crate::engine::cost::CostView;
-use crate::engine::scenario::Mode;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::cost::CostView;
+use crate::core::scenario::Mode;
+use crate::core::workload::Workload;
 
 /// The fleet's targets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -12,10 +12,10 @@ use super::{
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
-use crate::engine::chip::Chip;
-use crate::engine::price::IterationPricer;
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::IterationPricer;
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::study::plan::nodes::{layouts_over, NODE_COUNTS};
 use crate::study::plan::{layout_name, layouts};
 

@@ -8,9 +8,9 @@ use super::clock::StepScale;
 use super::run::simulate_scaled;
 use super::{SimConfig, SimReport};
 use crate::base::error::Error;
-use crate::engine::chip::Chip;
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::study::band;
 
 /// The run at the fast and at the slow end of its steps' bands.

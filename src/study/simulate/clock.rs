@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::base::error::Error;
-use crate::engine::price::{Iteration, IterationPricer};
+use crate::core::timing::{Iteration, IterationPricer};
 
 /// Context grid step of the cache, in tokens: fine beside the contexts served (thousands of
 /// tokens), coarse enough that a run of growing contexts reuses each point for 128 steps.

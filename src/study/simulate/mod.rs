@@ -33,7 +33,7 @@ mod stats;
 
 use serde::Serialize;
 
-use crate::engine::scenario::Scenario;
+use crate::core::scenario::Scenario;
 use crate::study::serving::KvLink;
 
 pub use band::{simulate_band, SimBand};

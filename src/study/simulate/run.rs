@@ -5,10 +5,10 @@
 
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
-use crate::engine::chip::Chip;
-use crate::engine::price::{Iteration, IterationPricer};
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::{Iteration, IterationPricer};
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 use crate::study::serving::{kv_transfer_s, SequenceBytes};
 
 use super::clock::{Clock, Mix, StepScale};

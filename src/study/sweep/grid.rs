@@ -5,10 +5,10 @@
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
-use crate::engine::price::DEFAULT_MEMORY_UTILIZATION;
-use crate::engine::scenario::{Mode, Scenario};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
+use crate::core::scenario::{Mode, Scenario};
+use crate::core::workload::Workload;
 
 /// The axes of a sweep as a person gives them, before they are checked against the workload.
 #[derive(Debug, Clone, Default)]

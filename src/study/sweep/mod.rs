@@ -30,10 +30,10 @@ pub use what_if::{
     too_many_what_if_chips, what_if_chips, what_if_len, ChipAxis, MAX_WHAT_IF_CHIPS,
 };
 
-use crate::engine::chip::Chip;
-use crate::engine::price::{KernelCost, RequestSummary, StepSummary};
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
+use crate::core::scenario::Scenario;
+use crate::core::workload::Workload;
 
 /// Default cap on the number of scenarios of a sweep.
 pub const DEFAULT_MAX_SCENARIOS: u64 = 100_000_000;

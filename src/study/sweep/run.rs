@@ -14,9 +14,9 @@ use rayon::prelude::*;
 
 use super::{Grid, RowSink, SweepOptions, SweepStats, SweptScenario};
 use crate::base::error::Error;
-use crate::engine::price::{price_request, price_step, KernelCost};
-use crate::engine::scenario::Scenario;
-use crate::engine::workload::{Evaluation, Workload};
+use crate::core::timing::{price_request, price_step, KernelCost};
+use crate::core::scenario::Scenario;
+use crate::core::workload::{Evaluation, Workload};
 
 /// Per-task buffers, reused across the scenarios of a task.
 struct Worker {

@@ -10,7 +10,7 @@
 use crate::base::chip_field::ChipField;
 use crate::base::error::Error;
 use crate::base::units::parse_quantity;
-use crate::engine::chip::Chip;
+use crate::core::chip::Chip;
 
 use super::values::AxisValues;
 

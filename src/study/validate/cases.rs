@@ -8,7 +8,7 @@ use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
-use crate::engine::scenario::parse_set;
+use crate::core::scenario::parse_set;
 
 use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};
 

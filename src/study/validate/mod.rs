@@ -23,10 +23,10 @@ use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
-use crate::engine::price::{price, price_request};
-use crate::engine::scenario::{Mode, Scenario, ScenarioSpec};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::timing::{price, price_request};
+use crate::core::scenario::{Mode, Scenario, ScenarioSpec};
+use crate::core::workload::Workload;
 
 /// A case priced, or why it was skipped.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,9 +17,9 @@ use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::engine::chip::Chip;
-use crate::engine::scenario::{parse_set, Mode, Scenario};
-use crate::engine::workload::Workload;
+use crate::core::chip::Chip;
+use crate::core::scenario::{parse_set, Mode, Scenario};
+use crate::core::workload::Workload;
 
 use super::cases::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
 use super::{resolve, spec_of};

@@ -1,0 +1,152 @@
+//! A buyer's own prices: a YAML price book (`--prices FILE`) and quotes given one at a time
+//! (`--price CHIP=USD/h`). A quote replaces the chip file's figure for that chip only; the
+//! others keep their file's prices.
+//!
+//! ```yaml
+//! h200: 3.10 USD/h                                  # a cloud quote per chip-hour
+//! b200: {cloud: 5.20 USD/h, purchase: 38000 USD, power: 1000 W}
+//! ```
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::base::builtin;
+use crate::base::diagnostic::{did_you_mean, Diagnostics, Origin};
+use crate::base::error::Error;
+use crate::base::ranges::{self, Range};
+use crate::base::source::Source;
+use crate::base::units::{parse_quantity, QuantityKind};
+use crate::core::chip::Chip;
+
+/// The basis a buyer's cloud quote is named by in every output.
+pub const QUOTE_BASIS: &str = "own quote";
+
+/// One chip's entry in a price book: a cloud price alone, or any of the three figures.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum EntryFile {
+    Cloud(Spanned<String>),
+    Figures(FiguresFile),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FiguresFile {
+    cloud: Option<Spanned<String>>,
+    purchase: Option<Spanned<String>>,
+    power: Option<Spanned<String>>,
+}
+
+/// A buyer's figures for one chip; absent ones keep the chip file's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Quote {
+    pub cloud_usd_per_hour: Option<f64>,
+    pub purchase_usd: Option<f64>,
+    pub power_w: Option<f64>,
+}
+
+/// Quotes by chip id, in the order given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PriceBook {
+    quotes: IndexMap<String, Quote>,
+}
+
+impl PriceBook {
+    /// Reads a price book; every bad figure is reported with its line and field.
+    pub fn load(source: &Source) -> Result<PriceBook, Error> {
+        let file: IndexMap<String, Spanned<EntryFile>> = source.parse().map_err(Error::Invalid)?;
+        let mut problems = Vec::new();
+        let mut book = PriceBook::default();
+        for (chip, entry) in &file {
+            // An untagged entry keeps no places inside it: a problem is placed at its start.
+            let mut figure = |name: &str, range: &Range, v: Option<&Spanned<String>>, kind| {
+                let text = v?.value.trim();
+                let parsed = parse_quantity(text, kind)
+                    .map_err(|e| e.to_string())
+                    .and_then(|x| {
+                        range
+                            .check(x)
+                            .map(|()| x)
+                            .map_err(|e| format!("`{text}` is {e}"))
+                    });
+                let origin = Origin::of(format!("{chip}.{name}"), entry);
+                parsed
+                    .map_err(|e| problems.push(source.problem(&origin, e)))
+                    .ok()
+            };
+            let (cloud, purchase, power) = match &entry.value {
+                EntryFile::Cloud(cloud) => (Some(cloud), None, None),
+                EntryFile::Figures(f) => (f.cloud.as_ref(), f.purchase.as_ref(), f.power.as_ref()),
+            };
+            let quote = Quote {
+                cloud_usd_per_hour: figure(
+                    "cloud",
+                    &ranges::PRICE_CLOUD,
+                    cloud,
+                    QuantityKind::Price,
+                ),
+                purchase_usd: figure(
+                    "purchase",
+                    &ranges::PRICE_PURCHASE,
+                    purchase,
+                    QuantityKind::Money,
+                ),
+                power_w: figure("power", &ranges::POWER, power, QuantityKind::Power),
+            };
+            book.quotes.insert(chip.clone(), quote);
+        }
+        if problems.is_empty() {
+            Ok(book)
+        } else {
+            Err(Error::Invalid(Diagnostics(problems)))
+        }
+    }
+
+    /// Adds a cloud quote for `chip`, replacing the book's for that chip.
+    pub fn quote_cloud(&mut self, chip: &str, usd_per_hour: f64) {
+        self.quotes
+            .entry(chip.to_owned())
+            .or_default()
+            .cloud_usd_per_hour = Some(usd_per_hour);
+    }
+
+    /// `chips` at the book's figures. A quote for a chip that is neither among `chips` nor
+    /// built in is an error (a misspelt name would otherwise leave the file's price in place
+    /// unnoticed); one for a built-in chip not asked about is passed over.
+    pub fn apply(&self, chips: Vec<Chip>) -> Result<Vec<Chip>, Error> {
+        for name in self.quotes.keys() {
+            let known = chips.iter().any(|c| c.id() == name)
+                || builtin::CHIPS.iter().any(|(id, _)| id == name);
+            if !known {
+                let ids = chips
+                    .iter()
+                    .map(|c| c.id())
+                    .chain(builtin::CHIPS.iter().map(|(id, _)| *id));
+                return Err(Error::value(format!(
+                    "a price is given for chip `{name}`, which is neither a built-in chip nor one of this command's{}",
+                    did_you_mean(name, ids)
+                )));
+            }
+        }
+        Ok(chips
+            .into_iter()
+            .map(|chip| match self.quotes.get(chip.id()).cloned() {
+                None => chip,
+                Some(q) => {
+                    let mut chip = chip;
+                    if let Some(usd) = q.cloud_usd_per_hour {
+                        chip = chip.with_cloud_price(usd, QUOTE_BASIS);
+                    }
+                    if let Some(usd) = q.purchase_usd {
+                        chip = chip.with_purchase_price(usd);
+                    }
+                    if let Some(w) = q.power_w {
+                        chip = chip.with_power(w);
+                    }
+                    chip
+                }
+            })
+            .collect())
+    }
+}

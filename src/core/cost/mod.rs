@@ -1,0 +1,243 @@
+//! What a chip-hour costs: the cloud view (a price per hour on one provider's price basis) or
+//! the total cost of ownership (the purchase amortised over the years of service, plus the
+//! power the chip and its facility draw), both at 100 % utilisation.
+//!
+//! TCO per chip-hour = purchase per GPU / (years x 8760 h) + power (kW) x PUE x USD per kWh.
+
+pub mod book;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+
+use crate::base::error::Error;
+use crate::base::ranges::{self, Range};
+use crate::core::chip::Chip;
+
+/// Hours in a year of service (365 days, as amortisation schedules count them).
+pub const HOURS_PER_YEAR: f64 = 8760.0;
+
+/// Which cost a chip-hour is priced at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CostView {
+    /// The chip file's cloud price per hour, on its price basis.
+    #[default]
+    Cloud,
+    /// Total cost of ownership: purchase amortised plus power.
+    Tco,
+}
+
+impl CostView {
+    /// `cloud` or `tco`, as the `cost_basis` column writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CostView::Cloud => "cloud",
+            CostView::Tco => "tco",
+        }
+    }
+}
+
+impl fmt::Display for CostView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a chip-hour is costed: the view and the TCO's assumptions. Every value is inside its
+/// range (`base::ranges`), checked by [`CostModel::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CostModel {
+    view: CostView,
+    years: f64,
+    pue: f64,
+    usd_per_kwh: f64,
+}
+
+impl Default for CostModel {
+    /// Cloud view; for TCO 4 years, PUE 1.3 and 0.10 USD per kWh (stated assumptions: a
+    /// common depreciation period for servers, a modern air-cooled facility, an industrial
+    /// electricity price).
+    fn default() -> CostModel {
+        CostModel {
+            view: CostView::Cloud,
+            years: 4.0,
+            pue: 1.3,
+            usd_per_kwh: 0.10,
+        }
+    }
+}
+
+/// Why a chip-hour has no cost in a view: the figure that is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CostGap {
+    /// The chip has no cloud price on its basis (`None`: the chip file names no basis).
+    CloudPrice(Option<Arc<str>>),
+    /// The TCO view needs a purchase price the chip file does not give.
+    PurchasePrice,
+    /// The TCO view needs the chip's power, which the chip file does not give.
+    Power,
+}
+
+impl fmt::Display for CostGap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CostGap::CloudPrice(Some(basis)) => write!(f, "no price on basis {basis}"),
+            CostGap::CloudPrice(None) => f.write_str("no cloud price in the chip file"),
+            CostGap::PurchasePrice => f.write_str("no purchase price for tco"),
+            CostGap::Power => f.write_str("no power figure for tco"),
+        }
+    }
+}
+
+impl Serialize for CostGap {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A step's cost in its chip's cost model, for the replica's chips.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCost {
+    /// What the replica's chips cost per hour.
+    pub usd_per_hour: Option<f64>,
+    /// A million tokens at that price.
+    pub usd_per_million_tokens: Option<f64>,
+    /// The view `usd_per_hour` follows.
+    pub basis: CostView,
+    /// Why there is no cost in that view.
+    pub note: Option<CostGap>,
+    /// Tokens per kWh the replica's chips draw, the facility's PUE included.
+    pub tokens_per_kwh: Option<f64>,
+}
+
+impl StepCost {
+    /// The cost of `chips` chips making `tokens_per_s`.
+    pub fn of(chip: &Chip, chips: u64, tokens_per_s: Option<f64>) -> StepCost {
+        let model = chip.cost_model();
+        let usd_per_hour = chip.usd_per_hour().map(|usd| usd * chips as f64);
+        let kwh_per_hour = model.kwh_per_hour(chip).map(|kwh| kwh * chips as f64);
+        let per_million = tokens_per_s
+            .zip(usd_per_hour.as_ref().ok())
+            .map(|(rate, usd)| usd / 3600.0 / rate * 1e6);
+        StepCost {
+            usd_per_million_tokens: per_million,
+            basis: model.view(),
+            note: usd_per_hour.as_ref().err().cloned(),
+            usd_per_hour: usd_per_hour.ok(),
+            tokens_per_kwh: tokens_per_s
+                .zip(kwh_per_hour)
+                .map(|(rate, kwh)| rate * 3600.0 / kwh),
+        }
+    }
+}
+
+/// How a report's chip is costed: the model and the cloud price basis its file names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Costing {
+    pub model: CostModel,
+    pub price_basis: Option<String>,
+}
+
+impl Costing {
+    pub fn of(chip: &Chip) -> Costing {
+        Costing {
+            model: chip.cost_model(),
+            price_basis: chip.cloud_basis().map(str::to_owned),
+        }
+    }
+}
+
+impl CostModel {
+    /// A cost model whose numbers are inside their ranges, or the first that is not.
+    pub fn new(view: CostView, years: f64, pue: f64, usd_per_kwh: f64) -> Result<CostModel, Error> {
+        let check = |range: &Range, v: f64| {
+            range
+                .check(v)
+                .map_err(|e| Error::value(format!("{} {v}: {e}", range.field)))
+        };
+        check(&ranges::COST_YEARS, years)?;
+        check(&ranges::COST_PUE, pue)?;
+        check(&ranges::COST_USD_PER_KWH, usd_per_kwh)?;
+        Ok(CostModel {
+            view,
+            years,
+            pue,
+            usd_per_kwh,
+        })
+    }
+
+    pub fn view(&self) -> CostView {
+        self.view
+    }
+
+    pub fn years(&self) -> f64 {
+        self.years
+    }
+
+    pub fn pue(&self) -> f64 {
+        self.pue
+    }
+
+    pub fn usd_per_kwh(&self) -> f64 {
+        self.usd_per_kwh
+    }
+
+    /// The same assumptions in another view (`plan` shows both).
+    pub fn with_view(self, view: CostView) -> CostModel {
+        CostModel { view, ..self }
+    }
+
+    /// One chip-hour of `chip` in this model's view.
+    pub fn usd_per_hour(&self, chip: &Chip) -> Result<f64, CostGap> {
+        match self.view {
+            CostView::Cloud => chip
+                .price_usd_per_hour()
+                .ok_or_else(|| CostGap::CloudPrice(chip.cloud_basis_shared())),
+            CostView::Tco => {
+                let purchase = chip.purchase_usd().ok_or(CostGap::PurchasePrice)?;
+                let kwh = self.kwh_per_hour(chip).ok_or(CostGap::Power)?;
+                Ok(purchase / (self.years * HOURS_PER_YEAR) + kwh * self.usd_per_kwh)
+            }
+        }
+    }
+
+    /// Energy one chip-hour draws from the grid: the chip's power times the PUE, in kWh.
+    pub fn kwh_per_hour(&self, chip: &Chip) -> Option<f64> {
+        chip.power_w().map(|w| w / 1e3 * self.pue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::source::Source;
+
+    fn chip(price: &str) -> Chip {
+        let text = format!(
+            "name: t\nmemory: {{capacity: 80 GB, bandwidth: 2 TB/s}}\nmatrix: {{bf16: 1 PFLOPS}}\n\
+             power: 1000 W\n{price}"
+        );
+        Chip::load(&Source::from_text("t.yaml", &text)).unwrap()
+    }
+
+    #[test]
+    fn tco_is_purchase_over_the_years_plus_power() {
+        let c = chip("price: {basis: b 2026-01-01, cloud: 5 USD/h, purchase: 35040 USD}\n");
+        let tco = CostModel::default().with_view(CostView::Tco);
+        // 35040 / (4 x 8760) = 1.0 USD/h; 1 kW x 1.3 x 0.10 = 0.13 USD/h
+        assert!((tco.usd_per_hour(&c).unwrap() - 1.13).abs() < 1e-12);
+        assert_eq!(CostModel::default().usd_per_hour(&c), Ok(5.0));
+    }
+
+    #[test]
+    fn a_missing_figure_says_which() {
+        let c = chip("price: {basis: b 2026-01-01, cloud: none}\n");
+        let gap = CostModel::default().usd_per_hour(&c).unwrap_err();
+        assert_eq!(gap.to_string(), "no price on basis b 2026-01-01");
+        let tco = CostModel::default().with_view(CostView::Tco);
+        assert_eq!(tco.usd_per_hour(&c), Err(CostGap::PurchasePrice));
+        assert!(CostModel::new(CostView::Tco, 4.0, 0.5, 0.1).is_err());
+    }
+}

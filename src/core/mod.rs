@@ -1,0 +1,9 @@
+//! The engine: chips, workloads and their graphs, scenarios, and the pricing of a step. It
+//! never parses arguments, prints, formats or chooses a format.
+
+pub mod chip;
+pub mod cost;
+pub mod expr;
+pub mod timing;
+pub mod scenario;
+pub mod workload;

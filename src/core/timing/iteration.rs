@@ -1,0 +1,206 @@
+//! One iteration of a continuous-batching engine: decode tokens for the running sequences
+//! and chunks of prompts beside them, priced as one step (the weights read once for all of
+//! them, each sequence's attention over its own context).
+
+use crate::base::error::Error;
+use crate::base::param::ScenarioParam;
+use crate::core::chip::Chip;
+use crate::core::scenario::Scenario;
+use crate::core::workload::{Evaluation, Workload};
+
+use super::{price_step, KernelCost, StepSummary};
+
+/// What one iteration carries. Counts may be fractional: a steady state prices the mean
+/// iteration, and attention's cost is linear in the context, so a mean context prices the
+/// sum of the sequences' contexts exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Iteration {
+    /// Sequences past their prompt, each given `decode_tokens` new tokens.
+    pub decode_seqs: f64,
+    /// New tokens per decoding sequence: 1, or the draft tokens plus one in a speculative
+    /// verify step.
+    pub decode_tokens: f64,
+    /// Positions each decoding sequence already holds, on average.
+    pub decode_context: f64,
+    /// Prompt tokens carried, in all.
+    pub prefill_tokens: f64,
+    /// Sequences those prompt tokens belong to, each carrying an equal chunk.
+    pub prefill_seqs: f64,
+    /// Positions each prefilling sequence already holds, on average (earlier chunks, or a
+    /// cached prefix).
+    pub prefill_context: f64,
+}
+
+impl Iteration {
+    /// An iteration of `seqs` sequences decoding one token each at `context`.
+    pub fn decode(seqs: f64, context: f64) -> Iteration {
+        Iteration {
+            decode_seqs: seqs,
+            decode_tokens: 1.0,
+            decode_context: context,
+            prefill_tokens: 0.0,
+            prefill_seqs: 0.0,
+            prefill_context: 0.0,
+        }
+    }
+
+    /// This iteration with `tokens` prompt tokens of `seqs` sequences at `context` beside it.
+    pub fn with_prefill(self, tokens: f64, seqs: f64, context: f64) -> Iteration {
+        Iteration {
+            prefill_tokens: tokens,
+            prefill_seqs: seqs,
+            prefill_context: context,
+            ..self
+        }
+    }
+}
+
+/// Prices iterations of one workload on one chip at one scenario's types, plan and layout,
+/// reusing its evaluation between calls (what a sweep's inner axis gains, a simulator gains
+/// from iteration to iteration).
+pub struct IterationPricer<'a> {
+    workload: &'a Workload,
+    chip: &'a Chip,
+    scenario: Scenario,
+    /// Overrides the scenario brought; the iteration's follow them.
+    base_overrides: usize,
+    batch: usize,
+    tokens: usize,
+    context: usize,
+    /// `prefill_tokens`, `prefill_seqs`, `prefill_context`, where the workload has them.
+    prefill: Option<[usize; 3]>,
+    ev: Evaluation,
+    costs: Vec<KernelCost>,
+}
+
+impl<'a> IterationPricer<'a> {
+    /// A pricer for `workload` on `chip`; the scenario's own values of the iteration's params
+    /// are replaced by each iteration's.
+    pub fn new(
+        workload: &'a Workload,
+        chip: &'a Chip,
+        scenario: &Scenario,
+    ) -> Result<IterationPricer<'a>, Error> {
+        let need = |p| workload.require(p, "it cannot price a serving iteration");
+        let (batch, tokens, context) = (
+            need(ScenarioParam::Batch)?,
+            need(ScenarioParam::Tokens)?,
+            need(ScenarioParam::Context)?,
+        );
+        let prefill = match (
+            workload.param(ScenarioParam::PrefillTokens),
+            workload.param(ScenarioParam::PrefillSeqs),
+            workload.param(ScenarioParam::PrefillContext),
+        ) {
+            (Some(t), Some(s), Some(c)) => Some([t, s, c]),
+            _ => None,
+        };
+        let mut scenario = scenario.clone();
+        let mine = [batch, tokens, context]
+            .into_iter()
+            .chain(prefill.into_iter().flatten())
+            .collect::<Vec<_>>();
+        scenario.overrides.retain(|(i, _)| !mine.contains(i));
+        // An iteration is one pass of the running sequences through every stage: serving
+        // holds its concurrency as one batch, not as micro-batches of it.
+        if let Some(m) = workload.param(ScenarioParam::MicroBatches) {
+            scenario.overrides.retain(|(i, _)| *i != m);
+            scenario.overrides.push((m, 1.0));
+        }
+        Ok(IterationPricer {
+            workload,
+            chip,
+            base_overrides: scenario.overrides.len(),
+            scenario,
+            batch,
+            tokens,
+            context,
+            prefill,
+            ev: workload.new_evaluation(),
+            costs: Vec::new(),
+        })
+    }
+
+    /// Prices one iteration. With no decoding sequence, it is a plain prefill step of the
+    /// prompts' chunks; a workload without the prefill params prices only iterations that
+    /// carry decode or prompt tokens alone.
+    pub fn price(&mut self, it: &Iteration) -> Result<StepSummary, Error> {
+        let valid = |x: f64| x.is_finite() && x >= 0.0;
+        let all = [
+            it.decode_seqs,
+            it.decode_tokens,
+            it.decode_context,
+            it.prefill_tokens,
+            it.prefill_seqs,
+            it.prefill_context,
+        ];
+        if !all.into_iter().all(valid) {
+            return Err(Error::value(format!(
+                "an iteration's counts must be finite and not negative: {it:?}"
+            )));
+        }
+        let prompts = it.prefill_tokens > 0.0;
+        if prompts && it.prefill_seqs <= 0.0 {
+            return Err(Error::value(
+                "an iteration's prompt tokens need at least one sequence",
+            ));
+        }
+        let decodes = it.decode_seqs > 0.0 && it.decode_tokens > 0.0;
+        // (batch, tokens, context) and the prompt tokens beside them (tokens, seqs, context).
+        let (step, beside) = match (decodes, prompts) {
+            (true, false) => ([it.decode_seqs, it.decode_tokens, it.decode_context], None),
+            (true, true) => (
+                [it.decode_seqs, it.decode_tokens, it.decode_context],
+                Some([it.prefill_tokens, it.prefill_seqs, it.prefill_context]),
+            ),
+            // Prompts alone: a plain prefill step of equal chunks.
+            (false, true) => (
+                [
+                    it.prefill_seqs,
+                    it.prefill_tokens / it.prefill_seqs,
+                    it.prefill_context,
+                ],
+                None,
+            ),
+            (false, false) => {
+                return Err(Error::value("an iteration must carry at least one token"))
+            }
+        };
+        let o = &mut self.scenario.overrides;
+        o.truncate(self.base_overrides);
+        o.extend(
+            [self.batch, self.tokens, self.context]
+                .into_iter()
+                .zip(step),
+        );
+        match (self.prefill, beside) {
+            (Some(params), beside) => o.extend(params.into_iter().zip(beside.unwrap_or([0.0; 3]))),
+            (None, Some(_)) => return Err(self.missing_prefill()),
+            (None, None) => {}
+        }
+        price_step(
+            self.workload,
+            self.chip,
+            &self.scenario,
+            &mut self.ev,
+            &mut self.costs,
+        )
+    }
+
+    /// The error for a mixed iteration on a workload without the prefill params.
+    fn missing_prefill(&self) -> Error {
+        let consequence = "it cannot price prompt tokens beside decode tokens";
+        let missing = [
+            ScenarioParam::PrefillTokens,
+            ScenarioParam::PrefillSeqs,
+            ScenarioParam::PrefillContext,
+        ]
+        .into_iter()
+        .find(|p| self.workload.param(*p).is_none())
+        .unwrap_or(ScenarioParam::PrefillTokens);
+        match self.workload.require(missing, consequence) {
+            Err(e) => e,
+            Ok(_) => Error::value(consequence),
+        }
+    }
+}
