@@ -6,8 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use stepcost::internals::timing::price_step;
 use stepcost::internals::sweep::parse_values;
+use stepcost::internals::timing::price_step;
 use stepcost::{price, sweep, Axes, Chip, FileKind, Grid, Scenario, Source, Workload};
 use stepcost::{StreamFormat, SweepOptions, SweepRows};
 

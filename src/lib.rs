@@ -57,11 +57,11 @@ pub use base::param::ScenarioParam;
 pub use base::source::{FileKind, Source};
 pub use base::types::{Slot, TypeKey, Types, WeightGroup};
 pub use core::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
+pub use core::scenario::{Mode, Scenario, ScenarioSpec};
 pub use core::timing::{
     price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
     StepSummary,
 };
-pub use core::scenario::{Mode, Scenario, ScenarioSpec};
 pub use core::workload::{KernelKind, Workload};
 #[cfg(feature = "parquet")]
 pub use export::parquet::ParquetFile;

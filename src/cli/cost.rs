@@ -11,8 +11,8 @@ use super::values::number_in;
 use crate::base::ranges;
 use crate::base::source::Source;
 use crate::core::chip::Chip;
-use crate::core::cost::{CostModel, CostView};
 use crate::core::cost::book::PriceBook;
+use crate::core::cost::{CostModel, CostView};
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]

@@ -232,7 +232,13 @@ fn batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Strin
 /// Tokens/s per chip against tokens/s per user, one curve per chip, as SVG.
 fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Vec<u8>> {
     let mut csv = Vec::new();
-    write_serving(&mut csv, header, survey, OutputFormat::Csv, &Shape::default())?;
+    write_serving(
+        &mut csv,
+        header,
+        survey,
+        OutputFormat::Csv,
+        &Shape::default(),
+    )?;
     let chart = svg::SweepChart {
         x: "tokens_per_s_per_user".into(),
         y: "output_tokens_per_s_per_chip".into(),

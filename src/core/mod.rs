@@ -4,6 +4,6 @@
 pub mod chip;
 pub mod cost;
 pub mod expr;
-pub mod timing;
 pub mod scenario;
+pub mod timing;
 pub mod workload;

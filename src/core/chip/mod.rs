@@ -5,11 +5,11 @@
 //! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types,
 //! `load` turns a file into a validated `Chip` and `expected` checks its `expected:` section.
 
+mod cost;
 mod expected;
 mod fabric;
 mod file;
 mod load;
-mod cost;
 mod what_if;
 
 use std::sync::Arc;
