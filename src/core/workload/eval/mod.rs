@@ -121,8 +121,16 @@ impl Workload {
     }
 
     /// Evaluates the step for the param values `overrides` sets (later entries win) and the
-    /// defaults of the rest, into `ev` (from [`Workload::new_evaluation`]).
+    /// defaults of the rest, into `ev` (from [`Workload::new_evaluation`]). An index that is
+    /// not one of the workload's params is an error.
     pub fn evaluate(&self, overrides: &[(usize, f64)], ev: &mut Evaluation) -> Result<(), Error> {
+        if let Some((i, _)) = overrides.iter().find(|(i, _)| *i >= self.params.len()) {
+            return Err(Error::value(format!(
+                "param index {i} is out of range: workload `{}` has {} params",
+                self.id,
+                self.params.len()
+            )));
+        }
         // Until this evaluation succeeds, the next one starts from scratch.
         let was_valid = std::mem::replace(&mut ev.valid, false);
         if let Err(e) = self.evaluate_params(overrides, ev, was_valid) {
