@@ -44,7 +44,7 @@ fn pricing(c: &mut Criterion) {
         c.bench_function(&format!("evaluate {name}"), |b| {
             b.iter(|| {
                 workload
-                    .evaluate(black_box(&scenario.overrides), &mut ev)
+                    .evaluate(black_box(scenario.overrides()), &mut ev)
                     .unwrap()
             })
         });
@@ -65,7 +65,7 @@ fn pricing(c: &mut Criterion) {
         if let Ok(context) = workload.param_index("context") {
             let mut scenarios = (1..=1000).cycle().map(|i| {
                 let mut s = scenario.clone();
-                s.overrides.push((context, f64::from(i) * 128.0));
+                s.set_param(context, f64::from(i) * 128.0).unwrap();
                 s
             });
             let bench = format!("price {name} on h100-sxm (reused buffers, context changing)");

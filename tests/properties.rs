@@ -40,12 +40,12 @@ fusion:
 }
 
 fn scenario(w: &Workload, batch: f64, tokens: f64, fusion: usize) -> Scenario {
-    Scenario {
-        overrides: vec![(0, batch), (1, tokens)],
-        fusion,
-        mode: stepcost::Mode::Roofline,
-        ..Scenario::defaults(w)
-    }
+    let mut s = Scenario::defaults(w);
+    s.set(w, "batch", batch).unwrap();
+    s.set(w, "tokens", tokens).unwrap();
+    s.set_fusion_index(fusion).unwrap();
+    s.set_mode(stepcost::Mode::Roofline);
+    s
 }
 
 proptest! {
@@ -128,7 +128,7 @@ proptest! {
             // `ffn` sizes a GEMM's own weight and no declared tensor: the resident weights
             // change with nothing but that GEMM.
             let mut s = scenario(&w, batch.into(), tokens.into(), fusion);
-            s.overrides.push((3, ffn.into()));
+            s.set(&w, "ffn", ffn.into()).unwrap();
             let reused = stepcost::internals::timing::price_step(&w, &c, &s, &mut ev, &mut costs).unwrap();
             let fresh = price(&w, &c, &s).unwrap().summary;
             prop_assert_eq!(reused, fresh);
@@ -361,7 +361,7 @@ proptest! {
         prop_assert_eq!(rows.len() as u64, grid.len().unwrap());
         let mut scenario = Scenario::defaults(&w);
         for (i, row) in rows.iter().enumerate() {
-            let chip = &grid.chips()[grid.scenario(i as u64, &mut scenario)];
+            let chip = &grid.chips()[grid.scenario(i as u64, &mut scenario).unwrap()];
             match price(&w, chip, &scenario) {
                 Ok(report) => {
                     let mut single = Vec::new();

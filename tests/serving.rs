@@ -41,7 +41,7 @@ fn with_server<T>(
     };
     let scenario = Scenario::resolve(&w, &spec).unwrap();
     let target = IterationPricer::new(&w, &c, &scenario).unwrap();
-    let draft_scenario = stepcost::one_layer_draft(&w, &scenario);
+    let draft_scenario = stepcost::one_layer_draft(&w, &scenario).unwrap();
     let draft = options
         .speculation
         .map(|_| IterationPricer::new(&w, &c, &draft_scenario).unwrap());
@@ -311,7 +311,7 @@ fn wide_survey() -> stepcost::Survey {
     let w = workload("llama-3.1-70b");
     let chips = [chip("h100-sxm"), chip("mi300x")];
     let scenario = Scenario::resolve(&w, &ScenarioSpec::default()).unwrap();
-    let base = scenario.dtypes;
+    let base = *scenario.dtypes();
     let mut fp8 = base;
     fp8.set(
         stepcost::TypeKey::Role(stepcost::Role::Weight),

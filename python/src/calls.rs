@@ -275,7 +275,10 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
     let request = stepcost::PlanRequest {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,
-        dtype_choices: stepcost::dtype_choices(scenario.dtypes, &inputs::dtype_axes(&args.dtypes)?),
+        dtype_choices: stepcost::dtype_choices(
+            *scenario.dtypes(),
+            &inputs::dtype_axes(&args.dtypes)?,
+        ),
         sort,
         conservative: args.conservative,
         include_unfit: args.include_unfit,

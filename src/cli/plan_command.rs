@@ -145,7 +145,7 @@ pub(crate) fn plan_command(mut args: PlanArgs, given: &scenario::Given) -> Resul
     let request = plan::PlanRequest {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,
-        dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
+        dtype_choices: plan::dtype_choices(*scenario.dtypes(), &args.dtypes),
         sort: args.sort.into(),
         conservative: args.conservative,
         include_unfit: args.include_unfit,

@@ -164,7 +164,7 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
     let query = serving::ServingQuery {
         shape,
         concurrency: args.concurrency.clone(),
-        dtype_choices: dtype_choices(scenario.dtypes, &args.dtypes),
+        dtype_choices: dtype_choices(*scenario.dtypes(), &args.dtypes),
         layouts: layout_choice(&args),
         options,
         draft,
@@ -297,11 +297,11 @@ pub(crate) fn fleet_command(
         args.max_ms_per_token.map(|t| t / 1e3),
     )?
     .with_conservative(args.conservative);
-    let checkpoint = scenario.dtypes;
+    let checkpoint = *scenario.dtypes();
     let query = serving::ServingQuery {
         shape,
         concurrency: vec![1],
-        dtype_choices: plan::dtype_choices(scenario.dtypes, &args.dtypes),
+        dtype_choices: plan::dtype_choices(*scenario.dtypes(), &args.dtypes),
         layouts: LayoutChoice::All,
         options: ServingOptions::default(),
         draft: None,
@@ -407,7 +407,7 @@ fn launch_layout(
         moe: workload.param(ScenarioParam::Ep).is_some(),
         max_seqs: fleet.max_concurrency,
         max_batched_tokens: budget as u64,
-        memory_utilization: query.scenario.memory_utilization,
+        memory_utilization: query.scenario.memory_utilization(),
         vendor: Vendor::of_family(chip.and_then(|c| c.family())),
     }
 }

@@ -138,9 +138,9 @@ fn write_plan_header(
         out,
         "assumes: {}; memory utilisation {}",
         plan_assumptions(request),
-        three_significant(request.scenario.memory_utilization),
+        three_significant(request.scenario.memory_utilization()),
     )?;
-    if request.conservative && request.scenario.mode == Mode::Expected {
+    if request.conservative && request.scenario.mode() == Mode::Expected {
         writeln!(
             out,
             "conservative: each step as slow as the high end of its 80% band (in brackets after ms/token) for the bound, the replicas, the costs and the ranking"

@@ -222,9 +222,9 @@ impl SweepRows {
         ScenarioLabel {
             workload: &s.workload.id,
             chip: &s.chip.id,
-            mode: s.scenario.mode,
-            fusion: &s.workload.fusion_plans[s.scenario.fusion].name,
-            dtypes: s.scenario.dtypes,
+            mode: s.scenario.mode(),
+            fusion: &s.workload.fusion_plans[s.scenario.fusion()].name,
+            dtypes: *s.scenario.dtypes(),
             param_columns: &self.columns,
             params: s.params,
             what_if: WhatIfCells {
@@ -264,7 +264,7 @@ impl RowSink for SweepRows {
         let label = self.label(s);
         match s.outcome {
             Ok(summary) if self.per_op => {
-                let plan = &s.workload.fusion_plans[s.scenario.fusion];
+                let plan = &s.workload.fusion_plans[s.scenario.fusion()];
                 let (mut rows, mut place) = (0, 0);
                 for (kernel, cost) in plan.kernels.iter().zip(s.costs) {
                     if cost.count == 0 {
@@ -296,13 +296,13 @@ impl RowSink for SweepRows {
                     outcome,
                     request: s.request,
                     band: band::of_step(
-                        s.scenario.mode,
+                        s.scenario.mode(),
                         tokens.map(|i| s.params[i]),
                         s.chip.family(),
                     ),
                     // Looked up only where a request was priced (worked out once per process).
                     request_band: (s.request)
-                        .and_then(|_| ServingBand::of(s.scenario.mode, s.chip.family())),
+                        .and_then(|_| ServingBand::of(s.scenario.mode(), s.chip.family())),
                 };
                 u64::from(self.line(out, &row, (s.index, 0)))
             }

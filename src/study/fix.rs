@@ -43,22 +43,24 @@ pub fn fixes(workload: &Workload, chip: &Chip, scenario: &Scenario, base: &StepR
         let domain = link.domain.unwrap_or(8) as f64;
         for degree in TP.into_iter().filter(|d| *d > now && *d <= domain) {
             let mut s = scenario.clone();
-            s.overrides.push((tp, degree));
-            candidates.push((format!("tp={degree}"), s));
+            if s.set_param(tp, degree).is_ok() {
+                candidates.push((format!("tp={degree}"), s));
+            }
         }
     }
     for (role, narrower) in [(Role::Weight, Format::Fp8), (Role::Kv, Format::Fp8)] {
-        if scenario.dtypes.role(role).bytes() > narrower.bytes() {
+        if scenario.dtypes().role(role).bytes() > narrower.bytes() {
             let mut s = scenario.clone();
-            s.dtypes.set(TypeKey::Role(role), narrower);
+            s.set_type(TypeKey::Role(role), narrower);
             candidates.push((format!("{role}={narrower}"), s));
         }
     }
     if let (Some(b), Some(most)) = (workload.param(ScenarioParam::Batch), base.summary.max_batch) {
         if most >= 1 && (most as f64) < base.params[b].1 {
             let mut s = scenario.clone();
-            s.overrides.push((b, most as f64));
-            candidates.push((format!("batch={most}"), s));
+            if s.set_param(b, most as f64).is_ok() {
+                candidates.push((format!("batch={most}"), s));
+            }
         }
     }
     let mut found = Vec::new();

@@ -64,26 +64,26 @@ pub fn levers(
             let value = (batch * factor).round();
             if value >= 1.0 && value != batch {
                 let mut s = scenario.clone();
-                s.overrides.push((index, value));
+                s.set_param(index, value)?;
                 candidates.push((format!("batch {batch} -> {value}"), s));
             }
         }
     }
     for role in Role::ALL {
-        let current = scenario.dtypes.role(role);
+        let current = scenario.dtypes().role(role);
         if let Some(narrower) = NARROWER
             .into_iter()
             .find(|f| f.bytes() < current.bytes() && chip.matrix_peak(f.element()).is_ok())
         {
             let mut s = scenario.clone();
-            s.dtypes.set(TypeKey::Role(role), narrower);
+            s.set_type(TypeKey::Role(role), narrower);
             candidates.push((format!("{role} {current} -> {narrower}"), s));
         }
     }
     for (index, plan) in workload.fusion_plans.iter().enumerate() {
-        if index != scenario.fusion {
+        if index != scenario.fusion() {
             let mut s = scenario.clone();
-            s.fusion = index;
+            s.set_fusion_index(index)?;
             candidates.push((format!("fusion {} -> {}", base.fusion, plan.name), s));
         }
     }

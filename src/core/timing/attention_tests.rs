@@ -55,11 +55,10 @@ fn run(chip: &Chip, fusion: &str, sets: &[(&str, f64)]) -> StepReport {
 fn run_on(text: &str, chip: &Chip, fusion: &str, sets: &[(&str, f64)], mode: Mode) -> StepReport {
     let workload = Workload::load(&Source::from_text("attention.yaml", text)).unwrap();
     let mut scenario = Scenario::defaults(&workload);
-    scenario.mode = mode;
-    scenario.fusion = workload.fusion_index(fusion).unwrap();
+    scenario.set_mode(mode);
+    scenario.set_fusion(&workload, fusion).unwrap();
     for (name, value) in sets {
-        let index = workload.param_index(name).unwrap();
-        scenario.overrides.push((index, *value));
+        scenario.set(&workload, name, *value).unwrap();
     }
     price(&workload, chip, &scenario).unwrap()
 }

@@ -23,8 +23,8 @@ impl<'a> Context<'a> {
             workload,
             chip,
             ev,
-            dtypes: &scenario.dtypes,
-            mode: scenario.mode,
+            dtypes: scenario.dtypes(),
+            mode: scenario.mode(),
             launch_s: launch_s(chip, launch),
         }
     }

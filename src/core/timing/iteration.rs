@@ -61,9 +61,9 @@ impl Iteration {
 pub struct IterationPricer<'a> {
     workload: &'a Workload,
     chip: &'a Chip,
+    /// The scenario; each iteration sets its params (every one of `batch`, `tokens`,
+    /// `context` and `prefill`) over the scenario's own values.
     scenario: Scenario,
-    /// Overrides the scenario brought; the iteration's follow them.
-    base_overrides: usize,
     batch: usize,
     tokens: usize,
     context: usize,
@@ -96,21 +96,14 @@ impl<'a> IterationPricer<'a> {
             _ => None,
         };
         let mut scenario = scenario.clone();
-        let mine = [batch, tokens, context]
-            .into_iter()
-            .chain(prefill.into_iter().flatten())
-            .collect::<Vec<_>>();
-        scenario.overrides.retain(|(i, _)| !mine.contains(i));
         // An iteration is one pass of the running sequences through every stage: serving
         // holds its concurrency as one batch, not as micro-batches of it.
         if let Some(m) = workload.param(ScenarioParam::MicroBatches) {
-            scenario.overrides.retain(|(i, _)| *i != m);
-            scenario.overrides.push((m, 1.0));
+            scenario.set_param(m, 1.0)?;
         }
         Ok(IterationPricer {
             workload,
             chip,
-            base_overrides: scenario.overrides.len(),
             scenario,
             batch,
             tokens,
@@ -166,17 +159,16 @@ impl<'a> IterationPricer<'a> {
                 return Err(Error::value("an iteration must carry at least one token"))
             }
         };
-        let o = &mut self.scenario.overrides;
-        o.truncate(self.base_overrides);
-        o.extend(
-            [self.batch, self.tokens, self.context]
-                .into_iter()
-                .zip(step),
-        );
-        match (self.prefill, beside) {
-            (Some(params), beside) => o.extend(params.into_iter().zip(beside.unwrap_or([0.0; 3]))),
+        let prefill = match (self.prefill, beside) {
+            (Some(params), beside) => Some(params.into_iter().zip(beside.unwrap_or([0.0; 3]))),
             (None, Some(_)) => return Err(self.missing_prefill()),
-            (None, None) => {}
+            (None, None) => None,
+        };
+        let shape = [self.batch, self.tokens, self.context]
+            .into_iter()
+            .zip(step);
+        for (param, value) in shape.chain(prefill.into_iter().flatten()) {
+            self.scenario.set_param(param, value)?;
         }
         price_step(
             self.workload,

@@ -56,22 +56,19 @@ pub(super) fn profiled_workspace(
         ScenarioParam::PrefillContext,
     ]
     .map(|p| workload.param(p));
-    let others = || (scenario.overrides.iter()).filter(|(i, _)| !shape.contains(&Some(*i)));
+    let others = || (scenario.overrides().iter()).filter(|(i, _)| !shape.contains(&Some(*i)));
     if let Some(memo) = &ev.workspace_memo {
-        if memo.fusion == scenario.fusion
-            && memo.types == scenario.dtypes
+        if memo.fusion == scenario.fusion()
+            && memo.types == *scenario.dtypes()
             && others().eq(memo.overrides.iter())
         {
             return memo.bytes;
         }
     }
-    let budget = scenario
-        .overrides
-        .iter()
-        .rev()
+    let budget = (scenario.overrides().iter())
         .find(|(i, _)| *i == budget_param)
         .map(|(_, v)| *v);
-    let mut profile: Vec<(usize, f64)> = scenario.overrides.clone();
+    let mut profile: Vec<(usize, f64)> = scenario.overrides().to_vec();
     let shape_values = [1.0, f64::NAN, 0.0, 0.0, 0.0, 0.0];
     for (param, value) in shape.into_iter().zip(shape_values) {
         if let Some(i) = param {
@@ -84,8 +81,8 @@ pub(super) fn profiled_workspace(
     ev.kernel_memo.set(None);
     ev.workspace_memo = Some(WorkspaceMemo {
         overrides: others().copied().collect(),
-        fusion: scenario.fusion,
-        types: scenario.dtypes,
+        fusion: scenario.fusion(),
+        types: *scenario.dtypes(),
         bytes,
     });
     bytes
@@ -107,7 +104,7 @@ fn peak_at(
         let budget = match budget {
             Some(b) => b,
             None => {
-                workload.evaluate(&scenario.overrides, ev).ok()?;
+                workload.evaluate(scenario.overrides(), ev).ok()?;
                 ev.params[workload.param(ScenarioParam::MaxBatchedTokens)?]
             }
         };
@@ -115,7 +112,7 @@ fn peak_at(
     }
     workload.evaluate(&profile, ev).ok()?;
     let cx = Context::new(workload, chip, ev, scenario, launch(workload, ev));
-    let plan = &workload.fusion_plans[scenario.fusion];
+    let plan = &workload.fusion_plans[scenario.fusion()];
     let peak = (plan.kernels.iter())
         .filter(|k| ev.repeats[k.block] > 0)
         .filter(|k| !matches!(workload.ops[k.members[0]].kind, OpKind::Collective { .. }))

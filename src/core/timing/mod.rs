@@ -317,7 +317,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
     let mut ev = workload.new_evaluation();
     let mut costs = Vec::new();
     let summary = price_step(workload, chip, scenario, &mut ev, &mut costs)?;
-    let plan = &workload.fusion_plans[scenario.fusion];
+    let plan = &workload.fusion_plans[scenario.fusion()];
     let prices = plan
         .kernels
         .iter()
@@ -341,7 +341,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         chip_family: chip.family().map(str::to_owned),
         capacity_bytes: chip.capacity_bytes,
         costing: Costing::of(chip),
-        mode: scenario.mode,
+        mode: scenario.mode(),
         fusion: plan.name.clone(),
         params: workload
             .params
@@ -349,7 +349,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             .map(|p| p.name.clone())
             .zip(ev.params.iter().copied())
             .collect(),
-        dtypes: scenario.dtypes,
+        dtypes: *scenario.dtypes(),
         prices,
         summary,
         request: None,
@@ -366,24 +366,25 @@ pub fn price_step(
     ev: &mut Evaluation,
     costs: &mut Vec<KernelCost>,
 ) -> Result<StepSummary, Error> {
+    scenario.check_against(workload)?;
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
-    if let Err(e) = workload.evaluate(&scenario.overrides, ev) {
+    if let Err(e) = workload.evaluate(scenario.overrides(), ev) {
         // Some ops may hold this scenario's numbers now: the kept costs are no longer known
         // to match the ops they were priced from.
         ev.kernel_memo.set(None);
         return Err(e);
     }
-    let plan = &workload.fusion_plans[scenario.fusion];
+    let plan = &workload.fusion_plans[scenario.fusion()];
     // A sweep's next scenario usually changes one param: kernels none of whose ops changed
     // keep their costs, when the chip, types, plan, mode and launches (none, in a graph or
     // eager) are those they were priced under (overlapped transfers depend on the kernel
     // before, so they are always priced anew).
     let launch = context::launch(workload, ev);
-    let key = (!scenario.overlap_comm).then(|| {
-        let roofline = scenario.mode == Mode::Roofline;
+    let key = (!scenario.overlap_comm()).then(|| {
+        let roofline = scenario.mode() == Mode::Roofline;
         (
             chip.id.as_str(),
-            (scenario.dtypes, scenario.fusion, roofline, launch),
+            (*scenario.dtypes(), scenario.fusion(), roofline, launch),
         )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);
@@ -421,7 +422,7 @@ pub fn price_step(
             memo.sums[k] = totals::sums(&costs[k], memo.mfu_s[k], stage());
         } else if !unchanged {
             let (mut cost, mfu_s) = price_any(&cx, kernel)?;
-            if scenario.overlap_comm && cost.bound == Bound::Interconnect {
+            if scenario.overlap_comm() && cost.bound == Bound::Interconnect {
                 collective::hide_transfer(&mut cost, previous_s);
             }
             memo.sums[k] = totals::sums(&cost, mfu_s, stage());
@@ -431,7 +432,7 @@ pub fn price_step(
         totals.add(&memo.sums[k]);
     }
     totals.check_finite()?;
-    totals.add_host(host::host_s(workload, chip, ev, scenario.mode));
+    totals.add_host(host::host_s(workload, chip, ev, scenario.mode()));
     let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
     // The memo goes back only once every cost is current: after an error it stays empty.
     memo.set(key);

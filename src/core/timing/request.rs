@@ -72,10 +72,10 @@ pub fn price_request(
     }
     let mut ev = workload.new_evaluation();
     let mut costs = Vec::new();
+    let mut s = scenario.clone();
     let mut step = |t: f64, c: f64| -> Result<StepSummary, Error> {
-        let mut s = scenario.clone();
-        s.overrides.retain(|(i, _)| *i != tokens && *i != context);
-        s.overrides.extend([(tokens, t), (context, c)]);
+        s.set_param(tokens, t)?;
+        s.set_param(context, c)?;
         price_step(workload, chip, &s, &mut ev, &mut costs)
     };
     let prefill = step(input as f64, 0.0)?;

@@ -55,7 +55,7 @@ fn a_ring_all_reduce_sends_two_n_minus_one_over_n_of_the_buffer() {
     let chip = Chip::load(&Source::from_text("linked.yaml", &linked)).unwrap();
     let workload = Workload::load(&Source::from_text("ar.yaml", ALLREDUCE)).unwrap();
     let mut scenario = Scenario::defaults(&workload);
-    scenario.mode = Mode::Roofline;
+    scenario.set_mode(Mode::Roofline);
     let r = price(&workload, &chip, &scenario).unwrap();
     let sent_bytes = 2.0 * 7.0 / 8.0 * 1e6 * 2.0;
     let k = &r.prices[0].cost;
@@ -66,9 +66,7 @@ fn a_ring_all_reduce_sends_two_n_minus_one_over_n_of_the_buffer() {
     );
     assert_eq!(k.bound, Bound::Interconnect);
     // Beyond the domain and without a network, the chip cannot run it.
-    scenario
-        .overrides
-        .push((workload.param_index("tp").unwrap(), 16.0));
+    scenario.set(&workload, "tp", 16.0).unwrap();
     let err = price(&workload, &chip, &scenario).unwrap_err();
     assert!(err.is_unsupported(), "{err}");
 }
@@ -77,7 +75,7 @@ fn priced(mode: Mode) -> StepReport {
     let chip = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
     let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
     let mut scenario = Scenario::defaults(&workload);
-    scenario.mode = mode;
+    scenario.set_mode(mode);
     price(&workload, &chip, &scenario).unwrap()
 }
 
@@ -119,12 +117,8 @@ fn expected_mode_adds_its_terms_by_hand() {
 
 fn fp4_everywhere(workload: &Workload) -> Scenario {
     let mut scenario = Scenario::defaults(workload);
-    scenario
-        .dtypes
-        .set(TypeKey::Role(Role::Weight), Format::Fp4);
-    scenario
-        .dtypes
-        .set(TypeKey::Role(Role::Activation), Format::Fp4);
+    scenario.set_type(TypeKey::Role(Role::Weight), Format::Fp4);
+    scenario.set_type(TypeKey::Role(Role::Activation), Format::Fp4);
     scenario
 }
 
@@ -186,15 +180,11 @@ fn w8a8(mode: Mode, output: Option<Format>) -> StepReport {
     let chip = Chip::load(&Source::from_text("round.yaml", CHIP)).unwrap();
     let workload = Workload::load(&Source::from_text("two.yaml", TWO_GEMMS)).unwrap();
     let mut scenario = Scenario::defaults(&workload);
-    scenario.mode = mode;
-    scenario
-        .dtypes
-        .set(TypeKey::Role(Role::Weight), Format::Fp8);
-    scenario
-        .dtypes
-        .set(TypeKey::Role(Role::Activation), Format::Fp8);
+    scenario.set_mode(mode);
+    scenario.set_type(TypeKey::Role(Role::Weight), Format::Fp8);
+    scenario.set_type(TypeKey::Role(Role::Activation), Format::Fp8);
     if let Some(f) = output {
-        scenario.dtypes.set(TypeKey::Output, f);
+        scenario.set_type(TypeKey::Output, f);
     }
     price(&workload, &chip, &scenario).unwrap()
 }
@@ -244,8 +234,8 @@ fn gemv_on(n: u32, k: u32, weight: Format, expected: &str) -> KernelCost {
     let text = GEMV.replace("k: 1000, n: 1000", &format!("k: {k}, n: {n}"));
     let workload = Workload::load(&Source::from_text("gemv.yaml", &text)).unwrap();
     let mut scenario = Scenario::defaults(&workload);
-    scenario.mode = Mode::Expected;
-    scenario.dtypes.set(TypeKey::Role(Role::Weight), weight);
+    scenario.set_mode(Mode::Expected);
+    scenario.set_type(TypeKey::Role(Role::Weight), weight);
     price(&workload, &chip, &scenario).unwrap().prices[0].cost
 }
 
@@ -296,11 +286,9 @@ fn fp4_gemms_at_small_m_stream_at_their_own_fraction() {
     let workload = Workload::load(&Source::from_text("gemv.yaml", GEMV)).unwrap();
     let cost = |weight: Format, activation: Format, extra: &str| {
         let mut scenario = Scenario::defaults(&workload);
-        scenario.mode = Mode::Expected;
-        scenario.dtypes.set(TypeKey::Role(Role::Weight), weight);
-        scenario
-            .dtypes
-            .set(TypeKey::Role(Role::Activation), activation);
+        scenario.set_mode(Mode::Expected);
+        scenario.set_type(TypeKey::Role(Role::Weight), weight);
+        scenario.set_type(TypeKey::Role(Role::Activation), activation);
         price(&workload, &chip(extra), &scenario).unwrap().prices[0].cost
     };
     let plain = cost(Format::Nvfp4, Format::Nvfp4, "");
@@ -330,10 +318,10 @@ fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
     let k = workload.param_index("k").unwrap();
     let quantization = |format: Format| {
         let mut scenario = Scenario::defaults(&workload);
-        scenario.mode = Mode::Expected;
-        scenario.overrides.push((k, 1e6));
-        scenario.dtypes.set(TypeKey::Role(Role::Weight), format);
-        scenario.dtypes.set(TypeKey::Role(Role::Activation), format);
+        scenario.set_mode(Mode::Expected);
+        scenario.set_param(k, 1e6).unwrap();
+        scenario.set_type(TypeKey::Role(Role::Weight), format);
+        scenario.set_type(TypeKey::Role(Role::Activation), format);
         price(&workload, &chip, &scenario).unwrap().prices[0]
             .cost
             .quantization
@@ -369,10 +357,9 @@ blocks:
 /// `workload`'s default scenario in `mode`, with the params `sets` names set.
 fn scenario_with(workload: &Workload, mode: Mode, sets: &[(&str, f64)]) -> Scenario {
     let mut scenario = Scenario::defaults(workload);
-    scenario.mode = mode;
+    scenario.set_mode(mode);
     for (name, value) in sets {
-        let param = workload.param_index(name).unwrap();
-        scenario.overrides.push((param, *value));
+        scenario.set(workload, name, *value).unwrap();
     }
     scenario
 }
@@ -451,7 +438,7 @@ fn a_tile_of_a_cta_pair_takes_two_units_of_a_wave() {
         );
         let workload = Workload::load(&Source::from_text("gemm.yaml", &text)).unwrap();
         let mut scenario = Scenario::defaults(&workload);
-        scenario.mode = Mode::Expected;
+        scenario.set_mode(Mode::Expected);
         let r = price(&workload, &chip.unwrap(), &scenario).unwrap();
         r.prices[0].cost.quantization
     };

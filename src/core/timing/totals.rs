@@ -127,7 +127,7 @@ impl Totals {
         scenario: &Scenario,
         workspace: Option<f64>,
     ) -> Result<StepSummary, Error> {
-        let (dtypes, utilization) = (&scenario.dtypes, scenario.memory_utilization);
+        let (dtypes, utilization) = (scenario.dtypes(), scenario.memory_utilization());
         let Totals {
             step_time_s: t,
             roofline_step_time_s,

@@ -62,7 +62,7 @@ pub struct PlanRequest {
 /// tokens and its share of host work.
 pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(String, f64)>, Error> {
     let mut ev = workload.new_evaluation();
-    workload.evaluate(&scenario.overrides, &mut ev)?;
+    workload.evaluate(scenario.overrides(), &mut ev)?;
     let shown = [
         ScenarioParam::Tokens,
         ScenarioParam::Context,
@@ -71,7 +71,7 @@ pub fn assumptions(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Stri
     ];
     // Roofline mode prices no host work.
     let priced =
-        |p: &ScenarioParam| *p != ScenarioParam::EngineHost || scenario.mode == Mode::Expected;
+        |p: &ScenarioParam| *p != ScenarioParam::EngineHost || scenario.mode() == Mode::Expected;
     Ok(shown
         .into_iter()
         .filter(priced)
@@ -170,7 +170,7 @@ pub fn plan(
     request: &PlanRequest,
 ) -> Result<Vec<PlanEntry>, Error> {
     let batch = workload.require(ScenarioParam::Batch, "there is no batch to plan")?;
-    if request.conservative && request.scenario.mode == Mode::Roofline {
+    if request.conservative && request.scenario.mode() == Mode::Roofline {
         return Err(Error::NoBand);
     }
     if request.sort == PlanSort::Chips && request.target_tokens_per_s.is_none() {
@@ -306,22 +306,20 @@ impl Planner<'_> {
         layout: &[u64],
     ) -> Result<PlanPoint, PlanError> {
         let mut scenario = self.request.scenario.clone();
-        scenario.dtypes = dtypes;
+        scenario.set_types(dtypes);
         for (&param, &size) in self.dims.iter().zip(layout) {
-            scenario.overrides.retain(|(i, _)| *i != param);
-            scenario.overrides.push((param, size as f64));
+            scenario.set_param(param, size as f64)?;
         }
         let (workload, batch) = (self.workload, self.batch);
         let (ev, costs) = (&mut self.ev, &mut self.costs);
         let mut at = |b: u64| -> Result<StepSummary, Error> {
-            scenario.overrides.retain(|(i, _)| *i != batch);
-            scenario.overrides.push((batch, b as f64));
+            scenario.set_param(batch, b as f64)?;
             price_step(workload, chip, &scenario, ev, costs)
         };
         let tokens = (self.request.assumed.iter())
             .find(|(name, _)| name == ScenarioParam::Tokens.name())
             .map(|(_, v)| *v);
-        let band = band::of_step(self.request.scenario.mode, tokens, chip.family());
+        let band = band::of_step(self.request.scenario.mode(), tokens, chip.family());
         best_point(self.request, chip, band, &mut at)
     }
 }

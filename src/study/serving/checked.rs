@@ -53,9 +53,12 @@ pub fn check_fleet(
     slo: &Slo,
     fleet: &mut Fleet,
 ) -> Result<(), Error> {
-    let scenario = fleet_scenario(workload, query, fleet, false);
+    let scenario = fleet_scenario(workload, query, fleet, false)?;
     let apart = fleet.prefill_instances > 0;
-    let prefill_scenario = apart.then(|| fleet_scenario(workload, query, fleet, true));
+    let prefill_scenario = match apart {
+        true => Some(fleet_scenario(workload, query, fleet, true)?),
+        false => None,
+    };
     let (steady, steady_prefill) = (fleet.instances, fleet.prefill_instances);
     let (mut decode, mut prefill) = (steady, steady_prefill);
     loop {
@@ -107,9 +110,9 @@ fn fleet_scenario(
     query: &ServingQuery,
     fleet: &Fleet,
     prefill: bool,
-) -> Scenario {
+) -> Result<Scenario, Error> {
     let mut scenario = query.scenario.clone();
-    scenario.dtypes = fleet.dtypes;
+    scenario.set_types(fleet.dtypes);
     let sizes = match prefill {
         false => [fleet.tp, fleet.pp, fleet.ep],
         true => [fleet.prefill_tp, fleet.prefill_pp, fleet.prefill_ep],
@@ -117,10 +120,10 @@ fn fleet_scenario(
     let params = [ScenarioParam::Tp, ScenarioParam::Pp, ScenarioParam::Ep];
     for (p, size) in params.into_iter().zip(sizes) {
         if let Some(i) = workload.param(p) {
-            scenario.overrides.push((i, size as f64));
+            scenario.set_param(i, size as f64)?;
         }
     }
-    scenario
+    Ok(scenario)
 }
 
 /// One check's run: `decode` instances (one at its share, with prefill together) and

@@ -80,7 +80,7 @@ pub(crate) fn prefill_pools(
                 continue;
             };
             let size = (query.prefill_sets.iter()).find(|(n, _)| n == p.name());
-            scenario.overrides.push((i, size.map_or(1.0, |(_, v)| *v)));
+            scenario.set_param(i, size.map_or(1.0, |(_, v)| *v))?;
         }
     }
     let layouts = match (named, query.layouts) {

@@ -161,12 +161,12 @@ pub fn plan_fleet(
 ) -> Result<Vec<FleetEntry>, Error> {
     servable(workload)?;
     check_prefill_sets(workload, query)?;
-    if slo.conservative && query.scenario.mode == Mode::Roofline {
+    if slo.conservative && query.scenario.mode() == Mode::Roofline {
         return Err(Error::NoBand);
     }
     let mut entries = Vec::new();
     for chip in chips {
-        let band = ServingBand::of(query.scenario.mode, chip.family());
+        let band = ServingBand::of(query.scenario.mode(), chip.family());
         // A conservative plan searches on the targets its predicted numbers must meet; its
         // costs are those of the rate asked for.
         let targets = slo.at_slow_end(band);

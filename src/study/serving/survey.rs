@@ -158,7 +158,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
                                     prefill_layout: prefill_name(way, &pools),
                                     capped_from,
                                     point,
-                                    band: ServingBand::of(query.scenario.mode, chip.family()),
+                                    band: ServingBand::of(query.scenario.mode(), chip.family()),
                                 },
                             ));
                             return match query.layouts {
@@ -210,7 +210,7 @@ fn given_layout(
     scenario: &Scenario,
 ) -> Result<Vec<u64>, Error> {
     let mut ev = workload.new_evaluation();
-    workload.evaluate(&scenario.overrides, &mut ev)?;
+    workload.evaluate(scenario.overrides(), &mut ev)?;
     Ok(dims
         .iter()
         .map(|&d| ev.params[d].round().max(1.0) as u64)
@@ -255,9 +255,10 @@ pub(crate) fn serve_layouts(
     let kinds: Vec<ScenarioParam> = named.iter().map(|(p, _)| *p).collect();
     for layout in layouts_of(workload, chip, (&dims, &kinds), query)? {
         let mut scenario = query.scenario.clone();
-        scenario.dtypes = dtypes;
-        let sizes = layout.iter().map(|&s| s as f64);
-        scenario.overrides.extend(dims.iter().copied().zip(sizes));
+        scenario.set_types(dtypes);
+        for (&param, &size) in dims.iter().zip(&layout) {
+            scenario.set_param(param, size as f64)?;
+        }
         let server = server_for(workload, chip, &scenario, query);
         let named = Layout {
             name: layout_name(workload, &dims, &layout),
@@ -327,11 +328,11 @@ pub(super) fn server_for<'a>(
         Some(Draft::OneLayer) => Some(IterationPricer::new(
             workload,
             chip,
-            &one_layer_draft(workload, scenario),
+            &one_layer_draft(workload, scenario)?,
         )?),
         Some(Draft::Workload(w, s)) => {
             let mut s = (*s).clone();
-            copy_layout(workload, scenario, w, &mut s);
+            copy_layout(workload, scenario, w, &mut s)?;
             Some(IterationPricer::new(w, chip, &s)?)
         }
     };
@@ -425,7 +426,7 @@ fn at_concurrency(
 /// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers
 /// are (no dense-FFN or sliding-window layers; in a hybrid state-space model, whose layers
 /// are single mixers counted by kind, the Mamba-2 and MLP layers its pattern ends with).
-pub fn one_layer_draft(workload: &Workload, scenario: &Scenario) -> Scenario {
+pub fn one_layer_draft(workload: &Workload, scenario: &Scenario) -> Result<Scenario, Error> {
     let mut s = scenario.clone();
     for (name, value) in [
         ("layers", 1.0),
@@ -436,24 +437,30 @@ pub fn one_layer_draft(workload: &Workload, scenario: &Scenario) -> Scenario {
         ("mlp_layers", 1.0),
     ] {
         if let Ok(i) = workload.param_index(name) {
-            s.overrides.push((i, value));
+            s.set_param(i, value)?;
         }
     }
-    s
+    Ok(s)
 }
 
 /// Gives `draft`'s scenario the parallel degrees `scenario` gives `workload`, where the draft
 /// has the same params: a draft runs on the target's chips.
-fn copy_layout(workload: &Workload, scenario: &Scenario, draft: &Workload, into: &mut Scenario) {
+fn copy_layout(
+    workload: &Workload,
+    scenario: &Scenario,
+    draft: &Workload,
+    into: &mut Scenario,
+) -> Result<(), Error> {
     let mut ev = workload.new_evaluation();
-    if workload.evaluate(&scenario.overrides, &mut ev).is_err() {
-        return;
+    if workload.evaluate(scenario.overrides(), &mut ev).is_err() {
+        return Ok(());
     }
     for p in [ScenarioParam::Tp, ScenarioParam::Pp] {
         if let (Some(from), Some(to)) = (workload.param(p), draft.param(p)) {
-            into.overrides.push((to, ev.params[from]));
+            into.set_param(to, ev.params[from])?;
         }
     }
+    Ok(())
 }
 
 /// The workload's `max_batched_tokens` at `scenario`, or no limit where it has none.
@@ -462,7 +469,7 @@ fn max_batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<f64, E
         return Ok(f64::INFINITY);
     };
     let mut ev = workload.new_evaluation();
-    workload.evaluate(&scenario.overrides, &mut ev)?;
+    workload.evaluate(scenario.overrides(), &mut ev)?;
     Ok(ev.params[i])
 }
 

@@ -27,7 +27,7 @@ pub fn simulate_band(
     scenario: &Scenario,
     config: &SimConfig,
 ) -> Result<Option<SimBand>, Error> {
-    let of = |tokens: f64| band::of_step(scenario.mode, Some(tokens), chip.family());
+    let of = |tokens: f64| band::of_step(scenario.mode(), Some(tokens), chip.family());
     let (Some(decode), Some(prefill)) = (of(1.0), of(2.0)) else {
         return Ok(None);
     };

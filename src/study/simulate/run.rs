@@ -200,7 +200,7 @@ fn setup(
         None => f64::from(u32::MAX / 2),
         Some(i) => {
             let mut ev = workload.new_evaluation();
-            workload.evaluate(&scenario.overrides, &mut ev)?;
+            workload.evaluate(scenario.overrides(), &mut ev)?;
             ev.params[i]
         }
     };

@@ -6,7 +6,7 @@ use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::scenario::{Mode, Scenario};
+use crate::core::scenario::{self, Mode, Scenario};
 use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
 
@@ -26,7 +26,8 @@ pub struct Axes {
 }
 
 /// The axes of a sweep, checked: at least one chip, no empty axis, no param or role given
-/// twice, every param and plan one the workload has. Every scenario of their product is
+/// twice, every param and plan one the workload has, every value finite, the memory
+/// utilisation in its range. Every scenario of their product is
 /// priced.
 #[derive(Debug, Clone)]
 pub struct Grid<'a> {
@@ -115,9 +116,10 @@ impl<'a> Grid<'a> {
             dtypes,
             fusions,
             mode: axes.mode,
-            memory_utilization: axes
-                .memory_utilization
-                .unwrap_or(DEFAULT_MEMORY_UTILIZATION),
+            memory_utilization: match axes.memory_utilization {
+                Some(u) => scenario::memory_utilization(u)?,
+                None => DEFAULT_MEMORY_UTILIZATION,
+            },
         })
     }
 
@@ -152,14 +154,17 @@ impl<'a> Grid<'a> {
         self.len() == Some(0)
     }
 
-    /// Sets `scenario` to scenario `index` of the grid and returns its chip's index.
-    pub fn scenario(&self, mut index: u64, scenario: &mut Scenario) -> usize {
+    /// Sets `scenario` (one of the grid's workload, from [`Scenario::defaults`]) to scenario
+    /// `index` of the grid and returns its chip's index. Allocates nothing once the
+    /// scenario's overrides have grown to the grid's params: a sweep calls it per scenario.
+    pub fn scenario(&self, mut index: u64, scenario: &mut Scenario) -> Result<usize, Error> {
+        scenario.check_against(self.workload)?;
         let mut digit = |n: usize| {
             let d = (index % n as u64) as usize;
             index /= n as u64;
             d
         };
-        scenario.fusion = self.fusions[digit(self.fusions.len())];
+        scenario.set_fusion_index(self.fusions[digit(self.fusions.len())])?;
         // Digits are taken least significant first, but keys are set in the order given, so
         // that `weight` then `embed.weight` keeps the embeddings apart.
         let mut picks = [0; TypeKey::COUNT];
@@ -168,22 +173,26 @@ impl<'a> Grid<'a> {
         }
         // From the workload's defaults each time: which 16-bit float the slots left unset
         // follow depends on this scenario's picks (`Types::apply`).
-        scenario.dtypes = self.workload.default_dtypes;
-        scenario.dtypes.apply(
+        scenario.set_types(self.workload.default_dtypes);
+        scenario.apply_types(
             picks
                 .iter()
                 .zip(&self.dtypes)
                 .map(|(pick, (key, types))| (*key, types[*pick])),
         );
-        scenario.overrides.clear();
+        scenario.clear_overrides();
         for (param, values) in self.params.iter().rev() {
-            scenario
-                .overrides
-                .push((*param, values[digit(values.len())]));
+            scenario.set_param(*param, values[digit(values.len())])?;
         }
-        scenario.mode = self.mode;
-        scenario.memory_utilization = self.memory_utilization;
-        digit(self.chips.len())
+        scenario.set_mode(self.mode);
+        scenario.set_memory_utilization(self.memory_utilization)?;
+        Ok(digit(self.chips.len()))
+    }
+
+    /// The chip's index of scenario `index`: its most significant digit.
+    pub(crate) fn chip_of(&self, index: u64) -> usize {
+        let rest = self.radices().skip(1);
+        rest.fold(index, |index, n| index / n as u64) as usize
     }
 }
 
@@ -228,6 +237,36 @@ mod tests {
         };
         assert!(refused(twice).contains("set twice"));
         assert!(refused(|a| a.fusions.push("flsh".into())).contains("`flash`?"));
+        for bad in [7.5, 0.0, f64::NAN] {
+            let e = refused(|a| a.memory_utilization = Some(bad));
+            assert!(e.starts_with(&format!("memory utilization {bad} is out of range")));
+        }
+    }
+
+    #[test]
+    fn a_scenario_is_set_whole_and_its_chip_is_the_top_digit() {
+        let w = Workload::named("llama-3.1-8b").unwrap();
+        let mut axes = axes();
+        axes.chips.push(Chip::named("h200").unwrap());
+        axes.fusions = vec!["all".into()];
+        axes.memory_utilization = Some(0.5);
+        let grid = Grid::new(&w, axes).unwrap();
+        let plans = w.fusion_plans.len();
+        let batch = w.param_index("batch").unwrap();
+        // A scenario with an override of its own: the grid's scenario replaces it whole.
+        let mut s = Scenario::defaults(&w);
+        s.set(&w, "context", 7.0).unwrap();
+        // chips x batch x plans, the chip most significant: index 2 * plans + plans + 1 is
+        // chip 1, batch 2, plan 1.
+        let index = (2 * plans + plans + 1) as u64;
+        assert_eq!(grid.scenario(index, &mut s).unwrap(), 1);
+        assert_eq!(grid.chip_of(index), 1);
+        assert_eq!(s.overrides(), [(batch, 2.0)]);
+        assert_eq!((s.fusion(), s.memory_utilization()), (1, 0.5));
+        assert_eq!(grid.chip_of(0), 0);
+        // A scenario of another workload is refused, not priced.
+        let mut other = Scenario::defaults(&Workload::named("gemm").unwrap());
+        assert!(grid.scenario(0, &mut other).is_err());
     }
 
     #[test]

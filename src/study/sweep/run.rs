@@ -340,12 +340,12 @@ impl<'a, S: RowSink> Pricer<'a, S> {
     ) -> Result<(u64, u64), SweepError> {
         let (grid, options) = (self.grid, self.options);
         let workload = grid.workload();
-        let chip = &grid.chips()[grid.scenario(index, &mut worker.scenario)];
         let fatal = |error| SweepError::Scenario {
             index,
-            chip: chip.id().to_owned(),
+            chip: grid.chips()[grid.chip_of(index)].id().to_owned(),
             error,
         };
+        let chip = &grid.chips()[grid.scenario(index, &mut worker.scenario).map_err(fatal)?];
         let priced = price_step(
             workload,
             chip,

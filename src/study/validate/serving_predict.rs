@@ -91,7 +91,7 @@ fn predict(case: &ServingCase, cases_file: &Path, mode: Mode) -> Result<(u64, f6
     let budget = match workload.param(ScenarioParam::MaxBatchedTokens) {
         Some(i) => {
             let mut ev = workload.new_evaluation();
-            workload.evaluate(&prepared.scenario.overrides, &mut ev)?;
+            workload.evaluate(prepared.scenario.overrides(), &mut ev)?;
             ev.params[i]
         }
         None => f64::INFINITY,
