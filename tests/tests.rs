@@ -5,6 +5,7 @@ mod common;
 mod band;
 mod builtins;
 mod catalogue;
+mod checked_scenario;
 mod chip_catalogue;
 mod cli;
 mod columns;
