@@ -43,7 +43,10 @@ fn book_files() -> Vec<PathBuf> {
 
 /// The documents whose links and worked outputs are checked.
 fn documents() -> Vec<PathBuf> {
-    let mut files = vec![root().join("README.md")];
+    let mut files: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+        .iter()
+        .map(|name| root().join(name))
+        .collect();
     files.extend(book_files());
     files
 }
@@ -301,7 +304,7 @@ fn the_summary_lists_every_chapter_and_only_chapters() {
     assert!(root().join("docs/book/book.toml").is_file());
 }
 
-/// Every relative link and anchor of the README and the book
+/// Every relative link and anchor of the README, CONTRIBUTING, CHANGELOG and the book
 /// resolves inside the repository.
 #[test]
 fn every_link_resolves_inside_the_repository() {
