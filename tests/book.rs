@@ -1,8 +1,9 @@
 //! The README and the book (`docs/book/`) hold together: every chapter is in the book's
-//! SUMMARY and every SUMMARY entry is a file; every relative link resolves to a file of the
-//! repository and every `#anchor` to a heading of its target (the slugs GitHub and mdBook
-//! give); no link is a machine path; and every worked output is either a ```console block,
-//! which `tests/worked.rs` runs, or a ```text block marked `<!-- unchecked: why -->`.
+//! SUMMARY and every SUMMARY entry is a file; every relative link (of these and of the pages
+//! beside the book, `docs/*.md`) resolves to a file of the repository and every `#anchor` to a
+//! heading of its target (the slugs GitHub and mdBook give); no link is a machine path; and
+//! every worked output is either a ```console block, which `tests/worked.rs` runs, or a
+//! ```text block marked `<!-- unchecked: why -->`.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -41,13 +42,28 @@ fn book_files() -> Vec<PathBuf> {
     files
 }
 
-/// The documents whose links and worked outputs are checked.
+/// The documents whose worked outputs are checked (and links).
 fn documents() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"]
         .iter()
         .map(|name| root().join(name))
         .collect();
     files.extend(book_files());
+    files
+}
+
+/// The documents whose links are checked: those above, the reference pages beside the book
+/// (`docs/*.md`) and the Python package's README.
+fn linked_documents() -> Vec<PathBuf> {
+    let mut files = documents();
+    let mut beside: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    beside.sort();
+    files.extend(beside);
+    files.push(root().join("python/README.md"));
     files
 }
 
@@ -304,12 +320,12 @@ fn the_summary_lists_every_chapter_and_only_chapters() {
     assert!(root().join("docs/book/book.toml").is_file());
 }
 
-/// Every relative link and anchor of the README, CONTRIBUTING, CHANGELOG and the book
-/// resolves inside the repository.
+/// Every relative link and anchor of the README, CONTRIBUTING, CHANGELOG, the book and the
+/// pages beside it resolves inside the repository.
 #[test]
 fn every_link_resolves_inside_the_repository() {
     let mut problems = Vec::new();
-    for path in documents() {
+    for path in linked_documents() {
         let relative = path.strip_prefix(root()).unwrap();
         problems.extend(link_problems(relative, &read(&path), root()));
     }
