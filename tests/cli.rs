@@ -202,23 +202,21 @@ fn help_documents_the_options() {
     }
 }
 
-/// The README's lists of built-in chips and workloads, and the command line's help, name
-/// every file that is built in.
+/// The book's lists of built-in chips and workloads, and the command line's help, name every
+/// file that is built in.
 #[test]
-fn readme_and_help_list_every_built_in_file() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme
-        .split("## Built-in files")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("README has a `Built-in files` section");
+fn book_and_help_list_every_built_in_file() {
+    let chapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/book/src/built-in-files.md"
+    );
+    let section = std::fs::read_to_string(chapter).unwrap();
     let help = stepcost().arg("--help").output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
     for id in stepcost::builtin_chips().chain(stepcost::builtin_workloads()) {
         assert!(
             section.contains(&format!("`{id}`")),
-            "README does not list `{id}`"
+            "docs/book/src/built-in-files.md does not list `{id}`"
         );
         assert!(help.contains(id), "--help does not list `{id}`");
     }

@@ -368,9 +368,10 @@ fn report_is_written_as_html_or_markdown_beside_its_picture() {
         .stderr(predicates::str::contains("FILE.md or FILE.html"));
 }
 
-/// The README's pictures are what the commands beside them produce today.
+/// The book's pictures are what the commands beside them produce today (the roofline and the
+/// sweep in docs/book/src/pictures-and-reports.md, the frontier in docs/book/src/serving.md).
 #[test]
-fn readme_pictures_are_current() {
+fn book_pictures_are_current() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let svg = |args: &[&str]| {
         let out = stepcost().args(args).assert().success();
@@ -390,7 +391,8 @@ fn readme_pictures_are_current() {
     ]);
     assert!(
         roofline == committed("roofline-llama-3.1-70b-decode.svg"),
-        "docs/roofline-llama-3.1-70b-decode.svg is stale: rerun the command in the README"
+        "docs/roofline-llama-3.1-70b-decode.svg is stale: rerun the command in \
+         docs/book/src/pictures-and-reports.md"
     );
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("sweep.csv");
@@ -422,6 +424,24 @@ fn readme_pictures_are_current() {
     ]);
     assert!(
         curves == committed("tokens-per-s-vs-batch.svg"),
-        "docs/tokens-per-s-vs-batch.svg is stale: rerun the commands in the README"
+        "docs/tokens-per-s-vs-batch.svg is stale: rerun the commands in \
+         docs/book/src/pictures-and-reports.md"
+    );
+    let frontier = dir.path().join("frontier.svg");
+    stepcost()
+        .args([
+            "serving",
+            "llama-3.1-70b",
+            "--chip",
+            "h100-sxm,h200,b200,mi300x",
+        ])
+        .args(["--dtype", "weight=fp8", "--frontier"])
+        .args(["--concurrency", "1,2,4,8,16,32,64,128,256,512", "--plot"])
+        .arg(&frontier)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(&frontier).unwrap() == committed("frontier-llama-3.1-70b.svg"),
+        "docs/frontier-llama-3.1-70b.svg is stale: rerun the command in docs/book/src/serving.md"
     );
 }

@@ -3,6 +3,7 @@
 mod common;
 
 mod band;
+mod book;
 mod builtins;
 mod catalogue;
 mod checked_scenario;
