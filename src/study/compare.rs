@@ -2,8 +2,8 @@
 
 use crate::base::error::Error;
 use crate::core::chip::Chip;
-use crate::core::timing::{price, StepReport};
 use crate::core::scenario::{Scenario, ScenarioSpec};
+use crate::core::timing::{price, StepReport};
 use crate::core::workload::Workload;
 
 /// A scenario priced on each chip asked for, in the order asked.

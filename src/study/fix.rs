@@ -8,8 +8,8 @@ use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::timing::{price, StepReport};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{price, StepReport};
 use crate::core::workload::Workload;
 
 /// One change that makes a scenario fit, and what it does to the step.

@@ -10,8 +10,8 @@ use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::timing::{price, StepReport};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{price, StepReport};
 use crate::core::workload::Workload;
 
 /// One change to a scenario and what it does to the step.

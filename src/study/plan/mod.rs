@@ -10,8 +10,8 @@ use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
 use crate::core::chip::Chip;
 use crate::core::cost::{CostView, Costing};
-use crate::core::timing::{price_step, KernelCost, StepSummary};
 use crate::core::scenario::{Mode, Scenario};
+use crate::core::timing::{price_step, KernelCost, StepSummary};
 use crate::core::workload::{Evaluation, Workload};
 use crate::study::band::{self, Band};
 

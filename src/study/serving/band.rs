@@ -13,8 +13,8 @@
 
 use std::sync::OnceLock;
 
-use crate::core::timing::RequestSummary;
 use crate::core::scenario::Mode;
+use crate::core::timing::RequestSummary;
 use crate::study::band::{shipped, Band, BandKind, Calibration, Scope};
 
 use super::ServingPoint;

@@ -6,8 +6,8 @@
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::core::chip::Chip;
-use crate::core::timing::{Iteration, IterationPricer};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{Iteration, IterationPricer};
 use crate::core::workload::Workload;
 use crate::study::serving::{kv_transfer_s, SequenceBytes};
 

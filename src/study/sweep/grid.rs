@@ -6,8 +6,8 @@ use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::scenario::{Mode, Scenario};
+use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
 
 /// The axes of a sweep as a person gives them, before they are checked against the workload.

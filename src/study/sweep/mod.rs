@@ -31,8 +31,8 @@ pub use what_if::{
 };
 
 use crate::core::chip::Chip;
-use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
 use crate::core::workload::Workload;
 
 /// Default cap on the number of scenarios of a sweep.

@@ -14,8 +14,8 @@ use rayon::prelude::*;
 
 use super::{Grid, RowSink, SweepOptions, SweepStats, SweptScenario};
 use crate::base::error::Error;
-use crate::core::timing::{price_request, price_step, KernelCost};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{price_request, price_step, KernelCost};
 use crate::core::workload::{Evaluation, Workload};
 
 /// Per-task buffers, reused across the scenarios of a task.

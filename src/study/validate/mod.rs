@@ -24,8 +24,8 @@ use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::timing::{price, price_request};
 use crate::core::scenario::{Mode, Scenario, ScenarioSpec};
+use crate::core::timing::{price, price_request};
 use crate::core::workload::Workload;
 
 /// A case priced, or why it was skipped.

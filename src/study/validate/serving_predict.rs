@@ -8,8 +8,8 @@ use super::serving::{prepare_serving, Load, ServingCase, ServingMetric};
 use super::{stats_of, ErrorStats, RowError};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
-use crate::core::timing::IterationPricer;
 use crate::core::scenario::Mode;
+use crate::core::timing::IterationPricer;
 use crate::study::serving::{RequestShape, Server, ServingError, ServingOptions, ServingPoint};
 
 /// Requests in flight an `rate=inf` row is priced at, at most: the engine holds as many as
