@@ -34,7 +34,7 @@ mod stats;
 use serde::Serialize;
 
 use crate::core::scenario::Scenario;
-use crate::study::serving::KvLink;
+use crate::study::request::KvLink;
 
 pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;

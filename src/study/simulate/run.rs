@@ -9,7 +9,7 @@ use crate::core::chip::Chip;
 use crate::core::scenario::Scenario;
 use crate::core::timing::{Iteration, IterationPricer};
 use crate::core::workload::Workload;
-use crate::study::serving::{kv_transfer_s, SequenceBytes};
+use crate::study::request::{kv_transfer_s, SequenceBytes};
 
 use super::clock::{Clock, Mix, StepScale};
 use super::instance::{Instance, Outcomes, BLOCK_TOKENS};
