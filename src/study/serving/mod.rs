@@ -31,8 +31,11 @@
 mod band;
 mod checked;
 mod disagg;
+mod fleet;
 mod frontier;
+mod layouts;
 mod pools;
+mod query;
 mod slo;
 mod survey;
 
@@ -44,16 +47,16 @@ use crate::core::cost::{CostView, StepCost};
 use crate::core::timing::{Iteration, IterationPricer, StepSummary};
 
 pub use band::ServingBand;
-pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
+pub use checked::{CHECK_MOST_ADDED, CHECK_REQUESTS};
 pub use disagg::PrefillPool;
 pub use frontier::frontier;
 // The request and its KV cache's trip live below serving and the simulator, which share them.
 pub use crate::study::request::{KvLink, RequestShape};
-pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
-pub use survey::{
-    frontier_rows, one_layer_draft, survey, Disagg, Draft, LayoutChoice, ServingQuery, ServingRow,
-    Skipped, Survey,
-};
+pub use fleet::{Fleet, FleetEntry, Simulated, Slo};
+pub use layouts::one_layer_draft;
+pub use query::{Disagg, Draft, LayoutChoice, ServingQuery};
+pub use slo::plan_fleet;
+pub use survey::{frontier_rows, survey, ServingRow, Skipped, Survey};
 
 /// Speculative decoding: `draft_tokens` drafted per verify step, each accepted with
 /// probability `acceptance` (independently, until the first rejection).
