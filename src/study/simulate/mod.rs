@@ -29,6 +29,7 @@ mod report;
 mod requests;
 mod rng;
 mod run;
+mod setup;
 mod stats;
 
 use serde::Serialize;
@@ -40,7 +41,7 @@ pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
-pub use run::simulate;
+pub use setup::simulate;
 
 pub use stats::Percentiles;
 
