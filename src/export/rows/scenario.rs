@@ -5,8 +5,8 @@
 use super::what_if::WhatIfCells;
 use super::{Row, RowInline, SchemeText, Value};
 use crate::base::types::Types;
-use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
 use crate::core::scenario::Mode;
+use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
 use crate::study::band::Band;
 use crate::study::serving::ServingBand;
 
