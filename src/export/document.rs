@@ -10,8 +10,8 @@
 use std::fmt::Write as _;
 
 use crate::base::units::{human, percent, three_significant};
-use crate::core::timing::{Bound, StepReport};
 use crate::core::scenario::Mode;
+use crate::core::timing::{Bound, StepReport};
 use crate::study::lever::Lever;
 
 use super::band::{banded_human_rate, banded_time};

@@ -19,7 +19,9 @@ pub fn write_serving_validation(
 ) -> io::Result<()> {
     let rows: Vec<ServingCaseRow> = outcomes.iter().map(ServingCaseRow).collect();
     match format {
-        OutputFormat::Table => super::for_terminal(out, |t| serving_validation_table(t, outcomes, stats)),
+        OutputFormat::Table => {
+            super::for_terminal(out, |t| serving_validation_table(t, outcomes, stats))
+        }
         OutputFormat::Csv | OutputFormat::CsvRaw => super::rows::write_rows(
             out,
             rows.iter().map(|r| r as &dyn super::rows::Row),

@@ -72,7 +72,11 @@ pub(super) fn validation<R: Row>(
 }
 
 /// The selection for rows like `rows[0]`; `None` when there are no rows.
-fn selected<R: Row>(rows: &[R], format: OutputFormat, shape: &Shape) -> io::Result<Option<Selection>> {
+fn selected<R: Row>(
+    rows: &[R],
+    format: OutputFormat,
+    shape: &Shape,
+) -> io::Result<Option<Selection>> {
     let Some(first) = rows.first() else {
         return Ok(None);
     };

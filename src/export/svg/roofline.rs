@@ -14,8 +14,8 @@ use super::{
 use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::core::chip::Chip;
-use crate::core::timing::{Bound, Price, StepReport};
 use crate::core::scenario::Mode;
+use crate::core::timing::{Bound, Price, StepReport};
 use crate::core::workload::KernelKind;
 
 /// Space between the legend and the plot's edges, in pixels.
