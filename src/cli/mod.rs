@@ -297,7 +297,7 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
         let serving_stats = validate::serving_stats(&serving);
         let mut section = Vec::new();
         let kind = format.into();
-        exporter::serving_cases::write_serving_validation(
+        exporter::write_serving_validation(
             &mut section,
             &serving,
             &serving_stats,

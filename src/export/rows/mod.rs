@@ -11,6 +11,7 @@ mod chips;
 mod encode;
 mod lines;
 mod plan;
+mod report;
 mod scenario;
 mod select;
 mod serving;
@@ -26,6 +27,9 @@ pub use chips::ChipRow;
 pub use encode::{csv_header, json_line, json_value, write_rows};
 pub use lines::{csv_line, csv_line_inline};
 pub use plan::PlanRow;
+pub(crate) use report::{
+    band_of, compare_rows, kernel_rows, plan_rows, request_band_of, summary_row, ParamCells,
+};
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
 #[cfg(feature = "cli")]
 pub use select::Columns;
