@@ -2,6 +2,7 @@
 
 mod common;
 
+mod architecture;
 mod band;
 mod builtins;
 mod catalogue;
