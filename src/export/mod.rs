@@ -45,13 +45,21 @@ pub mod typed;
 mod validate;
 mod workloads;
 
-#[cfg(feature = "cli")]
+// What only the front ends call is compiled without them (see lib.rs) but not re-exported.
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub use advice::{next_step_line, unfit_warning};
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub use chips::write_chips;
-pub use compare::{write_compare, write_compare_shaped};
-pub use format::OutputFormat;
-pub use plan::write_plan;
-pub use run::{write_run, write_run_shaped};
-pub use validate::{write_serving_validation, write_validation};
+pub use compare::write_compare;
 #[cfg(feature = "cli")]
+pub use compare::write_compare_shaped;
+pub use format::OutputFormat;
+#[cfg(feature = "cli")]
+pub use plan::write_plan;
+pub use run::write_run;
+#[cfg(feature = "cli")]
+pub use run::write_run_shaped;
+#[cfg(feature = "cli")]
+pub use validate::{write_serving_validation, write_validation};
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub use workloads::write_workloads;
