@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use stepcost::internals::band::{nested_coverage, parse_residuals, residuals_of};
-use stepcost::internals::fit::cross::cross_validate;
+use stepcost::internals::band::{nested_coverage, parse_residuals};
+use stepcost::internals::fit::cross::{cross_validate, residuals_of};
 use stepcost::internals::validate::read_cases;
 use stepcost::Source;
 

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use predicates::prelude::*;
 use stepcost::internals::export::fit::fragment;
-use stepcost::internals::fit::cross::{cross_validate, source_of};
-use stepcost::internals::fit::{fit_chip, shipped_family};
+use stepcost::internals::fit::cross::cross_validate;
+use stepcost::internals::fit::{fit_chip, shipped_family, source_of};
 use stepcost::internals::validate::{read_cases, validate};
 use stepcost::internals::Achievable;
 use stepcost::{Chip, Mode, Source};

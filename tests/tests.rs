@@ -2,6 +2,7 @@
 
 mod common;
 
+mod architecture;
 mod band;
 mod book;
 mod builtins;

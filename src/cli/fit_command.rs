@@ -88,7 +88,7 @@ pub(super) fn cross_validate_command(
     targets.extend(residuals.map(|r| Target::from_out(Some(r))));
     let plan = output::plan_all(targets, &case_file::inputs(cases, &file))?;
     let cv = cross::cross_validate(file.cases, cases)?;
-    let residual_rows = band::residuals_of(&cv);
+    let residual_rows = cross::residuals_of(&cv);
     let mut buffer = Vec::new();
     fit::write_cross_validation(&mut buffer, &cv)?;
     let calibration = band::Calibration::of(&residual_rows);

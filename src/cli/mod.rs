@@ -297,12 +297,7 @@ fn validate_command(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<(
         let serving_stats = validate::serving_stats(&serving);
         let mut section = Vec::new();
         let kind = format.into();
-        exporter::serving_cases::write_serving_validation(
-            &mut section,
-            &serving,
-            &serving_stats,
-            kind,
-        )?;
+        exporter::write_serving_validation(&mut section, &serving, &serving_stats, kind)?;
         buffer = match (steps, kind) {
             (false, _) => section,
             (true, exporter::OutputFormat::Table) => [buffer, b"\n".to_vec(), section].concat(),

@@ -14,9 +14,9 @@ use crate::core::scenario::Mode;
 use crate::core::timing::{Bound, StepReport};
 use crate::study::lever::Lever;
 
-use super::band::{banded_human_rate, banded_time};
-use super::band_of;
 use super::escape::{html_name, link_target, markdown_code, markdown_name};
+use super::numbers::{banded_human_rate, banded_time};
+use super::rows::band_of;
 
 /// The markup of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,10 +241,7 @@ fn kernel_table(report: &StepReport) -> Block {
         .prices
         .iter()
         .map(|p| {
-            let mut row: Vec<Text> = super::table::kernel_cells(p)
-                .into_iter()
-                .map(name)
-                .collect();
+            let mut row: Vec<Text> = super::step::kernel_cells(p).into_iter().map(name).collect();
             row.push(own(percent(p.share)));
             row
         })

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::table::{align_right, new_table};
+use super::style::{align_right, new_table};
 use crate::base::dtype::DType;
 use crate::base::units::{percent, signed_percent as signed};
 use crate::core::chip::Achievable;

@@ -3,11 +3,12 @@
 
 use std::io::{self, Write};
 
-use super::band::{banded_rate, banded_time, ends};
+use super::format::OutputFormat;
 use super::launch::{write_launch, Launch, LaunchLayout};
+use super::list::write_list;
+use super::numbers::{banded_rate, banded_time, ends, number};
 use super::rows::{FleetCsvRow, ServingCsvRow, Shape};
-use super::table::{align_right, new_table, number};
-use super::{write_list, OutputFormat};
+use super::style::{align_right, new_table};
 
 use crate::base::units::{human, three_significant};
 use crate::study::band::Band;

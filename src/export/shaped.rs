@@ -7,8 +7,9 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
+use super::format::OutputFormat;
 use super::rows::{self, Row, Selected, Selection, Shape, StatsRow, Value};
-use super::{for_terminal, OutputFormat};
+use super::style::for_terminal;
 use crate::study::validate::ErrorStats;
 
 /// Digits a table of chosen columns shows unless told: it is read, not computed with.

@@ -2,10 +2,11 @@
 
 use std::io::{self, Write};
 
-use super::band::{banded_time_ends, ends};
+use super::format::OutputFormat;
+use super::list::write_list;
+use super::numbers::{banded_time_ends, ends};
 use super::rows::{Row, Shape, Value};
-use super::table::{align_right, new_table};
-use super::{write_list, OutputFormat};
+use super::style::{align_right, new_table};
 use crate::base::units::{human, three_significant};
 use crate::study::simulate::{Percentiles, SimBand, SimReport};
 

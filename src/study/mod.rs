@@ -11,6 +11,7 @@ pub mod import;
 pub mod lever;
 pub mod models;
 pub mod plan;
+pub mod request;
 pub mod scenario_file;
 pub mod serving;
 pub mod simulate;

@@ -241,7 +241,7 @@ fn is_model_id(id: &str) -> bool {
 
 /// Writes `launch` for a terminal: per engine its command, one flag a line, and its notes.
 pub fn write_launch(out: &mut dyn Write, layout: &LaunchLayout, launch: &Launch) -> io::Result<()> {
-    super::for_terminal(out, |out| write_text(out, layout, launch))
+    super::style::for_terminal(out, |out| write_text(out, layout, launch))
 }
 
 fn write_text(out: &mut dyn Write, layout: &LaunchLayout, launch: &Launch) -> io::Result<()> {

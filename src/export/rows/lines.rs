@@ -1,13 +1,13 @@
 //! CSV lines written from one row of a sweep to the next: each column keeps the text of its
 //! last cell, and a cell whose value is that of the row before is copied from it rather than
 //! written again (most columns of a sweep keep their value: a model's shape, the chip's
-//! price). Numbers and text are written as `encode` writes them.
+//! price). Numbers and text are written as `text` writes them.
 
-use super::encode::{number_text, push_csv_text, CsvText};
 use super::short::Short;
+use super::text::{number_text, push_csv_text, CsvText};
 use super::{Row, RowInline, Value};
 
-/// A number as [`push_number`](super::encode::push_number) last wrote it in one column: its bits and its text with the
+/// A number as [`push_number`](super::text::push_number) last wrote it in one column: its bits and its text with the
 /// comma after it (empty when none is kept).
 #[derive(Clone, Copy, Default)]
 struct Written {
@@ -65,7 +65,7 @@ thread_local! {
     static LINES: std::cell::RefCell<Lines> = std::cell::RefCell::new(Lines::default());
 }
 
-/// Puts `x` at `at` in `line` as [`push_number`](super::encode::push_number) writes it, reusing `last`'s text when it
+/// Puts `x` at `at` in `line` as [`push_number`](super::text::push_number) writes it, reusing `last`'s text when it
 /// was written from the same bits; returns where the cell ends.
 #[inline(always)]
 fn put_number_again(line: &mut [u8], at: usize, x: f64, last: &mut Written) -> usize {
@@ -81,7 +81,7 @@ fn put_number_again(line: &mut [u8], at: usize, x: f64, last: &mut Written) -> u
     last.text.put(line, at)
 }
 
-/// Puts `n` at `at` in `line` as [`push_number`](super::encode::push_number) writes it, reusing `last`'s text when it was
+/// Puts `n` at `at` in `line` as [`push_number`](super::text::push_number) writes it, reusing `last`'s text when it was
 /// written from the same integer; returns where the cell ends.
 #[inline(always)]
 fn put_int_again(line: &mut [u8], at: usize, n: u64, last: &mut Written) -> usize {

@@ -11,10 +11,12 @@ mod chips;
 mod encode;
 mod lines;
 mod plan;
+mod report;
 mod scenario;
 mod select;
 mod serving;
 mod short;
+mod text;
 mod types;
 mod validate;
 mod what_if;
@@ -22,15 +24,18 @@ mod workloads;
 
 pub use captured::Captured;
 pub use chips::ChipRow;
-pub use encode::{
-    csv_header, csv_line, csv_line_inline, json_line, json_value, push_number, write_rows, CsvText,
-};
+pub use encode::{csv_header, json_line, json_value, write_rows};
+pub use lines::{csv_line, csv_line_inline};
 pub use plan::PlanRow;
+pub(crate) use report::{
+    band_of, compare_rows, kernel_rows, plan_rows, request_band_of, summary_row, ParamCells,
+};
 pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
 #[cfg(feature = "cli")]
 pub use select::Columns;
 pub use select::{Selected, Selection, Shape, UnknownColumn};
 pub use serving::{FleetCsvRow, ServingCsvRow};
+pub use text::{push_number, CsvText};
 pub use types::{scenario_column_type, ColumnType};
 pub use validate::{CaseRow, StatsRow};
 pub use what_if::{ChipColumn, WhatIfCells};

@@ -5,8 +5,7 @@ use std::io;
 
 use super::TypedTable;
 use crate::core::timing::StepReport;
-use crate::export::rows::Row;
-use crate::export::{compare_rows, kernel_rows, plan_rows, summary_row, ParamCells};
+use crate::export::rows::{compare_rows, kernel_rows, plan_rows, summary_row, ParamCells, Row};
 use crate::study::plan::{PlanEntry, PlanRequest};
 
 impl TypedTable {

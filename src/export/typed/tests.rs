@@ -1,11 +1,9 @@
 use std::io::Write;
 
-use super::{Cell, TypedRows, TypedTable, ROWS_PER_BATCH};
+use super::{Cell, TypedRows, ROWS_PER_BATCH};
 use crate::export::cells::made::{columns, Made};
 use crate::export::cells::push_cells;
 use crate::export::rows::ColumnType;
-use crate::export::{write_run, OutputFormat};
-use crate::{price, Chip, Scenario, ScenarioSpec, Workload};
 
 /// The cells row `i` must read back as, worked out from its definition above.
 fn expected(i: u64, name: &str) -> Vec<Cell<'_>> {
@@ -82,57 +80,4 @@ fn batches_are_cut_at_their_size_and_a_cut_row_is_refused() {
         e.contains("`time_us` is declared text, but a row has a number"),
         "{e}"
     );
-}
-
-/// A CSV cell as the typed cell it must be: empty is null, else the column's type.
-fn from_csv(text: &str, cell: Cell<'_>) -> bool {
-    match cell {
-        Cell::Null => text.is_empty(),
-        Cell::Number(x) => text.parse::<f64>().ok() == Some(x),
-        Cell::Integer(n) => text.parse::<i64>().ok() == Some(n),
-        Cell::Boolean(b) => text == b.to_string(),
-        Cell::Text(s) => text == s,
-    }
-}
-
-#[test]
-fn a_run_s_table_is_its_csv_row() {
-    let workload = Workload::named("llama-3.1-8b").unwrap();
-    let chip = Chip::named("h100-sxm").unwrap();
-    let spec = ScenarioSpec {
-        sets: vec![("batch".into(), 24.0)],
-        ..ScenarioSpec::default()
-    };
-    let report = price(
-        &workload,
-        &chip,
-        &Scenario::resolve(&workload, &spec).unwrap(),
-    )
-    .unwrap();
-    for per_op in [false, true] {
-        let mut csv = Vec::new();
-        write_run(&mut csv, &report, per_op, OutputFormat::CsvRaw).unwrap();
-        let mut reader = csv::Reader::from_reader(&csv[..]);
-        let header: Vec<String> = reader
-            .headers()
-            .unwrap()
-            .iter()
-            .map(str::to_owned)
-            .collect();
-        let table = match per_op {
-            true => TypedTable::of_kernels(&report).unwrap(),
-            false => TypedTable::of_run(&report).unwrap(),
-        };
-        let names: Vec<&str> = table.columns().iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, header);
-        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-        assert_eq!(records.len(), table.rows());
-        assert_eq!(records.len(), if per_op { report.prices.len() } else { 1 });
-        for (i, record) in records.iter().enumerate() {
-            let row = table.row(i).unwrap();
-            for ((text, cell), name) in record.iter().zip(row).zip(&names) {
-                assert!(from_csv(text, cell), "row {i} `{name}`: {text} vs {cell:?}");
-            }
-        }
-    }
 }

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 pub use coverage::{nested_coverage, Coverage};
 pub use quantile::{pooled_quantile, source_count};
-pub use residuals::{parse_residuals, residuals_of};
+pub use residuals::parse_residuals;
 
 use crate::core::scenario::Mode;
 

@@ -1,32 +1,8 @@
-//! The residuals a band is taken from: each cross-validated row's `ln(measured time /
-//! predicted time)`, and the text of `validation/band.csv` that keeps them.
+//! The text of `validation/band.csv`, which keeps the residuals a band is taken from (each
+//! cross-validated row's `ln(measured time / predicted time)`, worked out by
+//! `fit::cross::residuals_of`).
 
 use super::{BandKind, Residual};
-use crate::study::fit::cross::CrossValidation;
-
-/// The held-out residual of every row of `cv` priced both in sample and held out, in the case
-/// file's order. A rate's ratio (TFLOP/s, TB/s, tokens/s) is inverted into a time's, so that
-/// every residual reads the same way: positive where the prediction was too fast.
-pub fn residuals_of(cv: &CrossValidation) -> Vec<Residual> {
-    (cv.in_sample.iter().zip(&cv.held_out).zip(&cv.families))
-        .filter(|((inside, _), _)| inside.predicted.is_ok())
-        .filter_map(|((_, held), family)| {
-            let predicted = *held.predicted.as_ref().ok()?;
-            let kind = BandKind::parse(&held.case.kind)?;
-            let ratio = held.case.measured / predicted;
-            let ln_time_ratio = match held.case.metric.is_rate() {
-                false => ratio.ln(),
-                true => -ratio.ln(),
-            };
-            Some(Residual {
-                id: held.case.id.clone(),
-                kind,
-                family: family.clone(),
-                ln_time_ratio,
-            })
-        })
-        .collect()
-}
 
 /// Reads residuals from `id,kind,family,ln_time_ratio` lines (after a header; lines starting
 /// with `#` are comments). An error names the line.

@@ -2,7 +2,9 @@
 //! repository), the constants of the chips its rows were measured on are fitted again on the
 //! other sources' rows alone, and its rows predicted with them. A row's source is its id's
 //! prefix up to the first `-` (`MAMF-7` is `MAMF`'s, `AZ-M10` Azure's benchmarking guide's):
-//! ids name their source in `validation/measured.csv` and docs/sources.md.
+//! ids name their source in `validation/measured.csv` and docs/sources.md. The held-out
+//! predictions' residuals ([`residuals_of`]) are what the 80 % band (`study::band`) is
+//! calibrated from.
 
 use std::path::Path;
 
@@ -10,14 +12,10 @@ use rayon::prelude::*;
 
 use crate::base::error::Error;
 use crate::core::chip::{Achievable, Chip};
+use crate::study::band::{BandKind, Residual};
 use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome, RowError};
 
-use super::{fit_pooled, fit_rows, fit_shared, Constant, Fitted, Row, OWN_SOURCES};
-
-/// The source a case's id names: its prefix up to the first `-` (the whole id without one).
-pub fn source_of(id: &str) -> &str {
-    id.split('-').next().unwrap_or(id)
-}
+use super::{fit_pooled, fit_rows, fit_shared, source_of, Constant, Fitted, Row, OWN_SOURCES};
 
 /// One source held out.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +97,30 @@ pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValida
         families,
         folds,
     })
+}
+
+/// The held-out residual of every row of `cv` priced both in sample and held out, in the case
+/// file's order. A rate's ratio (TFLOP/s, TB/s, tokens/s) is inverted into a time's, so that
+/// every residual reads the same way: positive where the prediction was too fast.
+pub fn residuals_of(cv: &CrossValidation) -> Vec<Residual> {
+    (cv.in_sample.iter().zip(&cv.held_out).zip(&cv.families))
+        .filter(|((inside, _), _)| inside.predicted.is_ok())
+        .filter_map(|((_, held), family)| {
+            let predicted = *held.predicted.as_ref().ok()?;
+            let kind = BandKind::parse(&held.case.kind)?;
+            let ratio = held.case.measured / predicted;
+            let ln_time_ratio = match held.case.metric.is_rate() {
+                false => ratio.ln(),
+                true => -ratio.ln(),
+            };
+            Some(Residual {
+                id: held.case.id.clone(),
+                kind,
+                family: family.clone(),
+                ln_time_ratio,
+            })
+        })
+        .collect()
 }
 
 /// Holds out `source`: the chips of its rows fitted to the other sources' rows as `stepcost
@@ -233,17 +255,4 @@ pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
             })
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_source_is_the_id_up_to_its_first_dash() {
-        assert_eq!(source_of("MAMF-7"), "MAMF");
-        assert_eq!(source_of("AZ-M10"), "AZ");
-        assert_eq!(source_of("LMD-P1"), "LMD");
-        assert_eq!(source_of("own"), "own");
-    }
 }

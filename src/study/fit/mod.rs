@@ -20,7 +20,7 @@ use std::path::Path;
 
 pub use constant::Constant;
 use optimise::least_squares;
-pub use select::{fit_chip, shipped_family, ChipFit, Prior, OWN_SOURCES};
+pub use select::{fit_chip, shipped_family, source_of, ChipFit, Prior, OWN_SOURCES};
 
 use crate::base::error::Error;
 use crate::core::chip::{Achievable, Chip};
@@ -408,11 +408,11 @@ fn soft_l1(r: f64) -> f64 {
 fn source_weights(rows: &[&Row]) -> Vec<f64> {
     let count = |source: &str| {
         rows.iter()
-            .filter(|r| cross::source_of(&r.case.id) == source)
+            .filter(|r| source_of(&r.case.id) == source)
             .count() as f64
     };
     rows.iter()
-        .map(|r| 1.0 / count(cross::source_of(&r.case.id)).sqrt())
+        .map(|r| 1.0 / count(source_of(&r.case.id)).sqrt())
         .collect()
 }
 

@@ -8,7 +8,6 @@ use crate::base::suggest::did_you_mean;
 use crate::core::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Outcome};
 
-use super::cross::source_of;
 use super::{fit_pooled, fit_rows, Fitted, Row};
 
 /// Sources a chip's own rows must come from for it to be fitted on them alone: with fewer,
@@ -16,6 +15,11 @@ use super::{fit_pooled, fit_rows, Fitted, Row};
 /// publication's rows share its setup (clocks, library, inputs) and a fit to them alone would
 /// learn that setup rather than the chip.
 pub const OWN_SOURCES: usize = 2;
+
+/// The source a case's id names: its prefix up to the first `-` (the whole id without one).
+pub fn source_of(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}
 
 /// The rows a fit of `chip` uses as `scripts/refit` fits chip files: `None` (its own) where
 /// they come from [`OWN_SOURCES`] sources or more, else its family (`None` where it has none).
@@ -229,5 +233,18 @@ fn list(names: &[&str]) -> String {
         "none".into()
     } else {
         names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_is_the_id_up_to_its_first_dash() {
+        assert_eq!(source_of("MAMF-7"), "MAMF");
+        assert_eq!(source_of("AZ-M10"), "AZ");
+        assert_eq!(source_of("LMD-P1"), "LMD");
+        assert_eq!(source_of("own"), "own");
     }
 }

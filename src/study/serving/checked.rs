@@ -2,11 +2,10 @@
 //! (one instance at its share of the rate, or a disaggregated fleet whole), and instances
 //! added until the 90th percentiles of TTFT and TPOT meet the bounds.
 
-use serde::Serialize;
-
-use super::slo::{fewest_serving, Fleet, Slo};
-use super::survey::server_for;
-use super::{KvLink, RequestShape, Server, ServingError, ServingQuery};
+use super::fleet::{fewest_serving, Fleet, Simulated, Slo};
+use super::layouts::server_for;
+use super::query::ServingQuery;
+use super::{KvLink, RequestShape, Server, ServingError};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::core::chip::Chip;
@@ -20,20 +19,6 @@ use crate::study::simulate::{
 pub const CHECK_REQUESTS: u64 = 2000;
 /// Instances a check adds at most before it gives up.
 pub const CHECK_MOST_ADDED: u64 = 8;
-
-/// What simulating the fleet's instance found.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Simulated {
-    /// Instances the steady state asked for, before any were added (decode instances, and
-    /// prefill ones apart).
-    pub steady_instances: u64,
-    pub steady_prefill_instances: u64,
-    /// 90th percentiles at the instance count kept.
-    pub ttft_p90_s: f64,
-    pub tpot_p90_s: f64,
-    /// Whether they meet the bounds (false: even the most instances tried did not).
-    pub met: bool,
-}
 
 /// Simulates `fleet` at the rate (Poisson, seed 0, requests of the query's shape), adding
 /// instances while the 90th percentiles miss a bound, up to [`CHECK_MOST_ADDED`]; the

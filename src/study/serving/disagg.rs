@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::{
     CostView, Disaggregated, Error, KvLink, RequestShape, Server, ServingError, ServingPoint,
 };
-use crate::core::chip::Chip;
 use crate::core::timing::Iteration;
+use crate::study::request::{kv_transfer_s, SequenceBytes};
 
 /// Positions of the reference decode step whose KV cache gives a pool's bytes per token.
 const REFERENCE_POSITIONS: f64 = 1024.0;
@@ -28,21 +28,6 @@ pub struct PrefillPool {
     pub sequence_bytes_per_chip: SequenceBytes,
     /// Whether one prompt's prefill fits the instance's memory.
     pub fits: bool,
-}
-
-/// What one chip holds of one sequence: KV bytes per cached position, and the recurrent
-/// state (a state-space model's, the same at any context; 0 without one).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SequenceBytes {
-    pub kv_per_token: f64,
-    pub state: f64,
-}
-
-impl SequenceBytes {
-    /// A sequence of `tokens` positions: its KV cache and its state.
-    pub fn of(&self, tokens: u64) -> f64 {
-        self.kv_per_token * tokens as f64 + self.state
-    }
 }
 
 impl PrefillPool {
@@ -158,24 +143,5 @@ impl Server<'_> {
                 kv_transfer_s,
             }),
         })
-    }
-}
-
-/// Sending a prompt's sequence between the pools, `bytes_per_chip` on the busiest chip's
-/// side (the larger of what each prefill chip sends and each decode chip receives: a pool of
-/// fewer chips holds a larger shard of the cache on each), over the chip's network (its
-/// scale-up link where it has none); nothing over a free link.
-pub fn kv_transfer_s(chip: &Chip, link: KvLink, bytes_per_chip: f64) -> Result<f64, Error> {
-    if link == KvLink::Free {
-        return Ok(0.0);
-    }
-    let network = chip.network.as_ref().map(|n| n.bandwidth_bytes_per_s);
-    let scale_up = (chip.interconnect.as_ref()).map(|i| i.bandwidth_bytes_per_s);
-    match network.or(scale_up) {
-        Some(bandwidth) => Ok(bytes_per_chip / bandwidth),
-        None => Err(Error::value(format!(
-            "{} has no network or scale-up link to send a prompt's KV cache over",
-            chip.id()
-        ))),
     }
 }

@@ -31,8 +31,11 @@
 mod band;
 mod checked;
 mod disagg;
+mod fleet;
 mod frontier;
+mod layouts;
 mod pools;
+mod query;
 mod slo;
 mod survey;
 
@@ -44,42 +47,16 @@ use crate::core::cost::{CostView, StepCost};
 use crate::core::timing::{Iteration, IterationPricer, StepSummary};
 
 pub use band::ServingBand;
-pub use checked::{Simulated, CHECK_MOST_ADDED, CHECK_REQUESTS};
-pub use disagg::{kv_transfer_s, PrefillPool, SequenceBytes};
+pub use checked::{CHECK_MOST_ADDED, CHECK_REQUESTS};
+pub use disagg::PrefillPool;
 pub use frontier::frontier;
-pub use slo::{plan_fleet, Fleet, FleetEntry, Slo};
-pub use survey::{
-    frontier_rows, one_layer_draft, survey, Disagg, Draft, LayoutChoice, ServingQuery, ServingRow,
-    Skipped, Survey,
-};
-
-/// A request's shape: prompt and output tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RequestShape {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl RequestShape {
-    /// A shape serving can price: at least one prompt token and two output tokens (one
-    /// from the prefill, at least one decoded).
-    pub fn new(input_tokens: u64, output_tokens: u64) -> Result<RequestShape, Error> {
-        if input_tokens == 0 || output_tokens < 2 {
-            return Err(Error::value(format!(
-                "serving needs a request of at least 1 input and 2 output tokens, not in={input_tokens},out={output_tokens}"
-            )));
-        }
-        Ok(RequestShape {
-            input_tokens,
-            output_tokens,
-        })
-    }
-
-    /// The mean context of a request's decode steps (contexts `I` to `I + O - 2`).
-    pub fn mean_decode_context(&self) -> f64 {
-        self.input_tokens as f64 + (self.output_tokens as f64 - 2.0) / 2.0
-    }
-}
+// The request and its KV cache's trip live below serving and the simulator, which share them.
+pub use crate::study::request::{KvLink, RequestShape};
+pub use fleet::{Fleet, FleetEntry, Simulated, Slo};
+pub use layouts::one_layer_draft;
+pub use query::{Disagg, Draft, LayoutChoice, ServingQuery};
+pub use slo::plan_fleet;
+pub use survey::{frontier_rows, survey, ServingRow, Skipped, Survey};
 
 /// Speculative decoding: `draft_tokens` drafted per verify step, each accepted with
 /// probability `acceptance` (independently, until the first rejection).
@@ -211,17 +188,6 @@ pub struct Disaggregated {
     /// Sending one prompt's KV cache (and recurrent state) from the prefill to the decode
     /// instance.
     pub kv_transfer_s: f64,
-}
-
-/// How a disaggregated prompt's KV cache reaches its decode instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub enum KvLink {
-    /// Over the chip's scale-out network (its scale-up link where it has no network), each
-    /// chip sending its shard.
-    #[default]
-    Priced,
-    /// At no cost (a bound: what disaggregation gives at best).
-    Free,
 }
 
 /// Why a concurrency cannot be served.

@@ -9,16 +9,17 @@
 
 use std::ops::ControlFlow;
 
-use super::survey::{serve_layouts, Layout};
-use super::{
-    Disagg, LayoutChoice, PrefillPool, Server, ServingError, ServingOptions, ServingPoint,
-    ServingQuery,
-};
+use super::layouts::{serve_layouts, Layout};
+use super::query::{Disagg, LayoutChoice, ServingQuery};
+use super::{PrefillPool, Server, ServingError, ServingOptions, ServingPoint};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
 use crate::core::workload::Workload;
+
+/// Why prefill apart has no pool: one prompt fits no layout's memory.
+pub(crate) const NO_PREFILL_POOL: &str = "no layout tried fits one prompt's prefill";
 
 /// A prefill pool: its layout and one prompt's prefill on it.
 #[derive(Clone)]

@@ -5,7 +5,7 @@
 //! its band multiplied out: each end is a run of its own.
 
 use super::clock::StepScale;
-use super::run::simulate_scaled;
+use super::setup::simulate_scaled;
 use super::{SimConfig, SimReport};
 use crate::base::error::Error;
 use crate::core::chip::Chip;

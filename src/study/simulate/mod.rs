@@ -29,18 +29,19 @@ mod report;
 mod requests;
 mod rng;
 mod run;
+mod setup;
 mod stats;
 
 use serde::Serialize;
 
 use crate::core::scenario::Scenario;
-use crate::study::serving::KvLink;
+use crate::study::request::KvLink;
 
 pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
-pub use run::simulate;
+pub use setup::simulate;
 
 pub use stats::Percentiles;
 

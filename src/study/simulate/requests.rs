@@ -56,7 +56,7 @@ pub struct Lengths {
 impl Lengths {
     /// Lengths around `in=input,out=output`; the ratio is in [0, 1), as vLLM requires.
     pub fn new(input_tokens: u64, output_tokens: u64, range_ratio: f64) -> Result<Lengths, Error> {
-        crate::study::serving::RequestShape::new(input_tokens, output_tokens)?;
+        crate::study::request::RequestShape::new(input_tokens, output_tokens)?;
         if !(0.0..1.0).contains(&range_ratio) {
             return Err(Error::value(format!(
                 "--range-ratio {range_ratio}: a range ratio is at least 0 and below 1 (as vLLM's --random-range-ratio)"

@@ -5,11 +5,11 @@
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::format::Format;
-use crate::base::ranges;
 use crate::base::source::Source;
-use crate::base::types::{parse_type, TypeKey};
+use crate::base::types::TypeKey;
 use crate::core::scenario::parse_set;
 
+use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
 use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};
 
 /// What a case measures.
@@ -97,9 +97,6 @@ const COLUMNS: [&str; 13] = [
     "id", "chip", "workload", "params", "dtypes", "fusion", "request", "tp", "metric", "measured",
     "kind", "source", "notes",
 ];
-
-/// Why a field of a row is wrong: the column, and what is wrong with it.
-pub(super) type FieldError = (&'static str, String);
 
 /// The cases of a case file that a step or a request prices: [`read_case_file`]'s `cases`
 /// (its serving rows read and checked, then left out).
@@ -276,11 +273,6 @@ fn parse_case(get: &dyn Fn(&str) -> String, id: String, line: u64) -> Result<Cas
     })
 }
 
-/// The non-empty items of a `;`-separated list.
-pub(super) fn list(text: &str) -> impl Iterator<Item = &str> {
-    text.split(';').map(str::trim).filter(|s| !s.is_empty())
-}
-
 /// The `params` column: `name=value;name=value` (a serving row's load refused: it is not a
 /// param of the workload).
 fn parse_sets(text: &str) -> Result<Vec<(String, f64)>, FieldError> {
@@ -300,32 +292,6 @@ fn parse_sets(text: &str) -> Result<Vec<(String, f64)>, FieldError> {
         .map_err(|e| ("params", format!("{e}; expected name=value;name=value")))
 }
 
-/// The `dtypes` column: `key=type;key=type` (`weight=fp8;embed.weight=bf16`).
-pub(super) fn parse_dtypes(text: &str) -> Result<Vec<(TypeKey, Format)>, FieldError> {
-    list(text)
-        .map(parse_type)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ("dtypes", format!("{e}; expected key=type;key=type")))
-}
-
-/// The `tp` column: a chip count, 1 when empty.
-pub(super) fn parse_tp(text: &str) -> Result<u64, FieldError> {
-    match text {
-        "" => Ok(1),
-        text => text
-            .parse::<u64>()
-            .ok()
-            .filter(|t| ranges::WORKLOAD_CHIPS.contains(*t as f64))
-            .ok_or((
-                "tp",
-                format!(
-                    "`{text}` is not a chip count (1, 2, 4, ...): {}",
-                    ranges::WORKLOAD_CHIPS.expected()
-                ),
-            )),
-    }
-}
-
 /// The `metric` column: one of [`Metric::ALL`] by name.
 fn parse_metric(name: &str) -> Result<Metric, FieldError> {
     let serving = ServingMetric::named(name)
@@ -343,14 +309,6 @@ fn parse_metric(name: &str) -> Result<Metric, FieldError> {
         ))
 }
 
-/// The `measured` column: a finite number above 0.
-pub(super) fn parse_measured(text: &str) -> Result<f64, FieldError> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or(("measured", format!("`{text}` is not a number above 0")))
-}
-
 /// The `kind` column: empty (derived later) or one of the known kinds (`serving` rows are
 /// read apart, by [`parse_row`]).
 fn parse_kind(kind: String) -> Result<String, FieldError> {
@@ -361,56 +319,5 @@ fn parse_kind(kind: String) -> Result<String, FieldError> {
             "kind",
             format!("unknown kind `{k}`; expected kernel, decode, prefill, request or serving"),
         )),
-    }
-}
-
-/// Parses `in=I,out=O` (also `in=I;out=O`).
-pub fn parse_request(text: &str) -> Result<(u64, u64), String> {
-    let (mut input, mut output) = (None, None);
-    for part in text
-        .split([',', ';'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = part
-            .split_once('=')
-            .ok_or_else(|| format!("expected in=I,out=O, found `{text}`"))?;
-        let value: u64 = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v| *v >= 1)
-            .ok_or_else(|| format!("`{value}` is not a token count of at least 1 (in `{text}`)"))?;
-        let key = key.trim();
-        ranges::REQUEST_TOKENS
-            .check(value as f64)
-            .map_err(|e| format!("`{key}={value}` (in `{text}`) is {e}"))?;
-        match key {
-            "in" => input = Some(value),
-            "out" => output = Some(value),
-            other => {
-                return Err(format!(
-                    "unknown key `{other}` in `{text}`; expected in and out"
-                ))
-            }
-        }
-    }
-    match (input, output) {
-        (Some(i), Some(o)) => Ok((i, o)),
-        _ => Err(format!("expected in=I,out=O, found `{text}`")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_requests() {
-        assert_eq!(parse_request("in=2048,out=128"), Ok((2048, 128)));
-        assert_eq!(parse_request("in=1; out=1"), Ok((1, 1)));
-        assert!(parse_request("in=0,out=1").is_err());
-        assert!(parse_request("in=5").is_err());
-        assert!(parse_request("prompt=5,out=1").is_err());
     }
 }

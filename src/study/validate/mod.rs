@@ -6,12 +6,14 @@
 //! build has no serving model.
 
 mod cases;
+mod fields;
 mod serving;
 mod serving_predict;
 
 use std::path::Path;
 
-pub use cases::{parse_request, read_case_file, read_cases, Case, CaseFile, Metric};
+pub use cases::{read_case_file, read_cases, Case, CaseFile, Metric};
+pub use fields::parse_request;
 pub use serving::{
     check_serving, prepare_serving, Load, PreparedServing, ServingCase, ServingMetric,
 };

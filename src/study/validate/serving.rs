@@ -21,7 +21,7 @@ use crate::core::chip::Chip;
 use crate::core::scenario::{parse_set, Mode, Scenario};
 use crate::core::workload::Workload;
 
-use super::cases::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
+use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
 use super::{resolve, spec_of};
 
 /// What a serving row measures.

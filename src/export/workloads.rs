@@ -5,8 +5,10 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, CellAlignment, Table};
 
+use super::format::OutputFormat;
 use super::rows::{self, Row, Shape, WorkloadRow};
-use super::{for_terminal, shaped, OutputFormat};
+use super::shaped;
+use super::style::for_terminal;
 use crate::study::models::{WorkloadKind, WorkloadSummary};
 
 /// Writes `workloads` in `format`, cut to `shape`.

@@ -1,16 +1,36 @@
-//! A plan as a table: what was asked and assumed, one row per chip and choice of types, and
-//! what was left out and why.
+//! What `plan` writes: one row per chip and choice of types, best first, as a table (what was
+//! asked and assumed, the rows, what was left out and why), CSV or JSON.
 
 use std::io::{self, Write};
 
-use super::band::ends;
 use super::costs::{cost_line, cost_notes};
-use super::table::{align_right, new_table, number};
+use super::format::OutputFormat;
+use super::list::write_list;
+use super::numbers::{ends, number};
+use super::rows::{plan_rows, Shape};
+use super::style::{align_right, new_table};
 use crate::base::units::{human, three_significant};
 use crate::core::scenario::Mode;
 use crate::study::plan::{PlanEntry, PlanRequest, PlanSort};
 
+/// Writes a plan: one row per chip and choice of types, best first.
 pub fn write_plan(
+    out: &mut dyn Write,
+    workload: &str,
+    request: &PlanRequest,
+    entries: &[PlanEntry],
+    format: OutputFormat,
+    shape: &Shape,
+) -> io::Result<()> {
+    let rows = plan_rows(workload, request, entries);
+    write_list(out, &rows, format, shape, |t| {
+        table(t, workload, request, entries)
+    })
+}
+
+/// The table of a plan: what was asked and assumed, a row per chip and choice of types, and
+/// what was left out and why.
+fn table(
     out: &mut dyn Write,
     workload: &str,
     request: &PlanRequest,

@@ -1,0 +1,224 @@
+//! A fleet and its targets: the bounds a fleet plan meets (and their conservative form, at
+//! the slow end of each number's band), the fleet chosen for one chip and choice of types with
+//! its cost, and what simulating it found. What `slo` plans and `checked` simulates.
+
+use serde::Serialize;
+
+use super::{Server, ServingBand, ServingError, ServingPoint};
+use crate::base::error::Error;
+use crate::base::types::Types;
+use crate::core::chip::Chip;
+use crate::core::cost::CostView;
+
+/// The fleet's targets.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Slo {
+    /// Requests per second the fleet serves.
+    pub rate_per_s: f64,
+    /// Most time to first token.
+    pub max_ttft_s: Option<f64>,
+    /// Most time per output token after the first.
+    pub max_tpot_s: Option<f64>,
+    /// Whether the bounds and the rate hold at the slow end of each number's 80 % band
+    /// (expected mode): [`Slo::at_slow_end`].
+    pub conservative: bool,
+}
+
+impl Slo {
+    /// Targets with a positive, finite rate and bounds.
+    pub fn new(
+        rate_per_s: f64,
+        max_ttft_s: Option<f64>,
+        max_tpot_s: Option<f64>,
+    ) -> Result<Slo, Error> {
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if !positive(rate_per_s) {
+            return Err(Error::value(format!(
+                "--rate {rate_per_s}: a request rate is a positive number of requests per second"
+            )));
+        }
+        for (flag, bound) in [
+            ("--max-ttft-ms", max_ttft_s),
+            ("--max-ms-per-token", max_tpot_s),
+        ] {
+            if bound.is_some_and(|b| !positive(b)) {
+                return Err(Error::value(format!("{flag}: a bound is a positive time")));
+            }
+        }
+        Ok(Slo {
+            rate_per_s,
+            max_ttft_s,
+            max_tpot_s,
+            conservative: false,
+        })
+    }
+
+    /// The same targets, met at the slow end of each number's band where `conservative`.
+    pub fn with_conservative(self, conservative: bool) -> Slo {
+        Slo {
+            conservative,
+            ..self
+        }
+    }
+
+    /// The targets a point's predicted numbers must meet for its numbers at the slow end of
+    /// `band` to meet these: TTFT times the prefill band's high end within the TTFT bound,
+    /// TPOT times the decode band's within the TPOT bound, and the rate served at requests/s
+    /// over the request band's high end (over the larger of the other two where there is no
+    /// request band: a whole request is made of its prefill and its decode). The same
+    /// targets where the plan is not conservative or there is no band.
+    pub fn at_slow_end(&self, band: Option<ServingBand>) -> Slo {
+        let Some(b) = band.filter(|_| self.conservative) else {
+            return *self;
+        };
+        let rate = (b.request).map_or(b.prefill.high.max(b.decode.high), |r| r.high);
+        Slo {
+            rate_per_s: self.rate_per_s * rate,
+            max_ttft_s: self.max_ttft_s.map(|t| t / b.prefill.high),
+            max_tpot_s: self.max_tpot_s.map(|t| t / b.decode.high),
+            conservative: false,
+        }
+    }
+
+    /// Whether `p` meets both bounds.
+    pub fn met_by(&self, p: &ServingPoint) -> bool {
+        self.max_ttft_s.is_none_or(|t| p.ttft_s <= t)
+            && self.max_tpot_s.is_none_or(|t| p.tpot_s <= t)
+    }
+}
+
+/// The cheapest fleet of one chip and choice of types.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fleet {
+    pub chip: String,
+    pub dtypes: Types,
+    pub layout: String,
+    /// Output tokens of each request.
+    pub output_tokens: u64,
+    /// The layout's tensor, pipeline and expert degrees.
+    pub tp: u64,
+    pub pp: u64,
+    pub ep: u64,
+    /// Instances (replicas of the layout) serving the rate.
+    pub instances: u64,
+    /// Prefill instances beside them, where prompts are prefilled apart (else 0).
+    pub prefill_instances: u64,
+    /// The prefill instances' layout, its degrees and chips (empty and 0 with prefill
+    /// together).
+    pub prefill_layout: String,
+    pub prefill_tp: u64,
+    pub prefill_pp: u64,
+    pub prefill_ep: u64,
+    pub prefill_chips_per_instance: u64,
+    /// Chips in all: each pool's instances x its chips per instance.
+    pub chips: u64,
+    /// One instance's steady state at the requests in flight it is given: the fewest that
+    /// serve its share of the rate.
+    pub point: ServingPoint,
+    /// The most requests in flight one instance may hold within the bounds.
+    pub max_concurrency: u64,
+    /// What the fleet costs per hour in each view, where the chip has that cost.
+    pub cloud_usd_per_hour: Option<f64>,
+    pub tco_usd_per_hour: Option<f64>,
+    /// A million output tokens at the fleet's rate (its instances rounded up, so idle
+    /// capacity is paid for), in each view.
+    pub cloud_usd_per_million_tokens: Option<f64>,
+    pub tco_usd_per_million_tokens: Option<f64>,
+    /// The simulation of one instance at its share of the rate (prefill together), or of
+    /// the whole fleet (prefill apart).
+    pub simulated: Option<Simulated>,
+    /// The 80 % band of its point's times and rates (none in roofline mode).
+    #[serde(skip)]
+    pub band: Option<ServingBand>,
+}
+
+/// One chip and choice of types: its cheapest fleet, or why none meets the targets.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetEntry {
+    pub chip: String,
+    pub dtypes: Types,
+    pub outcome: Result<Fleet, String>,
+}
+
+/// What simulating the fleet's instance found.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Simulated {
+    /// Instances the steady state asked for, before any were added (decode instances, and
+    /// prefill ones apart).
+    pub steady_instances: u64,
+    pub steady_prefill_instances: u64,
+    /// 90th percentiles at the instance count kept.
+    pub ttft_p90_s: f64,
+    pub tpot_p90_s: f64,
+    /// Whether they meet the bounds (false: even the most instances tried did not).
+    pub met: bool,
+}
+
+impl Fleet {
+    /// `n` serving (decode) instances and `prefill` prefill instances: the chips in all,
+    /// their cost per hour and a million tokens at the rate the fleet serves, in each view.
+    pub(crate) fn set_instances(&mut self, chip: &Chip, n: u64, prefill: u64, slo: &Slo) {
+        (self.instances, self.prefill_instances) = (n, prefill);
+        self.chips = n * self.point.chips + prefill * self.prefill_chips_per_instance;
+        let tokens_per_hour = slo.rate_per_s * self.output_tokens as f64 * 3600.0;
+        let per_hour = |view: CostView| {
+            let usd = chip.cost_model().with_view(view).usd_per_hour(chip).ok()?;
+            Some(usd * self.chips as f64)
+        };
+        let (cloud, tco) = (per_hour(CostView::Cloud), per_hour(CostView::Tco));
+        let per_million = |usd: Option<f64>| usd.map(|u| u / tokens_per_hour * 1e6);
+        self.cloud_usd_per_million_tokens = per_million(cloud);
+        self.tco_usd_per_million_tokens = per_million(tco);
+        (self.cloud_usd_per_hour, self.tco_usd_per_hour) = (cloud, tco);
+    }
+}
+
+/// The fewest requests in flight, up to `most` (which serves `share`), whose steady state
+/// serves `share` requests per second: lower latency at the same cost.
+pub(crate) fn fewest_serving(
+    server: &mut Server,
+    at: impl Fn(&mut Server, u64) -> Result<ServingPoint, ServingError>,
+    share: f64,
+    most: u64,
+) -> Result<ServingPoint, ServingError> {
+    let (mut lo, mut hi) = (0u64, most); // lo too few, hi enough
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if at(server, mid)?.requests_per_s >= share {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    at(server, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::band::Band;
+
+    #[test]
+    fn a_conservative_slo_asks_the_predicted_numbers_for_the_slow_end_s_margin() {
+        let band = |low: f64, high: f64| Band { low, high };
+        let mut bands = ServingBand {
+            prefill: band(0.8, 1.25),
+            decode: band(0.9, 1.6),
+            request: Some(band(0.9, 1.28)),
+        };
+        let slo = Slo::new(10.0, Some(0.5), Some(0.04)).unwrap();
+        // Not conservative, or no band (roofline mode): the targets as given.
+        assert_eq!(slo.at_slow_end(Some(bands)), slo);
+        let slo = slo.with_conservative(true);
+        assert_eq!(slo.at_slow_end(None), slo);
+        // TTFT 0.5 s over 1.25, TPOT 40 ms over 1.6, 10 requests/s times 1.28.
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} against {b}");
+        let t = slo.at_slow_end(Some(bands));
+        close(t.max_ttft_s.unwrap(), 0.4);
+        close(t.max_tpot_s.unwrap(), 0.025);
+        close(t.rate_per_s, 12.8);
+        // Without a request band, the slower of its parts' high ends: 1.6.
+        bands.request = None;
+        close(slo.at_slow_end(Some(bands)).rate_per_s, 16.0);
+    }
+}
