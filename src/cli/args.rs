@@ -11,15 +11,17 @@ pub(crate) use super::cost::CostArgs;
 use super::help::SWEEP_HELP;
 pub(crate) use super::plan_command::PlanArgs;
 pub(crate) use super::scenario::ScenarioFileArgs;
-pub(crate) use super::values::{number_in, parse_axis, parse_dtype_axis, parse_request, whole_in};
 use crate::base::format::Format as DataFormat;
+use crate::base::parse::AxisValues;
+pub(crate) use crate::base::parse::{number_in, parse_axis, parse_dtype_axis, parse_set, whole_in};
 use crate::base::ranges;
 use crate::base::source::FileKind;
 use crate::base::types::{parse_type, TypeKey};
-use crate::core::scenario::{parse_set, Mode, ScenarioSpec};
+use crate::core::scenario::{Mode, ScenarioSpec};
 use crate::export::stream::StreamFormat as Stream;
 use crate::export::OutputFormat;
-use crate::study::sweep::{AxisValues, ChipAxis};
+use crate::study::sweep::ChipAxis;
+pub(crate) use crate::study::validate::parse_request;
 
 #[derive(Parser)]
 #[command(

@@ -7,12 +7,12 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::output::Inputs;
-use super::values::number_in;
+use crate::base::parse::{number_in, parse_quote};
 use crate::base::ranges;
 use crate::base::source::Source;
 use crate::core::chip::Chip;
-use crate::core::cost::{CostModel, CostView};
 use crate::core::cost::book::PriceBook;
+use crate::core::cost::{CostModel, CostView};
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]
@@ -48,19 +48,6 @@ pub(crate) enum CostArg {
     Cloud,
     /// Total cost of ownership: purchase amortised plus power
     Tco,
-}
-
-/// `--price CHIP=USD/h`: a chip and a price per hour inside [`ranges::COST_QUOTE`].
-pub(crate) fn parse_quote(text: &str) -> Result<(String, f64), String> {
-    let (chip, price) = text
-        .split_once('=')
-        .ok_or_else(|| format!("expected CHIP=USD/h (e.g. h200=3.10), found `{text}`"))?;
-    let price = price.trim();
-    let number = price.strip_suffix("USD/h").unwrap_or(price);
-    Ok((
-        chip.trim().to_owned(),
-        number_in(number, &ranges::COST_QUOTE)?,
-    ))
 }
 
 impl CostArgs {

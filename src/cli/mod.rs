@@ -20,7 +20,6 @@ mod slice;
 mod sweep;
 #[cfg(feature = "ui")]
 mod ui_command;
-pub(crate) mod values;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -37,8 +36,8 @@ use output::{emit, Inputs};
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
 use crate::core::chip::{Announced, Chip};
-use crate::core::timing::{price, StepReport};
 use crate::core::scenario::Scenario;
+use crate::core::timing::{price, StepReport};
 use crate::core::workload::Workload;
 use crate::export::atomic::{OutputPlan, Target};
 use crate::export::document::{self, Kind};

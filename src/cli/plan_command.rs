@@ -3,16 +3,16 @@
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::args::{parse_dtype_axis, whole_in, CostArgs, ModeArg, OutputArgs, ScenarioFileArgs};
+use super::args::{CostArgs, ModeArg, OutputArgs, ScenarioFileArgs};
 use super::output::{self, emit};
 use super::scenario;
-use super::values::number_in;
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
+use crate::base::parse::{number_in, parse_dtype_axis, parse_set, whole_in};
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
-use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::core::scenario::{Scenario, ScenarioSpec};
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::{self as exporter};
@@ -38,7 +38,7 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "R", requires = "request")]
     pub(crate) rate: Option<f64>,
     /// Prompt and output tokens of every request (with --rate)
-    #[arg(long, value_name = "in=I,out=O", value_parser = super::values::parse_request, requires = "rate")]
+    #[arg(long, value_name = "in=I,out=O", value_parser = crate::study::validate::parse_request, requires = "rate")]
     pub(crate) request: Option<(u64, u64)>,
     /// Most milliseconds to a request's first token (with --rate)
     #[arg(long, value_name = "T", requires = "rate")]

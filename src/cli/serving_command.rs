@@ -5,16 +5,16 @@ use clap::Args;
 
 use super::args::{CostArgs, ModeArg, OutputArgs};
 use super::output::{self, Inputs};
-use super::values::{number_in, parse_dtype_axis, parse_request};
 use crate::base::dtype::{DType, Role};
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
+use crate::base::parse::{number_in, parse_dtype_axis, parse_set};
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
 use crate::core::cost::CostView;
-use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::core::scenario::{Scenario, ScenarioSpec};
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::launch::{launch, Launch, LaunchLayout, Vendor};
@@ -25,6 +25,7 @@ use crate::study::plan;
 use crate::study::serving::{
     self, Disagg, Draft, KvLink, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
 };
+use crate::study::validate::parse_request;
 
 /// `--disagg`.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -232,7 +233,13 @@ fn batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<Vec<(Strin
 /// Tokens/s per chip against tokens/s per user, one curve per chip, as SVG.
 fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Vec<u8>> {
     let mut csv = Vec::new();
-    write_serving(&mut csv, header, survey, OutputFormat::Csv, &Shape::default())?;
+    write_serving(
+        &mut csv,
+        header,
+        survey,
+        OutputFormat::Csv,
+        &Shape::default(),
+    )?;
     let chart = svg::SweepChart {
         x: "tokens_per_s_per_user".into(),
         y: "output_tokens_per_s_per_chip".into(),

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use anyhow::Result;
 use clap::Args;
 
-use super::values::whole_in;
+use crate::base::parse::whole_in;
 use crate::base::ranges;
 use crate::ui::{Limits, Options};
 

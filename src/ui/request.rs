@@ -7,12 +7,13 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use crate::base::format::Format as DataFormat;
+use crate::base::parse::{
+    number_in, parse_axis, parse_dtype_axis, parse_quote, parse_set, AxisValues,
+};
 use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
-use crate::cli::cost::{parse_quote, CostArg, CostArgs};
-use crate::cli::values::{number_in, parse_axis, parse_dtype_axis};
-use crate::core::scenario::{parse_set, Mode, ScenarioSpec};
-use crate::study::sweep::AxisValues;
+use crate::cli::cost::{CostArg, CostArgs};
+use crate::core::scenario::{Mode, ScenarioSpec};
 
 /// The name a pasted workload's errors give its file.
 pub(crate) const PASTED_YAML: &str = "pasted.yaml";

@@ -6,13 +6,14 @@ use anyhow::Result;
 use super::save::{Doc, Node};
 use super::{Given, Merge, ScenarioFileArgs, Settled};
 use crate::base::format::Format;
+use crate::base::parse::{parse_axis, parse_dtype_axis};
 use crate::base::types::{parse_type, TypeKey};
 use crate::cli::args::{ChipsScenario, CostArgs, PlanArgs, RunArgs, ScenarioArgs, SweepArgs};
 use crate::cli::cost::CostArg;
-use crate::cli::values::{parse_axis, parse_dtype_axis, parse_request};
 use crate::core::scenario::Mode;
 use crate::study::scenario_file::{Entry, ScenarioFile};
 use crate::study::sweep::ChipAxis;
+use crate::study::validate::parse_request;
 
 /// `run`: one chip, one value per key.
 pub(crate) fn run(args: &mut RunArgs, given: &Given) -> Result<(Settled, String)> {

@@ -16,11 +16,11 @@ use clap::{ArgMatches, Args};
 pub(crate) use commands::{chips_scenario, plan, run, sweep};
 
 use super::args::ModeArg;
-use super::cost::{parse_quote, CostArg, CostArgs};
+use super::cost::{CostArg, CostArgs};
 use super::output::Inputs;
-use super::values::number_in;
 use crate::base::diagnostic::did_you_mean;
 use crate::base::error::Error;
+use crate::base::parse::{number_in, parse_quote, parse_set};
 use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::core::workload::Workload;
@@ -240,7 +240,7 @@ impl<'a> Merge<'a> {
             }
             let one = self.single(entry)?;
             let text = format!("{name}={}", one.value);
-            merged.extend(self.parse(Some(&one), |_| crate::core::scenario::parse_set(&text))?);
+            merged.extend(self.parse(Some(&one), |_| parse_set(&text))?);
         }
         merged.append(flags);
         *flags = merged;

@@ -5,10 +5,10 @@
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::format::Format;
+use crate::base::parse::parse_set;
 use crate::base::ranges;
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
-use crate::core::scenario::parse_set;
 
 use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};
 
