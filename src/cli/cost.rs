@@ -1,5 +1,6 @@
-//! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--price` and `--prices`: the cost model
-//! and a buyer's own prices, put on the chips a command loaded.
+//! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--price` and `--prices`: the flags of
+//! [`CostSettings`] (their defaults its own) and a buyer's price book, put on the chips a
+//! command loaded.
 
 use std::path::PathBuf;
 
@@ -12,24 +13,25 @@ use crate::base::ranges;
 use crate::base::source::Source;
 use crate::core::chip::Chip;
 use crate::core::cost::book::PriceBook;
-use crate::core::cost::{CostModel, CostView};
+use crate::core::cost::{CostSettings, CostView};
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]
 pub(crate) struct CostArgs {
     /// Cost view of the $ columns: `cloud` (the chip file's on-demand price on its basis) or
     /// `tco` (purchase / (years x 8760 h) + power x PUE x USD per kWh, at 100 % utilisation)
-    #[arg(long = "cost", value_enum, default_value_t = CostArg::Cloud)]
+    #[arg(long = "cost", value_enum, default_value_t = CostSettings::default().view.into())]
     pub(crate) view: CostArg,
     /// TCO: years the purchase is amortised over
-    #[arg(long, value_name = "Y", default_value_t = 4.0,
+    #[arg(long, value_name = "Y", default_value_t = CostSettings::default().years,
           value_parser = |t: &str| number_in(t, &ranges::COST_YEARS))]
     pub(crate) years: f64,
     /// TCO: the facility's power usage effectiveness
-    #[arg(long, default_value_t = 1.3, value_parser = |t: &str| number_in(t, &ranges::COST_PUE))]
+    #[arg(long, default_value_t = CostSettings::default().pue,
+          value_parser = |t: &str| number_in(t, &ranges::COST_PUE))]
     pub(crate) pue: f64,
     /// TCO: electricity price
-    #[arg(long, value_name = "USD", default_value_t = 0.10,
+    #[arg(long, value_name = "USD", default_value_t = CostSettings::default().usd_per_kwh,
           value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KWH))]
     pub(crate) usd_per_kwh: f64,
     /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable; refused
@@ -50,6 +52,24 @@ pub(crate) enum CostArg {
     Tco,
 }
 
+impl From<CostArg> for CostView {
+    fn from(view: CostArg) -> CostView {
+        match view {
+            CostArg::Cloud => CostView::Cloud,
+            CostArg::Tco => CostView::Tco,
+        }
+    }
+}
+
+impl From<CostView> for CostArg {
+    fn from(view: CostView) -> CostArg {
+        match view {
+            CostView::Cloud => CostArg::Cloud,
+            CostView::Tco => CostArg::Tco,
+        }
+    }
+}
+
 impl CostArgs {
     /// The price book is one of the command's inputs: no output may overwrite it.
     pub(crate) fn inputs(&self, inputs: &mut Inputs) {
@@ -58,33 +78,24 @@ impl CostArgs {
         }
     }
 
+    /// The settings the flags give (the price book aside: it is a file).
+    pub(crate) fn settings(&self) -> CostSettings {
+        CostSettings {
+            view: self.view.into(),
+            years: self.years,
+            pue: self.pue,
+            usd_per_kwh: self.usd_per_kwh,
+            quotes: self.quotes.clone(),
+        }
+    }
+
     /// `chips` at the buyer's prices (the book, then each `--price`), costed in the model the
     /// flags describe.
     pub(crate) fn apply(&self, chips: Vec<Chip>) -> Result<Vec<Chip>> {
-        let view = match self.view {
-            CostArg::Cloud => CostView::Cloud,
-            CostArg::Tco => CostView::Tco,
+        let read_book = || match &self.book {
+            Some(path) => PriceBook::load(&Source::read(path)?),
+            None => Ok(PriceBook::default()),
         };
-        if view == CostView::Tco && !self.quotes.is_empty() {
-            // A quote that prices nothing would leave the buyer's figure silently unused.
-            anyhow::bail!(
-                "--price gives a cloud price per chip-hour, which --cost tco does not use (it \
-                 costs the purchase and the power): give those in a --prices book (CHIP: \
-                 {{purchase: USD, power: W}}), or leave out --cost tco"
-            );
-        }
-        let model = CostModel::new(view, self.years, self.pue, self.usd_per_kwh)?;
-        let mut book = match &self.book {
-            Some(path) => PriceBook::load(&Source::read(path)?)?,
-            None => PriceBook::default(),
-        };
-        for (chip, usd) in &self.quotes {
-            book.quote_cloud(chip, *usd);
-        }
-        let chips = book.apply(chips)?;
-        Ok(chips
-            .into_iter()
-            .map(|c| c.with_cost_model(model))
-            .collect())
+        Ok(self.settings().apply(chips, read_book)?)
     }
 }

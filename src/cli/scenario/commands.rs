@@ -9,7 +9,7 @@ use crate::base::format::Format;
 use crate::base::parse::{parse_axis, parse_dtype_axis};
 use crate::base::types::{parse_type, TypeKey};
 use crate::cli::args::{ChipsScenario, CostArgs, PlanArgs, RunArgs, ScenarioArgs, SweepArgs};
-use crate::cli::cost::CostArg;
+use crate::core::cost::CostView;
 use crate::core::scenario::Mode;
 use crate::study::scenario_file::{Entry, ScenarioFile};
 use crate::study::sweep::ChipAxis;
@@ -307,10 +307,7 @@ fn request_key(doc: &mut Doc, request: Option<(u64, u64)>) {
 /// `cost` and `prices`. Prices from a book and from `--price` together are more than the
 /// file's one `prices` key holds: refused, rather than one of them dropped.
 fn cost_keys(doc: &mut Doc, cost: &CostArgs) {
-    let view = match cost.view {
-        CostArg::Cloud => "cloud",
-        CostArg::Tco => "tco",
-    };
+    let view = CostView::from(cost.view).name();
     let pairs = vec![
         ("view".to_owned(), Node::Text(view.to_owned())),
         ("years".to_owned(), Node::Number(cost.years)),
