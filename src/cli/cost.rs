@@ -13,7 +13,8 @@ use crate::base::ranges;
 use crate::base::source::Source;
 use crate::core::chip::Chip;
 use crate::core::cost::book::PriceBook;
-use crate::core::cost::{CostSettings, CostView};
+use crate::core::cost::settings::CostSettings;
+use crate::core::cost::CostView;
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]

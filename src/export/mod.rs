@@ -28,9 +28,9 @@ mod table;
 pub mod top;
 pub mod typed;
 
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub use advice::{next_step_line, unfit_warning};
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub use models::write_workloads;
 
 use std::io::{self, Write};

@@ -18,8 +18,8 @@ use super::guard::{Cancel, CancelOnDrop, Guard};
 use super::request::{FormatName, ScenarioRequest};
 use super::state::{self, State};
 use crate::core::chip::Chip;
-use crate::core::timing::StepReport;
 use crate::core::scenario::Scenario;
+use crate::core::timing::StepReport;
 use crate::core::workload::Workload;
 use crate::export::rows::Shape;
 use crate::export::stream::StreamFormat;
@@ -93,7 +93,8 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<Ve
 pub(crate) async fn chips() -> Result<Response, ApiError> {
     blocking(|| {
         let chips = Chip::load_all(&["all"])?;
-        let json = written(|b| exporter::write_chips(b, &chips, OutputFormat::Json, &Shape::default()))?;
+        let json =
+            written(|b| exporter::write_chips(b, &chips, OutputFormat::Json, &Shape::default()))?;
         Ok(bytes("application/json", json))
     })
     .await
@@ -105,8 +106,9 @@ pub(crate) async fn workloads(Extract(guard): Shared) -> Result<Response, ApiErr
     let state = Arc::clone(&guard.state);
     blocking(move || {
         let list = models::builtin_workloads()?;
-        let json =
-            written(|b| exporter::write_workloads(b, &list, OutputFormat::Json, &Shape::default()))?;
+        let json = written(|b| {
+            exporter::write_workloads(b, &list, OutputFormat::Json, &Shape::default())
+        })?;
         let mut rows: Vec<Value> = serde_json::from_slice(&json).map_err(anyhow::Error::from)?;
         for row in &mut rows {
             let id = row["workload"].as_str().unwrap_or_default().to_owned();

@@ -12,7 +12,8 @@ use crate::base::parse::{
 };
 use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
-use crate::core::cost::{CostSettings, CostView};
+use crate::core::cost::settings::CostSettings;
+use crate::core::cost::CostView;
 use crate::core::scenario::{Mode, ScenarioSpec};
 
 /// The name a pasted workload's errors give its file.

@@ -5,7 +5,7 @@
 //! TCO per chip-hour = purchase per GPU / (years x 8760 h) + power (kW) x PUE x USD per kWh.
 
 pub mod book;
-mod settings;
+pub mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,8 +15,6 @@ use serde::{Serialize, Serializer};
 use crate::base::error::Error;
 use crate::base::ranges::{self, Range};
 use crate::core::chip::Chip;
-
-pub use settings::CostSettings;
 
 /// Hours in a year of service (365 days, as amortisation schedules count them).
 pub const HOURS_PER_YEAR: f64 = 8760.0;
