@@ -2,12 +2,11 @@
 //! [`CostSettings`] (their defaults its own) and a buyer's price book, put on the chips a
 //! command loaded.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::output::Inputs;
 use crate::base::parse::{number_in, parse_quote};
 use crate::base::ranges;
 use crate::base::source::Source;
@@ -72,11 +71,9 @@ impl From<CostView> for CostArg {
 }
 
 impl CostArgs {
-    /// The price book is one of the command's inputs: no output may overwrite it.
-    pub(crate) fn inputs(&self, inputs: &mut Inputs) {
-        if let Some(path) = &self.book {
-            inputs.path(path);
-        }
+    /// The price book's file, one of the command's inputs (no output may overwrite it).
+    pub(crate) fn book(&self) -> Option<&Path> {
+        self.book.as_deref()
     }
 
     /// The settings the flags give (the price book aside: it is a file).
