@@ -9,6 +9,7 @@ pub mod error;
 pub mod format;
 pub mod limits;
 pub mod param;
+pub mod parse;
 pub mod ranges;
 pub mod source;
 pub mod suggest;

@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::output::Inputs;
 use crate::base::source::{FileKind, Source};
+use crate::cli::output::Inputs;
 use crate::study::validate::{self, CaseFile};
 
 /// Reads the case file at `cases`; every serving row must name a chip, a workload and a
 /// scenario that load. Unless `serving` (the command prices them), says on stderr how many
 /// serving rows it leaves out.
-pub(super) fn read(cases: &Path, serving: bool) -> Result<(Source, CaseFile)> {
+pub(crate) fn read(cases: &Path, serving: bool) -> Result<(Source, CaseFile)> {
     let source = Source::read(cases)?;
     let file = validate::read_case_file(&source)?;
     validate::check_serving(&file.serving, &source, cases)?;
@@ -35,7 +35,7 @@ pub(super) fn read(cases: &Path, serving: bool) -> Result<(Source, CaseFile)> {
 /// The files a case file's command reads: the case file, and each row's chip and workload
 /// where they are files (beside the case file, or at their own path), with a workload's
 /// template.
-pub(super) fn inputs(cases: &Path, file: &CaseFile) -> Inputs {
+pub(crate) fn inputs(cases: &Path, file: &CaseFile) -> Inputs {
     let mut inputs = Inputs::default();
     inputs.path(cases);
     let dir = cases.parent().unwrap_or(Path::new(""));

@@ -2,15 +2,23 @@
 //! the files it reads before it does any work: the output plan refuses a target that is not a
 //! regular file, that is one of those inputs, or that has other hard links (see
 //! [`crate::export::atomic`]). At the end the command hands over all its bytes at once; each
-//! file is written whole through a temporary file, and none unless all can be.
+//! file is written whole through a temporary file, and none unless all can be. Also the
+//! warning over a scenario that does not fit, above a table or on stderr. A leaf: it imports
+//! no other module of the command line.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use crate::base::source::Source;
+use crate::core::chip::Chip;
+use crate::core::scenario::Scenario;
+use crate::core::timing::StepReport;
+use crate::core::workload::Workload;
 use crate::export::atomic::{OutputError, OutputPlan, Target};
+use crate::export::{self as exporter, OutputFormat};
+use crate::study::fix;
 
 /// The files a command reads, as far as the command line and the files themselves name them;
 /// an output may not be any of them. Names that are not files (built-ins) are passed over.
@@ -20,6 +28,13 @@ pub(crate) struct Inputs(Vec<PathBuf>);
 impl Inputs {
     pub(crate) fn path(&mut self, path: &Path) {
         self.0.push(path.to_owned());
+    }
+
+    /// A file a flag names, where it names one (`--prices FILE`).
+    pub(crate) fn optional(&mut self, path: Option<&Path>) {
+        if let Some(path) = path {
+            self.path(path);
+        }
     }
 
     pub(crate) fn paths(&self) -> &[PathBuf] {
@@ -85,6 +100,30 @@ pub(crate) fn plan_all(targets: Vec<Target>, inputs: &Inputs) -> Result<OutputPl
 /// Writes the one output of `plan`.
 pub(crate) fn emit(plan: OutputPlan, bytes: &[u8]) -> Result<()> {
     Ok(plan.commit(&[bytes])?)
+}
+
+/// When `report`'s scenario does not fit (or its request, at its end): a line saying so, with
+/// the changes that would make the scenario fit priced, above a table (in `out`) or on stderr
+/// beside rows a program reads.
+pub(crate) fn warn_unfit(
+    out: &mut Vec<u8>,
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    report: &StepReport,
+    format: OutputFormat,
+) -> Result<()> {
+    let fixes = || fix::fixes(workload, chip, scenario, report);
+    let Some(line) = exporter::unfit_warning(report, fixes) else {
+        return Ok(());
+    };
+    if format == OutputFormat::Table {
+        writeln!(out, "{line}")?;
+    } else {
+        // A closed stderr is no reason to fail: the rows still say `fits`.
+        let _ = writeln!(io::stderr(), "{line}");
+    }
+    Ok(())
 }
 
 /// Whether stdout (descriptor 1) was closed when the process started. Rust's runtime opens

@@ -297,22 +297,6 @@ pub(crate) fn memory_utilization(utilization: f64) -> Result<f64, Error> {
     }
 }
 
-/// Parses `NAME=VALUE` as `--set batch=32` writes it.
-pub fn parse_set(text: &str) -> Result<(String, f64), String> {
-    let (name, value) = text
-        .split_once('=')
-        .ok_or_else(|| format!("expected NAME=VALUE (e.g. batch=32), found `{text}`"))?;
-    let value: f64 = value
-        .trim()
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{value}` is not a number (in `{text}`)"))?;
-    if !value.is_finite() {
-        return Err(format!("`{text}`: the value must be a finite number"));
-    }
-    Ok((name.trim().to_owned(), value))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,14 +503,5 @@ fusion:
         let chip = crate::core::chip::Chip::named("h100-sxm").unwrap();
         let priced = crate::core::timing::price(&w, &chip, &s);
         assert_eq!(priced.unwrap_err().to_string(), e);
-    }
-
-    #[test]
-    fn parses_sets() {
-        assert_eq!(parse_set("batch=32"), Ok(("batch".into(), 32.0)));
-        assert_eq!(parse_set("tokens = 2_048"), Ok(("tokens".into(), 2048.0)));
-        assert!(parse_set("batch").is_err());
-        assert!(parse_set("batch=lots").is_err());
-        assert!(parse_set("batch=inf").is_err());
     }
 }

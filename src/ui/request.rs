@@ -7,12 +7,14 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use crate::base::format::Format as DataFormat;
+use crate::base::parse::{
+    number_in, parse_axis, parse_dtype_axis, parse_quote, parse_set, AxisValues,
+};
 use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
-use crate::cli::cost::{parse_quote, CostArg, CostArgs};
-use crate::cli::values::{number_in, parse_axis, parse_dtype_axis};
-use crate::core::scenario::{parse_set, Mode, ScenarioSpec};
-use crate::study::sweep::AxisValues;
+use crate::core::cost::settings::CostSettings;
+use crate::core::cost::CostView;
+use crate::core::scenario::{Mode, ScenarioSpec};
 
 /// The name a pasted workload's errors give its file.
 pub(crate) const PASTED_YAML: &str = "pasted.yaml";
@@ -189,30 +191,30 @@ impl ScenarioRequest {
         }
     }
 
-    /// The cost flags, as `--cost`, `--years`, `--pue`, `--usd-per-kwh` and `--price` give
-    /// them (no price book: that is a file).
-    pub(crate) fn cost(&self) -> Result<CostArgs, ApiError> {
+    /// The cost settings, as `--cost`, `--years`, `--pue`, `--usd-per-kwh` and `--price` give
+    /// them (no price book: that is a file); a field left out takes the settings' default.
+    pub(crate) fn cost(&self) -> Result<CostSettings, ApiError> {
+        let defaults = CostSettings::default();
         let or = |value: Option<f64>, name: &str, default: f64, range| match value {
             Some(v) => number(name, v, range),
             None => Ok(default),
         };
-        Ok(CostArgs {
+        Ok(CostSettings {
             view: match self.cost {
-                CostName::Cloud => CostArg::Cloud,
-                CostName::Tco => CostArg::Tco,
+                CostName::Cloud => CostView::Cloud,
+                CostName::Tco => CostView::Tco,
             },
-            years: or(self.years, "years", 4.0, &ranges::COST_YEARS)?,
-            pue: or(self.pue, "pue", 1.3, &ranges::COST_PUE)?,
+            years: or(self.years, "years", defaults.years, &ranges::COST_YEARS)?,
+            pue: or(self.pue, "pue", defaults.pue, &ranges::COST_PUE)?,
             usd_per_kwh: or(
                 self.usd_per_kwh,
                 "usd-per-kwh",
-                0.10,
+                defaults.usd_per_kwh,
                 &ranges::COST_USD_PER_KWH,
             )?,
             quotes: (self.price.iter())
                 .map(|t| flag("price", "CHIP=USD/h", t, parse_quote))
                 .collect::<Result<_, _>>()?,
-            book: None,
         })
     }
 

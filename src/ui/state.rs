@@ -11,6 +11,7 @@ use super::Limits;
 use crate::base::builtin;
 use crate::base::source::{FileKind, Source};
 use crate::core::chip::{Chip, ChipStatus};
+use crate::core::cost::book::PriceBook;
 use crate::core::workload::Workload;
 use crate::study::import;
 
@@ -132,5 +133,6 @@ pub(crate) fn chips(request: &ScenarioRequest) -> Result<Vec<Chip>, ApiError> {
             chips.push(Chip::load(&Source::builtin(name, FileKind::Chip)?)?);
         }
     }
-    Ok(request.cost()?.apply(chips)?)
+    let no_book = || Ok(PriceBook::default());
+    Ok(request.cost()?.apply(chips, no_book)?)
 }

@@ -1,10 +1,17 @@
 //! The merged scenario as a YAML file: every value the command priced with, one key a line,
-//! text quoted, so that `--scenario` reads it back to the same values.
+//! text quoted, so that `--scenario` reads it back to the same values; and the keys the flag
+//! groups several commands share write into it.
 
 use std::fmt::Write as _;
 
+use crate::base::format::Format;
+use crate::base::types::TypeKey;
+use crate::cli::flags::{CostArgs, ScenarioArgs};
+use crate::core::cost::CostView;
+use crate::core::scenario::Mode;
+
 /// A value of the file.
-pub(super) enum Node {
+pub(crate) enum Node {
     Text(String),
     Number(f64),
     Bool(bool),
@@ -14,7 +21,7 @@ pub(super) enum Node {
 
 impl Node {
     /// A value as a flag writes it: a number where it is one, else text.
-    pub(super) fn scalar(text: &str) -> Node {
+    pub(crate) fn scalar(text: &str) -> Node {
         match text.parse::<f64>() {
             Ok(x) if x.is_finite() && format!("{x}") == text => Node::Number(x),
             _ => Node::Text(text.to_owned()),
@@ -22,7 +29,7 @@ impl Node {
     }
 
     /// One value, or a list of several.
-    pub(super) fn one_or_list(mut values: Vec<Node>) -> Node {
+    pub(crate) fn one_or_list(mut values: Vec<Node>) -> Node {
         match values.len() {
             1 => values.remove(0),
             _ => Node::List(values),
@@ -31,7 +38,7 @@ impl Node {
 
     /// A map from `(key, value)` pairs in order, a key given twice kept where it was last
     /// given (as a later flag wins).
-    pub(super) fn last_wins(pairs: Vec<(String, Node)>) -> Node {
+    pub(crate) fn last_wins(pairs: Vec<(String, Node)>) -> Node {
         let mut kept: Vec<(String, Node)> = Vec::new();
         for (key, value) in pairs {
             kept.retain(|(k, _)| *k != key);
@@ -43,24 +50,24 @@ impl Node {
 
 /// The keys of a scenario file, in order.
 #[derive(Default)]
-pub(super) struct Doc {
+pub(crate) struct Doc {
     keys: Vec<(String, Node)>,
     /// Why the scenario cannot be written as a file, if it cannot.
     refused: Option<&'static str>,
 }
 
 impl Doc {
-    pub(super) fn push(&mut self, key: &str, node: Node) {
+    pub(crate) fn push(&mut self, key: &str, node: Node) {
         self.keys.push((key.to_owned(), node));
     }
 
     /// Marks the scenario as one no file can hold, saying why.
-    pub(super) fn refuse(&mut self, why: &'static str) {
+    pub(crate) fn refuse(&mut self, why: &'static str) {
         self.refused = Some(why);
     }
 
     /// The file's text.
-    pub(super) fn yaml(&self, command: &str) -> anyhow::Result<String> {
+    pub(crate) fn yaml(&self, command: &str) -> anyhow::Result<String> {
         if let Some(why) = self.refused {
             anyhow::bail!("{why}");
         }
@@ -108,5 +115,87 @@ fn quoted_key(key: &str) -> String {
     match plain {
         true => key.to_owned(),
         false => serde_json::Value::from(key).to_string(),
+    }
+}
+
+/// Texts as one value, or a list of several.
+pub(crate) fn texts(values: &[String]) -> Node {
+    Node::one_or_list(values.iter().map(|v| Node::Text(v.clone())).collect())
+}
+
+pub(crate) fn number_pairs(sets: &[(String, f64)]) -> Vec<(String, Node)> {
+    (sets.iter())
+        .map(|(name, v)| (name.clone(), Node::Number(*v)))
+        .collect()
+}
+
+/// `sets`, `types`, `fusion`, `mode`, `overlap_comm`, `memory_utilization` of one scenario.
+pub(crate) fn scenario_keys(doc: &mut Doc, s: &ScenarioArgs) {
+    doc.push("sets", Node::last_wins(number_pairs(&s.sets)));
+    let types = (s.dtypes.iter())
+        .map(|(key, format)| (key.name(), Node::Text(format.to_string())))
+        .collect();
+    doc.push("types", Node::last_wins(types));
+    if let Some(fusion) = &s.fusion {
+        doc.push("fusion", Node::Text(fusion.clone()));
+    }
+    doc.push("mode", Node::Text(Mode::from(s.mode).name().to_owned()));
+    if s.overlap_comm {
+        doc.push("overlap_comm", Node::Bool(true));
+    }
+    if let Some(u) = s.memory_utilization {
+        doc.push("memory_utilization", Node::Number(u));
+    }
+}
+
+/// `types` as lists of formats (`sweep`'s and `plan`'s).
+pub(crate) fn type_lists_key(doc: &mut Doc, dtypes: &[(TypeKey, Vec<Format>)]) {
+    let types = (dtypes.iter())
+        .map(|(key, formats)| {
+            let formats = formats.iter().map(|f| Node::Text(f.to_string())).collect();
+            (key.name(), Node::one_or_list(formats))
+        })
+        .collect();
+    doc.push("types", Node::last_wins(types));
+}
+
+pub(crate) fn request_key(doc: &mut Doc, request: Option<(u64, u64)>) {
+    if let Some((input, output)) = request {
+        let pairs = vec![
+            ("in".to_owned(), Node::Number(input as f64)),
+            ("out".to_owned(), Node::Number(output as f64)),
+        ];
+        doc.push("request", Node::Map(pairs));
+    }
+}
+
+/// `cost` and `prices`. Prices from a book and from `--price` together are more than the
+/// file's one `prices` key holds: refused, rather than one of them dropped.
+pub(crate) fn cost_keys(doc: &mut Doc, cost: &CostArgs) {
+    let view = CostView::from(cost.view).name();
+    let pairs = vec![
+        ("view".to_owned(), Node::Text(view.to_owned())),
+        ("years".to_owned(), Node::Number(cost.years)),
+        ("pue".to_owned(), Node::Number(cost.pue)),
+        ("usd_per_kwh".to_owned(), Node::Number(cost.usd_per_kwh)),
+    ];
+    doc.push("cost", Node::Map(pairs));
+    match (&cost.book, cost.quotes.is_empty()) {
+        (Some(_), false) => doc.refuse(
+            "--save-scenario: the prices come from a price book and from --price; a scenario \
+             file's `prices` is one or the other: put the quotes in the book, or give them all \
+             with --price",
+        ),
+        (Some(book), true) => {
+            let path = std::path::absolute(book).unwrap_or_else(|_| book.clone());
+            doc.push("prices", Node::Text(path.display().to_string()));
+        }
+        (None, false) => {
+            let quotes = (cost.quotes.iter())
+                .map(|(chip, usd)| (chip.clone(), Node::Number(*usd)))
+                .collect();
+            doc.push("prices", Node::last_wins(quotes));
+        }
+        (None, true) => {}
     }
 }

@@ -5,6 +5,7 @@
 //! TCO per chip-hour = purchase per GPU / (years x 8760 h) + power (kW) x PUE x USD per kWh.
 
 pub mod book;
+pub mod settings;
 
 use std::fmt;
 use std::sync::Arc;

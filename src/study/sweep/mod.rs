@@ -19,13 +19,12 @@
 mod grid;
 mod run;
 mod shard;
-mod values;
 mod what_if;
 
+pub use crate::base::parse::{parse_values, AxisValues, MAX_AXIS_VALUES};
 pub use grid::{grid_len, Axes, Grid};
 pub use run::{run, SweepError};
 pub use shard::Shard;
-pub use values::{parse_values, AxisValues, MAX_AXIS_VALUES};
 pub use what_if::{
     too_many_what_if_chips, what_if_chips, what_if_len, ChipAxis, MAX_WHAT_IF_CHIPS,
 };

@@ -9,10 +9,9 @@
 
 use crate::base::chip_field::ChipField;
 use crate::base::error::Error;
+use crate::base::parse::AxisValues;
 use crate::base::units::parse_quantity;
 use crate::core::chip::Chip;
-
-use super::values::AxisValues;
 
 /// Most chips the what-if axes may derive, from all base chips together: they are made before
 /// the sweep starts (about a kilobyte each), so their number is bounded well below a grid's.

@@ -5,9 +5,10 @@
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::format::Format;
+use crate::base::parse::parse_set;
+
 use crate::base::source::Source;
 use crate::base::types::TypeKey;
-use crate::core::scenario::parse_set;
 
 use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
 use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};

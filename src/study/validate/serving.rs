@@ -14,11 +14,12 @@ use std::path::Path;
 use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::format::Format;
+use crate::base::parse::parse_set;
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
-use crate::core::scenario::{parse_set, Mode, Scenario};
+use crate::core::scenario::{Mode, Scenario};
 use crate::core::workload::Workload;
 
 use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};

@@ -1,11 +1,11 @@
-//! `ui`: the flags of the web page's server, and its start.
+//! `ui`: the flags of the web page's server, and its start (the server is `crate::ui`).
 
 use std::net::IpAddr;
 
 use anyhow::Result;
 use clap::Args;
 
-use super::values::whole_in;
+use crate::base::parse::whole_in;
 use crate::base::ranges;
 use crate::ui::{Limits, Options};
 
@@ -30,7 +30,8 @@ pub(crate) struct UiArgs {
     max_scenarios: u64,
 }
 
-pub(crate) fn ui_command(args: UiArgs) -> Result<()> {
+/// `ui`: serves the page until Ctrl-C.
+pub(crate) fn run(args: UiArgs) -> Result<()> {
     let limits = Limits {
         time_limit: std::time::Duration::from_secs(args.time_limit),
         max_scenarios: args.max_scenarios,

@@ -1,20 +1,18 @@
-//! `stepcost fit` and `stepcost validate --cross-validate`.
+//! `fit`: a chip's expected-mode constants fitted to measured cases, written as an
+//! `expected:` section.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::{FormatArg, ModeArg, OutputArgs};
-use super::case_file;
-use super::output::{self, emit};
 use crate::base::source::{FileKind, Source};
+use crate::cli::case_file;
+use crate::cli::output::{self, emit};
 use crate::core::chip::Chip;
-use crate::core::scenario::Mode;
 use crate::export::atomic::Target;
-use crate::export::{self, fit};
-use crate::study::band;
-use crate::study::fit::{cross, fit_chip, shipped_family};
+use crate::export::fit;
+use crate::study::fit::{fit_chip, shipped_family};
 
 /// `stepcost fit`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -37,7 +35,7 @@ pub(crate) struct FitArgs {
 
 /// Fits the chip's constants and writes the fragment to `out`; the report goes to stdout (to
 /// stderr when the fragment does).
-pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
+pub(crate) fn run(args: &FitArgs) -> Result<()> {
     let (cases, chip_name, family, out) = (
         args.cases.as_path(),
         args.chip.as_str(),
@@ -68,47 +66,4 @@ pub(super) fn fit_command(args: &FitArgs) -> Result<()> {
         stdout.write_all(&report)?;
         Ok(stdout.flush()?)
     }
-}
-
-/// `validate --cross-validate`: a table of errors per group, in sample and held out.
-pub(super) fn cross_validate_command(
-    cases: &Path,
-    mode: ModeArg,
-    residuals: Option<&Path>,
-    output: OutputArgs,
-) -> Result<()> {
-    if Mode::from(mode) != Mode::Expected {
-        anyhow::bail!("--cross-validate fits expected mode's constants; drop --mode roofline");
-    }
-    if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
-        anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
-    }
-    let (source, file) = case_file::read(cases, false)?;
-    let mut targets = vec![Target::from_out(output.out.as_deref())];
-    targets.extend(residuals.map(|r| Target::from_out(Some(r))));
-    let plan = output::plan_all(targets, &case_file::inputs(cases, &file))?;
-    let cv = cross::cross_validate(file.cases, cases)?;
-    let residual_rows = cross::residuals_of(&cv);
-    let mut buffer = Vec::new();
-    fit::write_cross_validation(&mut buffer, &cv)?;
-    let calibration = band::Calibration::of(&residual_rows);
-    export::band::write_band_report(
-        &mut buffer,
-        &calibration,
-        &band::nested_coverage(&residual_rows),
-    )?;
-    let csv = export::band::residuals_csv(&residual_rows, &cases.display().to_string());
-    match residuals {
-        Some(_) => plan.commit(&[&buffer, csv.as_bytes()])?,
-        None => emit(plan, &buffer)?,
-    }
-    let skipped = cv.in_sample.iter().filter(|o| o.predicted.is_err()).count();
-    if skipped > 0 {
-        anyhow::bail!(
-            "{skipped} of {} cases in {} could not be priced (left out of the errors)",
-            cv.in_sample.len(),
-            source.name
-        );
-    }
-    Ok(())
 }

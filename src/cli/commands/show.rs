@@ -1,17 +1,13 @@
-//! `workloads` (the built-in workloads with their sizes) and `show` (a built-in file's text,
-//! to copy and edit).
+//! `show`: a built-in chip, workload or template file's text as shipped, to copy and edit.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use super::args::OutputArgs;
-use super::output::{self, emit, Inputs};
 use crate::base::builtin;
 use crate::base::diagnostic::did_you_mean;
-use crate::export;
-use crate::study::models;
+use crate::cli::output::{self, emit, Inputs};
 
 /// `show`'s arguments.
 #[derive(Args)]
@@ -37,18 +33,8 @@ enum ShowKind {
     Template,
 }
 
-/// `workloads`: the built-in workloads, models first.
-pub(crate) fn workloads_command(output: OutputArgs) -> Result<()> {
-    let plan = output::plan(output.out.as_deref(), &Inputs::default())?;
-    let list = models::builtin_workloads()?;
-    let mut buffer = Vec::new();
-    let format = &output.format;
-    export::write_workloads(&mut buffer, &list, format.into(), &format.shape()?)?;
-    emit(plan, &buffer)
-}
-
 /// `show`: the built-in file's bytes as shipped.
-pub(crate) fn show_command(args: ShowArgs) -> Result<()> {
+pub(crate) fn run(args: ShowArgs) -> Result<()> {
     let plan = output::plan(args.out.as_deref(), &Inputs::default())?;
     let text = builtin_text(args.kind, &args.name)?;
     emit(plan, text.as_bytes())

@@ -1,38 +1,42 @@
-//! `simulate`: its flags and its one function.
+//! `simulate`: serving simulated request by request (arrivals at a rate or from a trace, a
+//! continuous-batching scheduler, every iteration priced), with latency percentiles,
+//! throughput and goodput, each with its 80 % band in expected mode.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
-use super::args::{parse_request, OutputArgs, ScenarioArgs};
-use super::output::{self, emit, Inputs};
 use crate::base::param::ScenarioParam;
+use crate::base::parse::parse_set;
 use crate::base::source::{FileKind, Source};
+use crate::cli::flags::{OutputArgs, ScenarioArgs};
+use crate::cli::output::{self, emit, Inputs};
 use crate::core::chip::Chip;
-use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::core::scenario::{Scenario, ScenarioSpec};
 use crate::core::workload::Workload;
 use crate::export::simulate::write_simulate;
 use crate::study::serving::KvLink;
 use crate::study::simulate::{
     self, Arrivals, Horizon, LatencyBounds, Lengths, PrefillApart, Router, SimConfig,
 };
+use crate::study::validate::parse_request;
 
 #[derive(Args)]
 pub(crate) struct SimulateArgs {
     /// Workload: built-in name or YAML file
-    pub(crate) workload: String,
+    workload: String,
     /// Chip of each instance: built-in name or YAML file (with --set tp=N for a layout)
     #[arg(long)]
-    pub(crate) chip: String,
+    chip: String,
     #[command(flatten)]
-    pub(crate) scenario: ScenarioArgs,
+    scenario: ScenarioArgs,
     /// Requests per second arriving (Poisson unless --arrival uniform)
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
-    pub(crate) rate: Option<f64>,
+    rate: Option<f64>,
     /// How requests arrive at --rate: a Poisson process, or evenly spaced
     #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
-    pub(crate) arrival: ArrivalArg,
+    arrival: ArrivalArg,
     /// Gaps from a gamma distribution of this shape, as vLLM's `bench serve --burstiness`:
     /// 1 is Poisson, larger more evenly paced, smaller burstier
     #[arg(
@@ -41,14 +45,14 @@ pub(crate) struct SimulateArgs {
         default_value_t = 1.0,
         allow_negative_numbers = true
     )]
-    pub(crate) burstiness: f64,
+    burstiness: f64,
     /// Requests from a CSV file with the columns arrival_s,input_tokens,output_tokens
     /// (instead of --rate and --request)
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["rate", "request", "duration", "requests"])]
-    pub(crate) trace: Option<PathBuf>,
+    trace: Option<PathBuf>,
     /// Nominal request: in=I,out=O tokens
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, default_value = "in=1024,out=256")]
-    pub(crate) request: (u64, u64),
+    request: (u64, u64),
     /// Lengths uniform within this ratio of the nominal request, as vLLM's benchmark's
     /// --random-range-ratio: [floor(X (1 - F)), ceil(X (1 + F))]; in [0, 1)
     #[arg(
@@ -57,7 +61,7 @@ pub(crate) struct SimulateArgs {
         default_value_t = 0.0,
         allow_negative_numbers = true
     )]
-    pub(crate) range_ratio: f64,
+    range_ratio: f64,
     /// Simulated seconds of arrivals (default 600 unless --requests)
     #[arg(
         long,
@@ -65,61 +69,61 @@ pub(crate) struct SimulateArgs {
         conflicts_with = "requests",
         allow_negative_numbers = true
     )]
-    pub(crate) duration: Option<f64>,
+    duration: Option<f64>,
     /// Number of requests arriving (instead of --duration)
     #[arg(long, value_name = "N")]
-    pub(crate) requests: Option<u64>,
+    requests: Option<u64>,
     /// Seed of the arrivals and lengths: the same seed gives the same bytes out
     #[arg(long, value_name = "N", default_value_t = 0)]
-    pub(crate) seed: u64,
+    seed: u64,
     /// Most sequences running per instance (default: vLLM's max_num_seqs for the chip,
     /// 1024 with 70 GiB or more, else 256)
     #[arg(long, value_name = "N")]
-    pub(crate) max_seqs: Option<u64>,
+    max_seqs: Option<u64>,
     /// Instances behind the router (the decode instances, with --disagg)
     #[arg(long, value_name = "N", default_value_t = 1)]
-    pub(crate) instances: u32,
+    instances: u32,
     /// How requests are spread over instances (over each pool's, with --disagg)
     #[arg(long, value_enum, default_value_t = RouterArg::RoundRobin)]
-    pub(crate) router: RouterArg,
+    router: RouterArg,
     /// SLO: most milliseconds to the first token (for goodput)
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
-    pub(crate) max_ttft_ms: Option<f64>,
+    max_ttft_ms: Option<f64>,
     /// SLO: most milliseconds per output token after the first (for goodput)
     #[arg(long, value_name = "L", allow_negative_numbers = true)]
-    pub(crate) max_ms_per_token: Option<f64>,
+    max_ms_per_token: Option<f64>,
     /// Price every iteration exactly instead of from the cache of step times
     #[arg(long)]
-    pub(crate) exact: bool,
+    exact: bool,
     /// Prefill prompts apart, on --prefill-instances of their own, each prompt's KV cache
     /// then sent over the network to one of the --instances, which only decode
     #[arg(long)]
-    pub(crate) disagg: bool,
+    disagg: bool,
     /// Prefill instances, with --disagg
     #[arg(long, value_name = "N", default_value_t = 1, requires = "disagg")]
-    pub(crate) prefill_instances: u32,
+    prefill_instances: u32,
     /// The prefill instances' layout, with --disagg, e.g. --prefill-set tp=2 (repeatable;
     /// degrees not named are 1); without it the decode instances' layout
     #[arg(long = "prefill-set", value_name = "NAME=VALUE", value_parser = parse_set, requires = "disagg")]
-    pub(crate) prefill_sets: Vec<(String, f64)>,
+    prefill_sets: Vec<(String, f64)>,
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    output: OutputArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum ArrivalArg {
+enum ArrivalArg {
     Poisson,
     Uniform,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum RouterArg {
+enum RouterArg {
     RoundRobin,
     LeastLoaded,
 }
 
 /// `simulate`: the run's report, or the first input that was wrong.
-pub(crate) fn simulate_command(args: SimulateArgs) -> Result<()> {
+pub(crate) fn run(args: SimulateArgs) -> Result<()> {
     let config = config(&args)?;
     let mut inputs = Inputs::default();
     let source = Source::resolve(&args.workload, FileKind::Workload)?;

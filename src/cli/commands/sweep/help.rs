@@ -1,6 +1,6 @@
-//! Long help texts of the commands whose flags need more than a line each.
+//! `sweep --help`'s long text: its axes, its rows and examples.
 
-pub(super) const SWEEP_HELP: &str = "\
+pub(crate) const SWEEP_HELP: &str = "\
 Axes (the sweep is their cartesian product):
   --set NAME=LIST     values of a param; LIST is comma-separated numbers and ranges:
                         1,2,4            a list

@@ -1,48 +1,29 @@
-//! `serving`: its flags and its one function.
+//! `serving`: continuous batching in steady state, per chip and concurrency (or each chip's
+//! Pareto frontier), with speculative decoding, a prefix cache and prefill apart as asked.
 
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{CostArgs, ModeArg, OutputArgs};
-use super::output::{self, Inputs};
-use super::values::{number_in, parse_dtype_axis, parse_request};
-use crate::base::dtype::{DType, Role};
 use crate::base::format::Format as DataFormat;
 use crate::base::param::ScenarioParam;
+use crate::base::parse::{number_in, parse_dtype_axis, parse_set};
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
-use crate::base::types::TypeKey;
-use crate::core::chip::Chip;
-use crate::core::cost::CostView;
-use crate::core::scenario::{parse_set, Scenario, ScenarioSpec};
+use crate::base::types::{TypeKey, Types};
+use crate::cli::flags::{AnnouncedArg, CostArgs, DisaggArg, ModeArg, OutputArgs};
+use crate::cli::launch::batched_tokens;
+use crate::cli::output::{self, Inputs};
+use crate::core::scenario::{Scenario, ScenarioSpec};
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
-use crate::export::launch::{launch, Launch, LaunchLayout, Vendor};
 use crate::export::rows::Shape;
-use crate::export::serving::{write_fleet, write_serving, FleetHeader, ServingHeader};
+use crate::export::serving::{write_serving, ServingHeader};
 use crate::export::{svg, OutputFormat};
 use crate::study::plan;
 use crate::study::serving::{
-    self, Disagg, Draft, KvLink, LayoutChoice, RequestShape, ServingOptions, Slo, Speculation,
+    self, Draft, KvLink, LayoutChoice, RequestShape, ServingOptions, Speculation,
 };
-
-/// `--disagg`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(crate) enum DisaggArg {
-    Off,
-    On,
-    Auto,
-}
-
-impl From<DisaggArg> for Disagg {
-    fn from(d: DisaggArg) -> Disagg {
-        match d {
-            DisaggArg::Off => Disagg::Off,
-            DisaggArg::On => Disagg::On,
-            DisaggArg::Auto => Disagg::Auto,
-        }
-    }
-}
+use crate::study::validate::parse_request;
 
 #[derive(Args)]
 pub(crate) struct ServingArgs {
@@ -57,7 +38,7 @@ pub(crate) struct ServingArgs {
     )]
     chip: Vec<String>,
     #[command(flatten)]
-    announced: super::announced::AnnouncedArg,
+    announced: AnnouncedArg,
     /// Prompt and output tokens of every request
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, default_value = "in=1024,out=1024")]
     request: (u64, u64),
@@ -123,7 +104,7 @@ pub(crate) struct ServingArgs {
 }
 
 /// `serving`: the steady state of every chip at every concurrency, or each chip's frontier.
-pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
+pub(crate) fn run(args: ServingArgs) -> Result<()> {
     let source = Source::resolve(&args.workload, FileKind::Workload)?;
     let mut inputs = Inputs::default();
     inputs.workload(&args.workload, &source);
@@ -131,7 +112,7 @@ pub(crate) fn serving_command(args: ServingArgs) -> Result<()> {
     if let Some(d) = args.draft.as_deref().filter(|d| *d != "mtp") {
         inputs.named(&[d]);
     }
-    args.cost.inputs(&mut inputs);
+    inputs.optional(args.cost.book());
     let target = Target::from_out(args.output.out.as_deref());
     let mut targets = vec![target];
     targets.extend(args.plot.clone().map(Target::File));
@@ -221,14 +202,6 @@ fn layout_choice(args: &ServingArgs) -> LayoutChoice {
     }
 }
 
-/// The workload's `max_batched_tokens` at `scenario`, as the header's `assumes:` shows it.
-fn batched_tokens(workload: &Workload, scenario: &Scenario) -> Result<Vec<(String, f64)>> {
-    Ok(plan::assumptions(workload, scenario)?
-        .into_iter()
-        .filter(|(n, _)| n == ScenarioParam::MaxBatchedTokens.name())
-        .collect())
-}
-
 /// Tokens/s per chip against tokens/s per user, one curve per chip, as SVG.
 fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Vec<u8>> {
     let mut csv = Vec::new();
@@ -252,162 +225,10 @@ fn frontier_chart(header: &ServingHeader, survey: &serving::Survey) -> Result<Ve
 }
 
 /// The type choices: the checkpoint's own, or every combination of the axes given.
-fn dtype_choices(
-    base: crate::base::types::Types,
-    axes: &[(TypeKey, Vec<DataFormat>)],
-) -> Vec<crate::base::types::Types> {
+fn dtype_choices(base: Types, axes: &[(TypeKey, Vec<DataFormat>)]) -> Vec<Types> {
     if axes.is_empty() {
         vec![base]
     } else {
         plan::dtype_choices(base, axes)
-    }
-}
-
-/// `plan --rate`: per chip and types, the cheapest fleet that serves the rate within the
-/// latency bounds, and the first one's launch settings.
-pub(crate) fn fleet_command(
-    args: super::plan_command::PlanArgs,
-    workload_name: &str,
-) -> Result<()> {
-    let source = Source::resolve(workload_name, FileKind::Workload)?;
-    let mut inputs = Inputs::default();
-    inputs.workload(workload_name, &source);
-    inputs.named(&args.chip);
-    args.cost.inputs(&mut inputs);
-    let plan_out = output::plan(args.output.out.as_deref(), &inputs)?;
-    let workload = Workload::load(&source)?;
-    let mut sets = args.sets.clone();
-    if let Some(context) = args.context {
-        sets.push((ScenarioParam::Context.name().into(), context));
-    }
-    let spec = ScenarioSpec {
-        sets,
-        dtypes: Vec::new(),
-        fusion: args.fusion.clone(),
-        mode: args.mode.into(),
-        overlap_comm: false,
-        memory_utilization: args.memory_utilization,
-    };
-    let scenario = Scenario::resolve(&workload, &spec)?;
-    let (input, output_tokens) = args.request.unwrap_or((1024, 1024));
-    let shape = RequestShape::new(input, output_tokens)?;
-    let slo = Slo::new(
-        args.rate.unwrap_or(0.0),
-        args.max_ttft_ms.map(|t| t / 1e3),
-        args.max_ms_per_token.map(|t| t / 1e3),
-    )?
-    .with_conservative(args.conservative);
-    let checkpoint = *scenario.dtypes();
-    let query = serving::ServingQuery {
-        shape,
-        concurrency: vec![1],
-        dtype_choices: plan::dtype_choices(*scenario.dtypes(), &args.dtypes),
-        layouts: LayoutChoice::All,
-        options: ServingOptions::default(),
-        draft: None,
-        disagg: args.disagg.into(),
-        kv_link: KvLink::Priced,
-        prefill_sets: args.prefill_sets.clone(),
-        scenario,
-    };
-    let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
-    let view = chips
-        .first()
-        .map_or(CostView::Cloud, |c| c.cost_model().view());
-    let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
-    let assumed = batched_tokens(&workload, &query.scenario)?;
-    let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
-    let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
-        Some(fleet) => {
-            let decode = launch_layout(&workload, &chips, fleet, checkpoint, budget, &query);
-            launches(decode, fleet, shape)?
-        }
-        None => Vec::new(),
-    };
-    let header = FleetHeader {
-        workload: &workload.name,
-        shape,
-        slo: &slo,
-        assumed: &assumed,
-        view: view.name(),
-        launch: &launch,
-    };
-    let mut buffer = Vec::new();
-    let format = &args.output.format;
-    write_fleet(
-        &mut buffer,
-        &header,
-        &entries,
-        format.into(),
-        &format.shape()?,
-    )?;
-    Ok(plan_out.commit(&[&buffer])?)
-}
-
-/// The launch settings of the fleet's instances: one set, or with prefill apart one per
-/// pool under its name.
-fn launches(
-    decode: LaunchLayout,
-    fleet: &serving::Fleet,
-    shape: RequestShape,
-) -> Result<Vec<(Option<&'static str>, LaunchLayout, Launch)>> {
-    if fleet.prefill_instances == 0 {
-        let settings = launch(&decode)?;
-        return Ok(vec![(None, decode, settings)]);
-    }
-    let prefill = prefill_launch(&decode, fleet, shape);
-    let (p, d) = (launch(&prefill)?, launch(&decode)?);
-    Ok(vec![
-        (Some("prefill pool"), prefill, p),
-        (Some("decode pool"), decode, d),
-    ])
-}
-
-/// The prefill pool's launch settings: the decode pool's with the prefill layout, its
-/// instances, and as many sequences as prompts fit a step's token budget.
-fn prefill_launch(
-    decode: &LaunchLayout,
-    fleet: &serving::Fleet,
-    shape: RequestShape,
-) -> LaunchLayout {
-    let prompts = (decode.max_batched_tokens / shape.input_tokens.max(1)).max(1);
-    LaunchLayout {
-        tp: fleet.prefill_tp,
-        pp: fleet.prefill_pp,
-        ep: fleet.prefill_ep,
-        dp: fleet.prefill_instances,
-        max_seqs: prompts,
-        ..decode.clone()
-    }
-}
-
-/// The fleet's instance as serving engines' launch settings: its layout, the most requests in
-/// flight within the bounds, the step's token budget, the types and the chip's vendor.
-fn launch_layout(
-    workload: &Workload,
-    chips: &[Chip],
-    fleet: &serving::Fleet,
-    checkpoint: crate::base::types::Types,
-    budget: f64,
-    query: &serving::ServingQuery,
-) -> LaunchLayout {
-    let chip = chips.iter().find(|c| c.id() == fleet.chip);
-    LaunchLayout {
-        model_name: workload.name.clone(),
-        model_id: None,
-        checkpoint: checkpoint.role(Role::Weight),
-        weight: fleet.dtypes.role(Role::Weight),
-        kv: fleet.dtypes.role(Role::Kv),
-        activation: fleet.dtypes.role(Role::Activation),
-        fp8_math: chip.is_some_and(|c| c.matrix_peak(DType::Fp8).is_ok()),
-        tp: fleet.tp,
-        pp: fleet.pp,
-        ep: fleet.ep,
-        dp: fleet.instances,
-        moe: workload.param(ScenarioParam::Ep).is_some(),
-        max_seqs: fleet.max_concurrency,
-        max_batched_tokens: budget as u64,
-        memory_utilization: query.scenario.memory_utilization(),
-        vendor: Vendor::of_family(chip.and_then(|c| c.family())),
     }
 }

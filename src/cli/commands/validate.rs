@@ -1,0 +1,153 @@
+//! `validate`: measured cases priced, each prediction's error, and the median and 90th
+//! percentile overall and per group; with `--cross-validate`, each source held out in turn.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::cli::case_file;
+use crate::cli::flags::{FormatArg, ModeArg, OutputArgs};
+use crate::cli::output::{self, emit};
+use crate::core::scenario::Mode;
+use crate::export::atomic::Target;
+use crate::export::{self as exporter, fit};
+use crate::study::band;
+use crate::study::fit::cross;
+use crate::study::validate;
+
+#[derive(Args)]
+pub(crate) struct ValidateArgs {
+    /// Case file (CSV): id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes
+    cases: PathBuf,
+    /// Pricing mode
+    #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
+    mode: ModeArg,
+    /// Hold out each source (a row's id prefix: `MAMF` of `MAMF-7`) in turn, fit its
+    /// chips' expected-mode constants to the other sources' rows, predict its rows, and
+    /// report those errors beside the in-sample ones (a table)
+    #[arg(long)]
+    cross_validate: bool,
+    /// With --cross-validate: write each row's held-out residual, ln(measured / predicted
+    /// step time), to FILE (`validation/band.csv` is this for the shipped set: the 80 %
+    /// band of every expected-mode number is taken from it)
+    #[arg(long, value_name = "FILE", requires = "cross_validate")]
+    residuals: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// `validate`, or `validate --cross-validate`.
+pub(crate) fn run(args: ValidateArgs) -> Result<()> {
+    if args.cross_validate {
+        cross_validate(
+            &args.cases,
+            args.mode,
+            args.residuals.as_deref(),
+            args.output,
+        )
+    } else {
+        validate(&args.cases, args.mode, args.output)
+    }
+}
+
+fn validate(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
+    let (source, file) = case_file::read(cases, true)?;
+    let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
+    let serving = validate::validate_serving(&file.serving, cases, mode.into());
+    let steps = !file.cases.is_empty() || serving.is_empty();
+    let outcomes = validate::validate(file.cases, cases, mode.into());
+    let stats = validate::error_stats(&outcomes);
+    let format = &output.format;
+    let mut buffer = Vec::new();
+    if steps {
+        let shape = format.shape()?;
+        exporter::write_validation(&mut buffer, &outcomes, &stats, format.into(), &shape)?;
+    }
+    if !serving.is_empty() {
+        let serving_stats = validate::serving_stats(&serving);
+        let mut section = Vec::new();
+        let kind = format.into();
+        exporter::write_serving_validation(&mut section, &serving, &serving_stats, kind)?;
+        buffer = match (steps, kind) {
+            (false, _) => section,
+            (true, exporter::OutputFormat::Table) => [buffer, b"\n".to_vec(), section].concat(),
+            (true, exporter::OutputFormat::Json) => merge_json(&buffer, &section)?,
+            (true, _) => {
+                // One CSV has one header: the step rows' report, the serving rows told apart.
+                let _ = writeln!(
+                    io::stderr(),
+                    "note: {} serving rows in {}: listed with --format table or json",
+                    serving.len(),
+                    source.name.escape_debug()
+                );
+                buffer
+            }
+        };
+    }
+    emit(plan, &buffer)?;
+    let skipped = outcomes.iter().filter(|o| o.predicted.is_err()).count()
+        + serving.iter().filter(|o| o.predicted.is_err()).count();
+    if skipped > 0 {
+        anyhow::bail!(
+            "{skipped} of {} cases in {} could not be priced (listed as skipped in the report)",
+            outcomes.len() + serving.len(),
+            source.name
+        );
+    }
+    Ok(())
+}
+
+/// Two JSON objects' keys as one object (the step rows' report, then the serving rows').
+fn merge_json(first: &[u8], second: &[u8]) -> Result<Vec<u8>> {
+    let mut a: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(first)?;
+    let b: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(second)?;
+    a.extend(b);
+    let mut out = serde_json::to_vec_pretty(&a)?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// `validate --cross-validate`: a table of errors per group, in sample and held out.
+fn cross_validate(
+    cases: &Path,
+    mode: ModeArg,
+    residuals: Option<&Path>,
+    output: OutputArgs,
+) -> Result<()> {
+    if Mode::from(mode) != Mode::Expected {
+        anyhow::bail!("--cross-validate fits expected mode's constants; drop --mode roofline");
+    }
+    if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
+        anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
+    }
+    let (source, file) = case_file::read(cases, false)?;
+    let mut targets = vec![Target::from_out(output.out.as_deref())];
+    targets.extend(residuals.map(|r| Target::from_out(Some(r))));
+    let plan = output::plan_all(targets, &case_file::inputs(cases, &file))?;
+    let cv = cross::cross_validate(file.cases, cases)?;
+    let residual_rows = cross::residuals_of(&cv);
+    let mut buffer = Vec::new();
+    fit::write_cross_validation(&mut buffer, &cv)?;
+    let calibration = band::Calibration::of(&residual_rows);
+    exporter::band::write_band_report(
+        &mut buffer,
+        &calibration,
+        &band::nested_coverage(&residual_rows),
+    )?;
+    let csv = exporter::band::residuals_csv(&residual_rows, &cases.display().to_string());
+    match residuals {
+        Some(_) => plan.commit(&[&buffer, csv.as_bytes()])?,
+        None => emit(plan, &buffer)?,
+    }
+    let skipped = cv.in_sample.iter().filter(|o| o.predicted.is_err()).count();
+    if skipped > 0 {
+        anyhow::bail!(
+            "{skipped} of {} cases in {} could not be priced (left out of the errors)",
+            cv.in_sample.len(),
+            source.name
+        );
+    }
+    Ok(())
+}

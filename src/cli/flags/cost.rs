@@ -1,0 +1,99 @@
+//! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--price` and `--prices`: the flags of
+//! [`CostSettings`] (their defaults its own) and a buyer's price book, put on the chips a
+//! command loaded.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+
+use crate::base::parse::{number_in, parse_quote};
+use crate::base::ranges;
+use crate::base::source::Source;
+use crate::core::chip::Chip;
+use crate::core::cost::book::PriceBook;
+use crate::core::cost::settings::CostSettings;
+use crate::core::cost::CostView;
+
+/// How a chip-hour is costed, and a buyer's own prices.
+#[derive(Args, Clone)]
+pub(crate) struct CostArgs {
+    /// Cost view of the $ columns: `cloud` (the chip file's on-demand price on its basis) or
+    /// `tco` (purchase / (years x 8760 h) + power x PUE x USD per kWh, at 100 % utilisation)
+    #[arg(long = "cost", value_enum, default_value_t = CostSettings::default().view.into())]
+    pub(crate) view: CostArg,
+    /// TCO: years the purchase is amortised over
+    #[arg(long, value_name = "Y", default_value_t = CostSettings::default().years,
+          value_parser = |t: &str| number_in(t, &ranges::COST_YEARS))]
+    pub(crate) years: f64,
+    /// TCO: the facility's power usage effectiveness
+    #[arg(long, default_value_t = CostSettings::default().pue,
+          value_parser = |t: &str| number_in(t, &ranges::COST_PUE))]
+    pub(crate) pue: f64,
+    /// TCO: electricity price
+    #[arg(long, value_name = "USD", default_value_t = CostSettings::default().usd_per_kwh,
+          value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KWH))]
+    pub(crate) usd_per_kwh: f64,
+    /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable; refused
+    /// with --cost tco, which costs purchase and power: give those in --prices)
+    #[arg(long = "price", value_name = "CHIP=USD/h", value_parser = parse_quote)]
+    pub(crate) quotes: Vec<(String, f64)>,
+    /// YAML price book: `CHIP: USD/h`, or `CHIP: {cloud: USD/h, purchase: USD, power: W}`
+    /// (purchase per GPU); replaces the chip files' figures it gives
+    #[arg(long = "prices", value_name = "FILE")]
+    pub(crate) book: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum CostArg {
+    /// On-demand price per chip-hour on the chip file's price basis
+    Cloud,
+    /// Total cost of ownership: purchase amortised plus power
+    Tco,
+}
+
+impl From<CostArg> for CostView {
+    fn from(view: CostArg) -> CostView {
+        match view {
+            CostArg::Cloud => CostView::Cloud,
+            CostArg::Tco => CostView::Tco,
+        }
+    }
+}
+
+impl From<CostView> for CostArg {
+    fn from(view: CostView) -> CostArg {
+        match view {
+            CostView::Cloud => CostArg::Cloud,
+            CostView::Tco => CostArg::Tco,
+        }
+    }
+}
+
+impl CostArgs {
+    /// The price book's file, one of the command's inputs (no output may overwrite it).
+    pub(crate) fn book(&self) -> Option<&Path> {
+        self.book.as_deref()
+    }
+
+    /// The settings the flags give (the price book aside: it is a file).
+    pub(crate) fn settings(&self) -> CostSettings {
+        CostSettings {
+            view: self.view.into(),
+            years: self.years,
+            pue: self.pue,
+            usd_per_kwh: self.usd_per_kwh,
+            quotes: self.quotes.clone(),
+        }
+    }
+
+    /// `chips` at the buyer's prices (the book, then each `--price`), costed in the model the
+    /// flags describe.
+    pub(crate) fn apply(&self, chips: Vec<Chip>) -> Result<Vec<Chip>> {
+        let read_book = || match &self.book {
+            Some(path) => PriceBook::load(&Source::read(path)?),
+            None => Ok(PriceBook::default()),
+        };
+        Ok(self.settings().apply(chips, read_book)?)
+    }
+}

@@ -1,0 +1,15 @@
+//! The flag groups several commands share, as clap types, with their conversions to the
+//! library's own values: one scenario and the chips it is priced on (`scenario`), how a
+//! chip-hour is costed (`cost`), and what the output looks like and where it goes (`output`).
+//! A leaf: it imports no other module of the command line, and each command's own flags live
+//! in its file under `commands`.
+
+mod cost;
+mod output;
+mod scenario;
+
+pub(crate) use cost::{CostArg, CostArgs};
+pub(crate) use output::{FormatArg, OutputArgs, ShapeArgs, RAW_TEXT_HELP};
+pub(crate) use scenario::{
+    AnnouncedArg, ChipsScenario, DisaggArg, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
+};
