@@ -27,7 +27,7 @@ fn workloads() -> Vec<&'static str> {
 fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("StepcostError", py.get_type::<errors::StepcostError>())?;
-    m.add("InputError", py.get_type::<errors::InputError>())?;
+    m.add("InputError", errors::input_error_type(py)?)?;
     m.add(
         "UnsupportedError",
         py.get_type::<errors::UnsupportedError>(),

@@ -8,7 +8,7 @@ DEFAULT_MAX_SCENARIOS: int
 
 class StepcostError(Exception): ...
 
-class InputError(StepcostError):
+class InputError(StepcostError, ValueError):
     file: Optional[str]
     line: Optional[int]
     field: Optional[str]
