@@ -6,7 +6,9 @@
 
 mod calls;
 mod errors;
+mod flags;
 mod inputs;
+mod parsers;
 mod tables;
 
 use pyo3::prelude::*;
@@ -42,6 +44,12 @@ fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calls::compare, m)?)?;
     m.add_function(wrap_pyfunction!(calls::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(calls::grid_len, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::check_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::shard, m)?)?;
+    m.add(
+        "MAX_AXIS_VALUES",
+        stepcost::internals::sweep::MAX_AXIS_VALUES,
+    )?;
     m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
     Ok(())
 }

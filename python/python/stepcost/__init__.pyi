@@ -46,7 +46,8 @@ PathOrSpec = Union[str, "os.PathLike[str]"]
 ChipLike = Union[Chip, PathOrSpec]
 WorkloadLike = Union[Workload, PathOrSpec]
 Chips = Union[ChipLike, Sequence[ChipLike]]
-Request = Union[Tuple[int, int], Mapping[str, int], None]
+Request = Union[Tuple[int, int], Mapping[str, int], str, None]
+AxisValues = Union[float, Iterable[float], str]
 
 class Result:
     def __getattr__(self, column: str) -> Any: ...
@@ -94,7 +95,7 @@ def grid(
     workload: WorkloadLike,
     chips: Chips,
     *,
-    set: Optional[Mapping[str, Union[float, Iterable[float]]]] = None,
+    set: Optional[Mapping[str, AxisValues]] = None,
     dtypes: Optional[Mapping[str, Union[str, Iterable[str]]]] = None,
     fusion: Union[None, str, Sequence[str]] = None,
     mode: str = "expected",
@@ -109,7 +110,7 @@ def sweep(
     workload: WorkloadLike,
     chips: Chips,
     *,
-    set: Optional[Mapping[str, Union[float, Iterable[float]]]] = None,
+    set: Optional[Mapping[str, AxisValues]] = None,
     dtypes: Optional[Mapping[str, Union[str, Iterable[str]]]] = None,
     fusion: Union[None, str, Sequence[str]] = None,
     mode: str = "expected",

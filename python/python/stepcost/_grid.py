@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any, List, Mapping, Optional, Tuple, Union
 
-from . import _native, _table, _spec, _chip_list, _set_axes, _dtype_axes, _request
-from . import DEFAULT_MAX_SCENARIOS, InputError
+from . import _args, _native, _table
+from . import DEFAULT_MAX_SCENARIOS
 
 
 class Grid:
@@ -25,8 +25,9 @@ class Grid:
 
     def __init__(self, workload, chips, params, dtypes, fusions, mode, memory_utilization,
                  skip_invalid, per_op, request, filter, max_scenarios):
-        self.workload = _spec(workload)
-        self.chips = _chip_list(chips)
+        # Each number is kept as the command line's text (see `_args`), read when priced.
+        self.workload = workload
+        self.chips = chips
         self.params = params
         self.dtypes = dtypes
         self.fusions = fusions
@@ -49,22 +50,16 @@ class Grid:
     def shard(self, i: int, n: int) -> "Grid":
         """Slice ``i`` of ``n`` (``i`` from 0 to ``n - 1``): scenarios ``i * total // n`` to
         ``(i + 1) * total // n`` of the whole grid's product order. The ``n`` shards' tables,
-        concatenated in order, are the whole sweep's."""
-        if isinstance(i, bool) or isinstance(n, bool) or not (
-            isinstance(i, int) and isinstance(n, int)
-        ):
-            raise InputError(f"a shard is two whole numbers i, n; found {i!r}, {n!r}")
-        if n < 1:
-            raise InputError("a sweep is cut into at least 1 shard: n >= 1")
-        if not 0 <= i < n:
-            raise InputError(f"shard {i} of {n} does not exist: i goes from 0 to {n - 1}")
+        concatenated in order, are the whole sweep's. Read as ``--shard i/n`` is."""
+        text = f"{_args.number('`shard`', i)}/{_args.number('`shard`', n)}"
         part = copy.copy(self)
-        part.part = (i, n)
+        part.part = _native.shard(text)
         return part
 
     def shards(self, n: int) -> List["Grid"]:
         """The ``n`` shards of the whole grid, in order."""
-        return [self.shard(i, n) for i in range(n)]
+        first = self.shard(0, n)  # refuses what `--shard 0/N` refuses: N below 1, not whole
+        return [first] + [self.shard(i, n) for i in range(1, first.part[1])]
 
     def sweep(self):
         """Prices every scenario of this grid (or shard) into a ``pyarrow.Table``: the rows
@@ -93,14 +88,22 @@ def grid(
     max_scenarios: int = DEFAULT_MAX_SCENARIOS,
 ) -> Grid:
     """Describes a sweep without pricing it. ``set`` maps a param to a number or an iterable
-    of them (``range(1, 257)``), ``dtypes`` a key to a format or a list of them, ``fusion`` is a
-    plan, a list of plans or ``"all"``; ``where`` keeps the rows that pass a condition
-    (``"fits && ms_per_token <= 50"``, the command line's ``--where``); ``skip_invalid`` leaves
-    out scenarios the chip cannot run instead of a row with ``error`` filled."""
-    fusions = [] if fusion is None else [fusion] if isinstance(fusion, str) else list(fusion)
-    return Grid(workload, chips, _set_axes(set), _dtype_axes(dtypes), fusions, mode,
-                memory_utilization, skip_invalid, per_op, _request(request), where,
-                int(max_scenarios))
+    of them (``range(1, 257)``, or the command line's list as text, ``"1..=256:x2"``),
+    ``dtypes`` a key to a format or a list of them, ``fusion`` is a plan, a list of plans or
+    ``"all"``; ``where`` keeps the rows that pass a condition (``"fits && ms_per_token <= 50"``,
+    the command line's ``--where``); ``skip_invalid`` leaves out scenarios the chip cannot run
+    instead of a row with ``error`` filled. ``max_scenarios`` refuses a larger grid (or shard),
+    as ``--max-scenarios``. Every value is read as the command line reads its flag: what it
+    refuses raises ``InputError`` here."""
+    g = Grid(_args.workload(workload), _args.chips(chips), _args.set_axes(set),
+             _args.dtype_axes(dtypes), _args.fusions(fusion),
+             _args.text("mode", mode, optional=False),
+             _args.optional_number("memory_utilization", memory_utilization),
+             _args.flag("skip_invalid", skip_invalid), _args.flag("per_op", per_op),
+             _args.request(request), _args.text("where", where),
+             _args.number("`max_scenarios`", max_scenarios))
+    _native.check_grid(g)
+    return g
 
 
 def sweep(
@@ -134,5 +137,9 @@ def sweep(
              memory_utilization=memory_utilization, skip_invalid=skip_invalid, per_op=per_op,
              request=request, where=where, max_scenarios=max_scenarios)
     if shard is not None:
-        g = g.shard(*shard)
+        try:
+            i, n = shard
+        except (TypeError, ValueError):
+            raise TypeError(f"`shard` is (i, n), slice i of n; found {shard!r}") from None
+        g = g.shard(i, n)
     return g.sweep()
