@@ -19,6 +19,7 @@ use stepcost::{
 use crate::errors::{from_error, input, OrRaise};
 use crate::flags;
 use crate::inputs::{self, ChipArg, WorkloadArg};
+use crate::memory::{Budget, Cap, Measured, RowBytes};
 use crate::tables::{row_dict, ArrowStream};
 
 /// A priced scenario: its summary row and its kernels.
@@ -279,11 +280,17 @@ pub fn grid_len(py: Python<'_>, args: SweepArgs) -> PyResult<u64> {
     (loaded.size).ok_or_else(|| input("the grid has more than 2^64 scenarios"))
 }
 
-/// The rows of a sweep (or of its shard), as the command line's `sweep` makes them.
+/// The rows of a sweep (or of its shard), as the command line's `sweep` makes them, into a
+/// table of at most `max_memory_bytes` (`memory_origin` says where that figure comes from).
 #[pyfunction]
-pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
+pub fn sweep(
+    py: Python<'_>,
+    args: SweepArgs,
+    max_memory_bytes: u64,
+    memory_origin: String,
+) -> PyResult<ArrowStream> {
     let loaded = load(py, &args)?;
-    loaded.total()?;
+    let total = loaded.total()?;
     let grid = loaded.grid(&args)?;
     let workload = &loaded.workload;
     let mut sink = SweepRows::new(workload, StreamFormat::Cells, args.per_op);
@@ -298,25 +305,54 @@ pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
         shard: loaded.flags.shard,
         header: false,
     };
+    let scenarios = options.shard.range(total);
+    let cap = Cap {
+        bytes: max_memory_bytes,
+        origin: memory_origin,
+    };
+    let plans = axes_len(workload, 1, [], [], &args.fusions).unwrap_or(1);
+    let row = py.detach(|| {
+        RowBytes::measure(&Measured {
+            workload,
+            grid: &grid,
+            chips: &loaded.chips,
+            options,
+            sink: &sink,
+            per_op: args.per_op,
+            plans,
+            scenarios: scenarios.clone(),
+            total,
+        })
+    });
+    // Without a filter every scenario keeps its rows: refuse before pricing any. With one,
+    // the rows kept are counted as they come (as they are anyway, should the estimate be
+    // short).
+    if args.filter.is_none() {
+        row.check(scenarios.end - scenarios.start, &cap)?;
+    }
     let mut rows = TypedRows::new(sink.column_types());
     // Ctrl-C stops the sweep within a chunk, as on the command line: after each chunk the
     // thread takes the GIL long enough to see whether Python has a signal pending.
     let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+    let cancel = AtomicBool::new(false);
+    let budget = Budget::new(&sink, &row, &cap, &cancel);
     let swept = py.detach(|| {
-        let cancel = AtomicBool::new(false);
         let progress = |_| {
             if let Err(e) = Python::attach(|py| py.check_signals()) {
                 cancel.store(true, Ordering::Relaxed);
                 *interrupted.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
             }
         };
-        stepcost::sweep(&grid, options, &sink, &mut rows, &progress, &cancel)
+        stepcost::sweep(&grid, options, &budget, &mut rows, &progress, &cancel)
     });
     if let Some(e) = interrupted
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
     {
         return Err(e);
+    }
+    if budget.passed() {
+        return Err(budget.error(&cap));
     }
     match swept {
         Ok(_) => {}

@@ -7,7 +7,7 @@
 //! the driver.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -118,6 +118,11 @@ pub fn input(message: impl Into<String>) -> PyErr {
         Ok(class) => placed(py, class, message.into(), None, None, None),
         Err(e) => e,
     })
+}
+
+/// A `MemoryError` of `message`: a table that would not fit, refused before it is made.
+pub fn memory(message: impl Into<String>) -> PyErr {
+    PyMemoryError::new_err(message.into())
 }
 
 /// `Result<T, stepcost::Error>` as a Python result.

@@ -8,6 +8,7 @@ mod calls;
 mod errors;
 mod flags;
 mod inputs;
+mod memory;
 mod parsers;
 mod tables;
 
@@ -23,6 +24,17 @@ fn chips() -> Vec<&'static str> {
 #[pyfunction]
 fn workloads() -> Vec<&'static str> {
     stepcost::builtin_workloads().collect()
+}
+
+/// Starts the pool a sweep prices on, each of its threads allocating once, and returns its
+/// threads: so that the memory they take (a stack, and the C allocator's arena, 64 MiB of
+/// address space each) is in use before the package measures what is left.
+#[pyfunction]
+fn start_threads(py: Python<'_>) -> usize {
+    py.detach(|| {
+        rayon::broadcast(|_| drop(std::hint::black_box(Box::new(0u8))));
+        rayon::current_num_threads()
+    })
 }
 
 #[pymodule]
@@ -46,10 +58,12 @@ fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calls::grid_len, m)?)?;
     m.add_function(wrap_pyfunction!(calls::check_grid, m)?)?;
     m.add_function(wrap_pyfunction!(calls::shard, m)?)?;
+    m.add_function(wrap_pyfunction!(start_threads, m)?)?;
     m.add(
         "MAX_AXIS_VALUES",
         stepcost::internals::sweep::MAX_AXIS_VALUES,
     )?;
+    m.add("SWEEP_BYTES", memory::SWEEP_BYTES)?;
     m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
     Ok(())
 }

@@ -58,6 +58,7 @@ class Result:
 class Grid:
     workload: WorkloadLike
     chips: List[ChipLike]
+    max_memory_bytes: Optional[int]
     part: Tuple[int, int]
     def __len__(self) -> int: ...
     def shard(self, i: int, n: int) -> Grid: ...
@@ -105,6 +106,7 @@ def grid(
     request: Request = None,
     where: Optional[str] = None,
     max_scenarios: int = ...,
+    max_memory_bytes: Optional[int] = None,
 ) -> Grid: ...
 def sweep(
     workload: WorkloadLike,
@@ -121,6 +123,7 @@ def sweep(
     where: Optional[str] = None,
     shard: Optional[Tuple[int, int]] = None,
     max_scenarios: int = ...,
+    max_memory_bytes: Optional[int] = None,
 ) -> pyarrow.Table: ...
 def plan(
     workload: WorkloadLike,

@@ -8,6 +8,7 @@ command line refuses is an ``InputError``, a ``ValueError``."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from typing import List, Mapping, Optional, Tuple
@@ -185,3 +186,15 @@ def chips(x) -> list:
     if not hasattr(x, "__iter__"):
         raise TypeError(f"`chips` is a chip or a list of them; found {x!r}")
     return [chip(c) for c in x]
+
+
+def max_memory_bytes(v) -> Optional[int]:
+    """``None`` (the default, measured when a sweep starts) or a whole number of bytes."""
+    if v is None:
+        return None
+    text = number("`max_memory_bytes`", v)
+    value = float(text)
+    if not math.isfinite(value) or value != int(value) or value < 1:
+        raise InputError(f"invalid value '{text}' for `max_memory_bytes`: expected a whole "
+                         "number of bytes, at least 1 (or None for the default)")
+    return min(int(v), 2**64 - 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any, List, Mapping, Optional, Tuple, Union
 
-from . import _args, _native, _table
+from . import _args, _memory, _native, _pyarrow, _table
 from . import DEFAULT_MAX_SCENARIOS
 
 
@@ -24,7 +24,7 @@ class Grid:
     """
 
     def __init__(self, workload, chips, params, dtypes, fusions, mode, memory_utilization,
-                 skip_invalid, per_op, request, filter, max_scenarios):
+                 skip_invalid, per_op, request, filter, max_scenarios, max_memory_bytes):
         # Each number is kept as the command line's text (see `_args`), read when priced.
         self.workload = workload
         self.chips = chips
@@ -38,6 +38,9 @@ class Grid:
         self.request = request
         self.filter = filter
         self.max_scenarios = max_scenarios
+        #: The most bytes the table may take; ``None``: half of what the process pricing it
+        #: can still take, measured when it starts (see ``max_memory_bytes`` of :func:`grid`).
+        self.max_memory_bytes = max_memory_bytes
         #: ``(i, n)``: slice ``i`` of ``n``; ``(0, 1)`` is the whole grid.
         self.part = (0, 1)
 
@@ -63,8 +66,12 @@ class Grid:
 
     def sweep(self):
         """Prices every scenario of this grid (or shard) into a ``pyarrow.Table``: the rows
-        of ``stepcost sweep``, column for column."""
-        return _table(_native.sweep(self))
+        of ``stepcost sweep``, column for column. A table that would take more than
+        ``max_memory_bytes`` raises ``MemoryError`` before any scenario is priced (or, with
+        ``where``, once the rows kept pass it)."""
+        _pyarrow()  # needed for the table: imported first, its memory counted as in use
+        cap, origin = _memory.cap(self.max_memory_bytes)
+        return _table(_native.sweep(self, cap, origin))
 
     def __repr__(self) -> str:
         i, n = self.part
@@ -86,6 +93,7 @@ def grid(
     request=None,
     where: Optional[str] = None,
     max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+    max_memory_bytes: Optional[int] = None,
 ) -> Grid:
     """Describes a sweep without pricing it. ``set`` maps a param to a number or an iterable
     of them (``range(1, 257)``, or the command line's list as text, ``"1..=256:x2"``),
@@ -93,15 +101,17 @@ def grid(
     ``"all"``; ``where`` keeps the rows that pass a condition (``"fits && ms_per_token <= 50"``,
     the command line's ``--where``); ``skip_invalid`` leaves out scenarios the chip cannot run
     instead of a row with ``error`` filled. ``max_scenarios`` refuses a larger grid (or shard),
-    as ``--max-scenarios``. Every value is read as the command line reads its flag: what it
-    refuses raises ``InputError`` here."""
+    as ``--max-scenarios``; ``max_memory_bytes`` caps the table's bytes (default ``None``: half
+    of what the pricing process can still take, measured when the sweep starts). Every value
+    is read as the command line reads its flag: what it refuses raises ``InputError`` here."""
     g = Grid(_args.workload(workload), _args.chips(chips), _args.set_axes(set),
              _args.dtype_axes(dtypes), _args.fusions(fusion),
              _args.text("mode", mode, optional=False),
              _args.optional_number("memory_utilization", memory_utilization),
              _args.flag("skip_invalid", skip_invalid), _args.flag("per_op", per_op),
              _args.request(request), _args.text("where", where),
-             _args.number("`max_scenarios`", max_scenarios))
+             _args.number("`max_scenarios`", max_scenarios),
+             _args.max_memory_bytes(max_memory_bytes))
     _native.check_grid(g)
     return g
 
@@ -121,10 +131,13 @@ def sweep(
     where: Optional[str] = None,
     shard: Optional[Tuple[int, int]] = None,
     max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+    max_memory_bytes: Optional[int] = None,
 ):
     """Prices a grid of scenarios in parallel (the command line's thread pool) into a
     ``pyarrow.Table``: the rows of ``stepcost sweep``, column for column, in its product
     order. Arguments as :func:`grid`; ``shard=(i, n)`` prices one slice, as ``--shard i/n``.
+    A table larger than ``max_memory_bytes`` raises ``MemoryError``, with its estimate and the
+    ways out: ``where``, shards, or a file written by the command line.
 
     >>> t = sweep("llama-3.1-8b", ["h100-sxm", "h200"], set={"batch": [1, 64]},
     ...           dtypes={"weight": ["bf16", "fp8"]})
@@ -135,7 +148,8 @@ def sweep(
     """
     g = grid(workload, chips, set=set, dtypes=dtypes, fusion=fusion, mode=mode,
              memory_utilization=memory_utilization, skip_invalid=skip_invalid, per_op=per_op,
-             request=request, where=where, max_scenarios=max_scenarios)
+             request=request, where=where, max_scenarios=max_scenarios,
+             max_memory_bytes=max_memory_bytes)
     if shard is not None:
         try:
             i, n = shard
