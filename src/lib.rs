@@ -103,7 +103,7 @@ pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
 /// What tests, benchmarks and fuzz targets reach beneath the front door. Not a stable API.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::base::{builtin, limits, ranges, units};
+    pub use crate::base::{builtin, limits, parse, ranges, units};
     pub use crate::core::chip::Achievable;
     pub use crate::core::{expr, timing, workload};
     pub use crate::export::svg;

@@ -8,13 +8,18 @@ use std::sync::{Mutex, PoisonError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use stepcost::internals::ranges;
+use stepcost::internals::sweep::{grid_len as axes_len, AxisValues};
 use stepcost::{
-    plan_assumptions as assumptions, Axes, Grid, PlanSort, Scenario, ScenarioSpec, Shard,
-    StepReport, StreamFormat, SweepError, SweepOptions, SweepRows, TypedRows, TypedTable,
+    plan_assumptions as assumptions, Axes, Chip, Format, Grid, Mode, PlanSort, Scenario,
+    ScenarioParam, ScenarioSpec, Shard, StepReport, StreamFormat, SweepError, SweepOptions,
+    SweepRows, TypeKey, TypedRows, TypedTable, Workload,
 };
 
 use crate::errors::{from_error, input, OrRaise};
+use crate::flags;
 use crate::inputs::{self, ChipArg, WorkloadArg};
+use crate::memory::{Budget, Cap, Measured, RowBytes};
 use crate::tables::{row_dict, ArrowStream};
 
 /// A priced scenario: its summary row and its kernels.
@@ -38,23 +43,29 @@ impl Run {
     }
 }
 
-/// The scenario choices shared by `run`, `compare` and `plan`.
+/// The scenario choices shared by `run`, `compare` and `plan`: each param's value and the
+/// memory utilisation as the command line's text, read by its flag's parser.
 fn spec(
-    sets: Vec<(String, f64)>,
+    sets: &[(String, String)],
     dtypes: &[(String, String)],
     fusion: Option<String>,
     mode: &str,
-    memory_utilization: Option<f64>,
+    memory_utilization: Option<&str>,
     overlap_comm: bool,
 ) -> PyResult<ScenarioSpec> {
     Ok(ScenarioSpec {
-        sets,
+        sets: flags::sets(sets)?,
         dtypes: inputs::dtypes(dtypes)?,
         fusion,
         mode: inputs::mode(mode)?,
         overlap_comm,
-        memory_utilization,
+        memory_utilization: memory_utilization_flag(memory_utilization)?,
     })
+}
+
+/// `memory_utilization` as `--memory-utilization` reads it.
+fn memory_utilization_flag(text: Option<&str>) -> PyResult<Option<f64>> {
+    flags::number("memory_utilization", text, &ranges::MEMORY_UTILIZATION)
 }
 
 #[pyfunction]
@@ -64,24 +75,26 @@ pub fn run(
     py: Python<'_>,
     workload: WorkloadArg,
     chip: ChipArg,
-    sets: Vec<(String, f64)>,
+    sets: Vec<(String, String)>,
     dtypes: Vec<(String, String)>,
     fusion: Option<String>,
     mode: &str,
-    memory_utilization: Option<f64>,
+    memory_utilization: Option<&str>,
     overlap_comm: bool,
-    request: Option<(u64, u64)>,
+    request: Option<&str>,
 ) -> PyResult<Run> {
-    let workload = workload.load(py)?;
-    let chip = inputs::chips(py, std::slice::from_ref(&chip))?.remove(0);
     let spec = spec(
-        sets,
+        &sets,
         &dtypes,
         fusion,
         mode,
         memory_utilization,
         overlap_comm,
     )?;
+    let request = flags::request(request)?;
+    let workload = workload.load(py)?;
+    // One chip, as `run --chip` takes it: `all` is no chip's name here.
+    let chip = chip.load(py)?;
     let report = py
         .detach(|| {
             let scenario = Scenario::resolve(&workload, &spec)?;
@@ -103,23 +116,24 @@ pub fn compare(
     py: Python<'_>,
     workload: WorkloadArg,
     chips: Vec<ChipArg>,
-    sets: Vec<(String, f64)>,
+    sets: Vec<(String, String)>,
     dtypes: Vec<(String, String)>,
     fusion: Option<String>,
     mode: &str,
-    memory_utilization: Option<f64>,
+    memory_utilization: Option<&str>,
     overlap_comm: bool,
 ) -> PyResult<ArrowStream> {
-    let workload = workload.load(py)?;
-    let chips = inputs::chips(py, &chips)?;
     let spec = spec(
-        sets,
+        &sets,
         &dtypes,
         fusion,
         mode,
         memory_utilization,
         overlap_comm,
     )?;
+    inputs::some_chips(&chips, "compare")?;
+    let workload = workload.load(py)?;
+    let chips = inputs::chips(py, &chips)?;
     let compared = py
         .detach(|| stepcost::compare(workload, chips, &spec))
         .or_raise()?;
@@ -127,65 +141,159 @@ pub fn compare(
     ArrowStream::of(py, TypedTable::of_compare(&reports).or_raise()?)
 }
 
-/// A sweep as Python describes it: the axes and what each scenario prices.
+/// A sweep as Python describes it: the axes and what each scenario prices, each number as
+/// the command line's text.
 #[derive(FromPyObject)]
 pub struct SweepArgs<'py> {
     workload: WorkloadArg<'py>,
     chips: Vec<ChipArg<'py>>,
-    params: Vec<(String, Vec<f64>)>,
+    /// `(name, list)`: a param's values as `--set NAME=LIST` writes them.
+    params: Vec<(String, String)>,
     dtypes: Vec<(String, Vec<String>)>,
     fusions: Vec<String>,
     mode: String,
-    memory_utilization: Option<f64>,
+    memory_utilization: Option<String>,
     skip_invalid: bool,
     per_op: bool,
-    request: Option<(u64, u64)>,
+    request: Option<String>,
     /// `(i, n)`: slice `i` of `n`.
     part: (u64, u64),
     filter: Option<String>,
+    max_scenarios: String,
+}
+
+/// A sweep's flags, read: everything but the files.
+struct SweepFlags {
+    params: Vec<(String, AxisValues)>,
+    dtypes: Vec<(TypeKey, Vec<Format>)>,
+    mode: Mode,
+    memory_utilization: Option<f64>,
+    request: Option<(u64, u64)>,
+    shard: Shard,
     max_scenarios: u64,
 }
 
-/// The axes of `args`, and the shard.
-fn axes(py: Python<'_>, args: &SweepArgs) -> PyResult<(Axes, Shard)> {
-    let axes = Axes {
-        chips: inputs::chips(py, &args.chips)?,
-        params: args.params.clone(),
-        dtypes: inputs::dtype_axes(&args.dtypes)?,
-        fusions: args.fusions.clone(),
-        mode: inputs::mode(&args.mode)?,
-        memory_utilization: args.memory_utilization,
-    };
-    let shard = Shard::new(args.part.0, args.part.1).or_raise()?;
-    Ok((axes, shard))
+impl SweepArgs<'_> {
+    fn flags(&self) -> PyResult<SweepFlags> {
+        Ok(SweepFlags {
+            params: flags::axes(&self.params)?,
+            dtypes: inputs::dtype_axes(&self.dtypes)?,
+            mode: inputs::mode(&self.mode)?,
+            memory_utilization: memory_utilization_flag(self.memory_utilization.as_deref())?,
+            request: flags::request(self.request.as_deref())?,
+            shard: Shard::new(self.part.0, self.part.1).or_raise()?,
+            max_scenarios: flags::count(
+                "max_scenarios",
+                &self.max_scenarios,
+                &ranges::MAX_SCENARIOS,
+            )?,
+        })
+    }
 }
 
-/// Scenarios in the grid `args` describes (all of it, whatever its shard).
+/// Reads a sweep's flags without loading its files, so that a bad value is refused where the
+/// grid is described.
+#[pyfunction]
+pub fn check_grid(args: SweepArgs) -> PyResult<()> {
+    args.flags().map(drop)
+}
+
+/// A shard `I/N` as `--shard` reads it: `(i, n)`.
+#[pyfunction]
+pub fn shard(text: &str) -> PyResult<(u64, u64)> {
+    let shard = flags::shard(text)?;
+    Ok((shard.index(), shard.count()))
+}
+
+/// A sweep's workload, chips and flags, loaded and read; the grid's size counted before its
+/// axes are made.
+struct Loaded {
+    workload: Workload,
+    chips: Vec<Chip>,
+    flags: SweepFlags,
+    /// Scenarios in the whole grid, if fewer than 2^64.
+    size: Option<u64>,
+}
+
+fn load(py: Python<'_>, args: &SweepArgs) -> PyResult<Loaded> {
+    let flags = args.flags()?;
+    let workload = args.workload.load(py)?;
+    let chips = inputs::chips(py, &args.chips)?;
+    let size = axes_len(
+        &workload,
+        chips.len(),
+        flags.params.iter().map(|(_, values)| values.len()),
+        flags.dtypes.iter().map(|(_, formats)| formats.len()),
+        &args.fusions,
+    );
+    Ok(Loaded {
+        workload,
+        chips,
+        flags,
+        size,
+    })
+}
+
+impl Loaded {
+    /// The scenarios in the whole grid, refused (as the command line refuses them, before
+    /// any axis is made) when its shard holds more than `max_scenarios`.
+    fn total(&self) -> PyResult<u64> {
+        let shard = self.flags.shard;
+        let most = self.flags.max_scenarios;
+        let priced = (self.size).map(|n| shard.range(n)).map(|r| r.end - r.start);
+        match (priced, self.size) {
+            (Some(n), Some(total)) if n <= most => Ok(total),
+            (Some(n), Some(total)) if shard.count() > 1 => Err(input(format!(
+                "shard {shard} of the sweep has {n} scenarios (of {total}), more than \
+                 max_scenarios {most}; cut it into more shards, narrow an axis or raise the limit"
+            ))),
+            (n, _) => Err(input(format!(
+                "the sweep has {} scenarios, more than max_scenarios {most}; narrow an axis, cut \
+                 it into shards or raise the limit",
+                n.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+            ))),
+        }
+    }
+
+    /// The grid, its axes made.
+    fn grid(&self, args: &SweepArgs) -> PyResult<Grid<'_>> {
+        let axes = Axes {
+            chips: self.chips.clone(),
+            params: (self.flags.params.iter())
+                .map(|(name, values)| (name.clone(), values.expand()))
+                .collect(),
+            dtypes: self.flags.dtypes.clone(),
+            fusions: args.fusions.clone(),
+            mode: self.flags.mode,
+            memory_utilization: self.flags.memory_utilization,
+        };
+        Grid::new(&self.workload, axes).or_raise()
+    }
+}
+
+/// Scenarios in the grid `args` describes (all of it, whatever its shard or its
+/// `max_scenarios`).
 #[pyfunction]
 pub fn grid_len(py: Python<'_>, args: SweepArgs) -> PyResult<u64> {
-    let workload = args.workload.load(py)?;
-    let (axes, _) = axes(py, &args)?;
-    let grid = Grid::new(&workload, axes).or_raise()?;
-    grid.len()
-        .ok_or_else(|| input("the grid has more than 2^64 scenarios"))
+    let loaded = load(py, &args)?;
+    loaded.grid(&args)?;
+    (loaded.size).ok_or_else(|| input("the grid has more than 2^64 scenarios"))
 }
 
-/// The rows of a sweep (or of its shard), as the command line's `sweep` makes them.
+/// The rows of a sweep (or of its shard), as the command line's `sweep` makes them, into a
+/// table of at most `max_memory_bytes` (`memory_origin` says where that figure comes from).
 #[pyfunction]
-pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
-    let workload = args.workload.load(py)?;
-    let (axes, shard) = axes(py, &args)?;
-    let grid = Grid::new(&workload, axes).or_raise()?;
-    let total = grid.len().unwrap_or(u64::MAX);
-    let range = shard.range(total);
-    if range.end - range.start > args.max_scenarios {
-        return Err(input(format!(
-            "the sweep has {} scenarios, more than max_scenarios {}; narrow an axis, cut it into shards or raise the limit",
-            range.end - range.start,
-            args.max_scenarios
-        )));
-    }
-    let mut sink = SweepRows::new(&workload, StreamFormat::Cells, args.per_op);
+pub fn sweep(
+    py: Python<'_>,
+    args: SweepArgs,
+    max_memory_bytes: u64,
+    memory_origin: String,
+) -> PyResult<ArrowStream> {
+    let loaded = load(py, &args)?;
+    let total = loaded.total()?;
+    let grid = loaded.grid(&args)?;
+    let workload = &loaded.workload;
+    let mut sink = SweepRows::new(workload, StreamFormat::Cells, args.per_op);
     if let Some(text) = &args.filter {
         sink = sink
             .filtered(text)
@@ -193,29 +301,58 @@ pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
     }
     let options = SweepOptions {
         skip_invalid: args.skip_invalid,
-        request: args.request,
-        shard,
+        request: loaded.flags.request,
+        shard: loaded.flags.shard,
         header: false,
     };
+    let scenarios = options.shard.range(total);
+    let cap = Cap {
+        bytes: max_memory_bytes,
+        origin: memory_origin,
+    };
+    let plans = axes_len(workload, 1, [], [], &args.fusions).unwrap_or(1);
+    let row = py.detach(|| {
+        RowBytes::measure(&Measured {
+            workload,
+            grid: &grid,
+            chips: &loaded.chips,
+            options,
+            sink: &sink,
+            per_op: args.per_op,
+            plans,
+            scenarios: scenarios.clone(),
+            total,
+        })
+    });
+    // Without a filter every scenario keeps its rows: refuse before pricing any. With one,
+    // the rows kept are counted as they come (as they are anyway, should the estimate be
+    // short).
+    if args.filter.is_none() {
+        row.check(scenarios.end - scenarios.start, &cap)?;
+    }
     let mut rows = TypedRows::new(sink.column_types());
     // Ctrl-C stops the sweep within a chunk, as on the command line: after each chunk the
     // thread takes the GIL long enough to see whether Python has a signal pending.
     let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+    let cancel = AtomicBool::new(false);
+    let budget = Budget::new(&sink, &row, &cap, &cancel);
     let swept = py.detach(|| {
-        let cancel = AtomicBool::new(false);
         let progress = |_| {
             if let Err(e) = Python::attach(|py| py.check_signals()) {
                 cancel.store(true, Ordering::Relaxed);
                 *interrupted.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
             }
         };
-        stepcost::sweep(&grid, options, &sink, &mut rows, &progress, &cancel)
+        stepcost::sweep(&grid, options, &budget, &mut rows, &progress, &cancel)
     });
     if let Some(e) = interrupted
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
     {
         return Err(e);
+    }
+    if budget.passed() {
+        return Err(budget.error(&cap));
     }
     match swept {
         Ok(_) => {}
@@ -236,13 +373,14 @@ pub fn sweep(py: Python<'_>, args: SweepArgs) -> PyResult<ArrowStream> {
 pub struct PlanArgs<'py> {
     workload: WorkloadArg<'py>,
     chips: Vec<ChipArg<'py>>,
-    target_tokens_per_s: Option<f64>,
-    max_ms_per_token: Option<f64>,
-    sets: Vec<(String, f64)>,
+    target_tokens_per_s: Option<String>,
+    max_ms_per_token: Option<String>,
+    context: Option<String>,
+    sets: Vec<(String, String)>,
     dtypes: Vec<(String, Vec<String>)>,
     fusion: Option<String>,
     mode: String,
-    memory_utilization: Option<f64>,
+    memory_utilization: Option<String>,
     sort: String,
     conservative: bool,
     include_unfit: bool,
@@ -251,6 +389,33 @@ pub struct PlanArgs<'py> {
 /// Every chip and choice of types at the cheapest layout, ranked, as `plan` makes them.
 #[pyfunction]
 pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
+    let target_tokens_per_s = flags::number(
+        "target_tokens_per_s",
+        args.target_tokens_per_s.as_deref(),
+        &ranges::TARGET_TOKENS_PER_S,
+    )?;
+    let max_ms_per_token = flags::number(
+        "max_ms_per_token",
+        args.max_ms_per_token.as_deref(),
+        &ranges::MAX_MS_PER_TOKEN,
+    )?;
+    let context = (args.context.as_deref())
+        .map(|t| flags::count("context", t, &ranges::CONTEXT))
+        .transpose()?;
+    let dtype_axes = inputs::dtype_axes(&args.dtypes)?;
+    let mut spec = spec(
+        &args.sets,
+        &[],
+        args.fusion,
+        &args.mode,
+        args.memory_utilization.as_deref(),
+        false,
+    )?;
+    if let Some(context) = context {
+        spec.sets
+            .push((ScenarioParam::Context.name().to_owned(), context as f64));
+    }
+    inputs::some_chips(&args.chips, "a plan")?;
     let workload = args.workload.load(py)?;
     let chips = inputs::chips(py, &args.chips)?;
     let sort = match args.sort.as_str() {
@@ -263,22 +428,11 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
             )))
         }
     };
-    let spec = spec(
-        args.sets,
-        &[],
-        args.fusion,
-        &args.mode,
-        args.memory_utilization,
-        false,
-    )?;
     let scenario = Scenario::resolve(&workload, &spec).or_raise()?;
     let request = stepcost::PlanRequest {
-        target_tokens_per_s: args.target_tokens_per_s,
-        max_ms_per_token: args.max_ms_per_token,
-        dtype_choices: stepcost::dtype_choices(
-            *scenario.dtypes(),
-            &inputs::dtype_axes(&args.dtypes)?,
-        ),
+        target_tokens_per_s,
+        max_ms_per_token,
+        dtype_choices: stepcost::dtype_choices(*scenario.dtypes(), &dtype_axes),
         sort,
         conservative: args.conservative,
         include_unfit: args.include_unfit,

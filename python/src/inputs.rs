@@ -157,12 +157,34 @@ pub enum WorkloadArg<'py> {
     Spec(String),
 }
 
+impl ChipArg<'_> {
+    /// The one chip given, as `run --chip` loads it (`all` names no chip here).
+    pub fn load(&self, py: Python<'_>) -> PyResult<Chip> {
+        match self {
+            ChipArg::Loaded(c) => Ok(c.chip.clone()),
+            ChipArg::Spec(spec) => Ok(PyChip::new(py, spec.clone(), None)?.chip),
+        }
+    }
+}
+
 impl WorkloadArg<'_> {
     pub fn load(&self, py: Python<'_>) -> PyResult<Workload> {
         match self {
             WorkloadArg::Loaded(w) => Ok(w.workload.clone()),
             WorkloadArg::Spec(spec) => Ok(PyWorkload::new(py, spec.clone(), None)?.workload),
         }
+    }
+}
+
+/// Refuses an empty list of chips, as the command line refuses `--chip` left out: `call`
+/// (`compare`, `a plan`) prices at least one.
+pub fn some_chips(args: &[ChipArg], call: &str) -> PyResult<()> {
+    match args.is_empty() {
+        true => Err(input(format!(
+            "{call} needs at least one chip, and `chips` is empty; give a chip's name, path or \
+             YAML text, a loaded chip, a list of them, or `all`"
+        ))),
+        false => Ok(()),
     }
 }
 
@@ -209,10 +231,14 @@ pub fn dtypes(pairs: &[(String, String)]) -> PyResult<Vec<(TypeKey, Format)>> {
         .collect()
 }
 
-/// `(key, formats)` axes in the order given.
+/// `(key, formats)` axes in the order given; a key without formats is refused, as a sweep's
+/// grid refuses it.
 pub fn dtype_axes(axes: &[(String, Vec<String>)]) -> PyResult<Vec<(TypeKey, Vec<Format>)>> {
     (axes.iter())
         .map(|(k, fs)| {
+            if fs.is_empty() {
+                return Err(input(format!("`{}` has no data types", k.trim())));
+            }
             let formats = fs.iter().map(|f| format(f)).collect::<PyResult<_>>()?;
             Ok((type_key(k)?, formats))
         })

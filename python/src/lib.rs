@@ -6,7 +6,9 @@
 
 mod calls;
 mod errors;
+mod flags;
 mod inputs;
+mod memory;
 mod tables;
 
 use pyo3::prelude::*;
@@ -23,11 +25,22 @@ fn workloads() -> Vec<&'static str> {
     stepcost::builtin_workloads().collect()
 }
 
+/// Starts the pool a sweep prices on, each of its threads allocating once, and returns its
+/// threads: so that the memory they take (a stack, and the C allocator's arena, 64 MiB of
+/// address space each) is in use before the package measures what is left.
+#[pyfunction]
+fn start_threads(py: Python<'_>) -> usize {
+    py.detach(|| {
+        rayon::broadcast(|_| drop(std::hint::black_box(Box::new(0u8))));
+        rayon::current_num_threads()
+    })
+}
+
 #[pymodule]
 fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("StepcostError", py.get_type::<errors::StepcostError>())?;
-    m.add("InputError", py.get_type::<errors::InputError>())?;
+    m.add("InputError", errors::input_error_type(py)?)?;
     m.add(
         "UnsupportedError",
         py.get_type::<errors::UnsupportedError>(),
@@ -42,6 +55,14 @@ fn _stepcost(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calls::compare, m)?)?;
     m.add_function(wrap_pyfunction!(calls::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(calls::grid_len, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::check_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::shard, m)?)?;
+    m.add_function(wrap_pyfunction!(start_threads, m)?)?;
+    m.add(
+        "MAX_AXIS_VALUES",
+        stepcost::internals::sweep::MAX_AXIS_VALUES,
+    )?;
+    m.add("SWEEP_BYTES", memory::SWEEP_BYTES)?;
     m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
     Ok(())
 }

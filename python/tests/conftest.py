@@ -5,6 +5,7 @@ import csv
 import io
 import math
 import os
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -42,6 +43,16 @@ def cli_error(*args: str) -> str:
     assert done.returncode == 1, done.stdout
     assert done.stderr.startswith("error: "), done.stderr
     return done.stderr[len("error: "):].rstrip("\n")
+
+
+def cli_refusal(*args: str):
+    """How the command line refuses a flag's value, as clap words it (`invalid value 'TEXT'
+    for '--flag <V>': REASON`): `(TEXT, REASON)`. It must fail with status 1."""
+    message = cli_error(*args)
+    clap = r"invalid value '(.*?)' for '--[a-z-]+ <[^>]+>': (.*?)\n\nFor more information"
+    found = re.match(clap, message, re.S)
+    assert found, message
+    return found.group(1), found.group(2)
 
 
 def bits(x: float) -> int:

@@ -1,5 +1,8 @@
-"""Errors are Python exceptions with the command line's message: `InputError` with the
-file, line and field of the first problem; `UnsupportedError` for a chip that lacks a type."""
+"""Errors are Python exceptions with the command line's message: `InputError` (a
+`ValueError`) with the file, line and field of the first problem; `UnsupportedError` for a
+chip that lacks a type. They pickle, as a cluster's worker sends them back."""
+
+import pickle
 
 import pytest
 
@@ -69,3 +72,21 @@ def test_a_conservative_plan_in_roofline_mode_is_the_cli_s_error():
     assert str(e.value) == cli_error("plan", "llama-3.1-8b", "--chip", "h200", "--mode",
                                      "roofline", "--conservative")
     assert "conservative" in str(e.value)
+
+
+def test_an_input_error_is_a_value_error_that_pickles_with_its_place(tmp_path):
+    assert issubclass(stepcost.InputError, ValueError)
+    assert issubclass(stepcost.InputError, stepcost.StepcostError)
+    assert not issubclass(stepcost.UnsupportedError, ValueError)
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nmemory: {capacity: 80 GB}\nmatrix: {bf16: 1 PFLOPS}\n")
+    with pytest.raises(ValueError) as e:
+        stepcost.load_chip(str(path))
+    # A cluster's worker sends its errors back pickled.
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is stepcost.InputError and str(again) == str(e.value)
+    assert (again.file, again.line, again.field) == (str(path), 2, "bandwidth")
+    with pytest.raises(stepcost.UnsupportedError) as unsupported:
+        stepcost.run("gemm", FP32_ONLY, dtypes={"weight": "fp8", "activation": "fp8"})
+    again = pickle.loads(pickle.dumps(unsupported.value))
+    assert type(again) is stepcost.UnsupportedError and str(again) == str(unsupported.value)

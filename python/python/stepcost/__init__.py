@@ -3,7 +3,9 @@ accelerator: the engine of the ``stepcost`` command, in-process.
 
 Workloads and chips are built-in names, paths of YAML files, or YAML text. Tables come back
 as ``pyarrow.Table`` (``.to_pandas()`` or ``polars.from_arrow(...)`` make data frames of
-them); pyarrow is imported only by the calls that return one.
+them); pyarrow is imported only by the calls that return one. Every argument is read as the
+command line reads its flag: a value it refuses raises ``InputError`` (a ``ValueError``) with
+its reason, a value of the wrong type ``TypeError``; nothing is truncated or taken for empty.
 
 >>> import stepcost
 >>> "h200" in stepcost.chips() and "llama-3.1-70b" in stepcost.workloads()
@@ -18,8 +20,9 @@ True
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
+from . import _args
 from . import _stepcost as _native
 from ._stepcost import Chip, InputError, StepcostError, UnsupportedError, Workload
 
@@ -103,55 +106,6 @@ def load_workload(x: Union[str, "os.PathLike[str]"], name: Optional[str] = None)
     return Workload(os.fspath(x), name)
 
 
-def _spec(x):
-    """A chip or workload argument: a loaded object, or a spec the native module reads."""
-    return x if isinstance(x, (Chip, Workload)) else os.fspath(x)
-
-
-def _chip_list(chips) -> list:
-    if isinstance(chips, (str, os.PathLike, Chip)):
-        return [_spec(chips)]
-    return [_spec(c) for c in chips]
-
-
-def _number(name: str, v) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise InputError(f"param `{name}` needs a number, found {v!r}")
-    return float(v)
-
-
-def _sets(set: Optional[Mapping[str, float]]) -> List[Tuple[str, float]]:
-    return [(k, _number(k, v)) for k, v in (set or {}).items()]
-
-
-def _set_axes(set: Optional[Mapping[str, Any]]) -> List[Tuple[str, List[float]]]:
-    axes = []
-    for k, v in (set or {}).items():
-        values = [v] if isinstance(v, (int, float)) else list(v)
-        axes.append((k, [_number(k, x) for x in values]))
-    return axes
-
-
-def _dtypes(dtypes: Optional[Mapping[str, str]]) -> List[Tuple[str, str]]:
-    return [(k, str(v)) for k, v in (dtypes or {}).items()]
-
-
-def _dtype_axes(dtypes: Optional[Mapping[str, Any]]) -> List[Tuple[str, List[str]]]:
-    axes = []
-    for k, v in (dtypes or {}).items():
-        axes.append((k, [v] if isinstance(v, str) else [str(x) for x in v]))
-    return axes
-
-
-def _request(request) -> Optional[Tuple[int, int]]:
-    if request is None:
-        return None
-    if isinstance(request, Mapping):
-        return (int(request["in"]), int(request["out"]))
-    i, o = request
-    return (int(i), int(o))
-
-
 class Result:
     """One priced scenario: each column of ``stepcost run --format csv`` is an attribute
     (``step_time_us``, ``tokens_per_s``, ``fits``, ...) and an item (``r["kernels"]``, the
@@ -212,22 +166,23 @@ def run(
     """Prices one scenario: ``workload`` on ``chip`` with params ``set`` (``{"batch": 32}``),
     formats ``dtypes`` (``{"weight": "fp8"}``, keys as ``--dtype`` takes them), a fusion plan,
     ``mode`` ``"expected"`` or ``"roofline"``, and optionally a whole ``request``
-    (``(input_tokens, output_tokens)``). The command line's ``run``.
+    (``(input_tokens, output_tokens)``, ``{"in": I, "out": O}`` or ``"in=I,out=O"``, whole
+    numbers as ``--request`` reads them). The command line's ``run``.
 
     >>> r = run("llama-3.1-70b", "h100-sxm", set={"batch": 32}, mode="roofline")
     >>> r.memory_bound_share > 0.9
     True
     """
     native = _native.run(
-        _spec(workload),
-        _spec(chip),
-        _sets(set),
-        _dtypes(dtypes),
-        fusion,
-        mode,
-        memory_utilization,
-        overlap_comm,
-        _request(request),
+        _args.workload(workload),
+        _args.chip(chip),
+        _args.sets(set),
+        _args.dtypes(dtypes),
+        _args.text("fusion", fusion),
+        _args.text("mode", mode, optional=False),
+        _args.optional_number("memory_utilization", memory_utilization),
+        _args.flag("overlap_comm", overlap_comm),
+        _args.request(request),
     )
     return Result(native)
 
@@ -252,14 +207,14 @@ def compare(
     (['h100-sxm', 'h200'], 1.0)
     """
     stream = _native.compare(
-        _spec(workload),
-        _chip_list(chips),
-        _sets(set),
-        _dtypes(dtypes),
-        fusion,
-        mode,
-        memory_utilization,
-        overlap_comm,
+        _args.workload(workload),
+        _args.chips(chips),
+        _args.sets(set),
+        _args.dtypes(dtypes),
+        _args.text("fusion", fusion),
+        _args.text("mode", mode, optional=False),
+        _args.optional_number("memory_utilization", memory_utilization),
+        _args.flag("overlap_comm", overlap_comm),
     )
     return _table(stream)
 

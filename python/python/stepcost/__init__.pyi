@@ -8,7 +8,7 @@ DEFAULT_MAX_SCENARIOS: int
 
 class StepcostError(Exception): ...
 
-class InputError(StepcostError):
+class InputError(StepcostError, ValueError):
     file: Optional[str]
     line: Optional[int]
     field: Optional[str]
@@ -46,7 +46,8 @@ PathOrSpec = Union[str, "os.PathLike[str]"]
 ChipLike = Union[Chip, PathOrSpec]
 WorkloadLike = Union[Workload, PathOrSpec]
 Chips = Union[ChipLike, Sequence[ChipLike]]
-Request = Union[Tuple[int, int], Mapping[str, int], None]
+Request = Union[Tuple[int, int], Mapping[str, int], str, None]
+AxisValues = Union[float, Iterable[float], str]
 
 class Result:
     def __getattr__(self, column: str) -> Any: ...
@@ -57,6 +58,7 @@ class Result:
 class Grid:
     workload: WorkloadLike
     chips: List[ChipLike]
+    max_memory_bytes: Optional[int]
     part: Tuple[int, int]
     def __len__(self) -> int: ...
     def shard(self, i: int, n: int) -> Grid: ...
@@ -94,7 +96,7 @@ def grid(
     workload: WorkloadLike,
     chips: Chips,
     *,
-    set: Optional[Mapping[str, Union[float, Iterable[float]]]] = None,
+    set: Optional[Mapping[str, AxisValues]] = None,
     dtypes: Optional[Mapping[str, Union[str, Iterable[str]]]] = None,
     fusion: Union[None, str, Sequence[str]] = None,
     mode: str = "expected",
@@ -104,12 +106,13 @@ def grid(
     request: Request = None,
     where: Optional[str] = None,
     max_scenarios: int = ...,
+    max_memory_bytes: Optional[int] = None,
 ) -> Grid: ...
 def sweep(
     workload: WorkloadLike,
     chips: Chips,
     *,
-    set: Optional[Mapping[str, Union[float, Iterable[float]]]] = None,
+    set: Optional[Mapping[str, AxisValues]] = None,
     dtypes: Optional[Mapping[str, Union[str, Iterable[str]]]] = None,
     fusion: Union[None, str, Sequence[str]] = None,
     mode: str = "expected",
@@ -120,6 +123,7 @@ def sweep(
     where: Optional[str] = None,
     shard: Optional[Tuple[int, int]] = None,
     max_scenarios: int = ...,
+    max_memory_bytes: Optional[int] = None,
 ) -> pyarrow.Table: ...
 def plan(
     workload: WorkloadLike,

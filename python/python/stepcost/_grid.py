@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any, List, Mapping, Optional, Tuple, Union
 
-from . import _native, _table, _spec, _chip_list, _set_axes, _dtype_axes, _request
-from . import DEFAULT_MAX_SCENARIOS, InputError
+from . import _args, _memory, _native, _pyarrow, _table
+from . import DEFAULT_MAX_SCENARIOS
 
 
 class Grid:
@@ -24,9 +24,10 @@ class Grid:
     """
 
     def __init__(self, workload, chips, params, dtypes, fusions, mode, memory_utilization,
-                 skip_invalid, per_op, request, filter, max_scenarios):
-        self.workload = _spec(workload)
-        self.chips = _chip_list(chips)
+                 skip_invalid, per_op, request, filter, max_scenarios, max_memory_bytes):
+        # Each number is kept as the command line's text (see `_args`), read when priced.
+        self.workload = workload
+        self.chips = chips
         self.params = params
         self.dtypes = dtypes
         self.fusions = fusions
@@ -37,6 +38,9 @@ class Grid:
         self.request = request
         self.filter = filter
         self.max_scenarios = max_scenarios
+        #: The most bytes the table may take; ``None``: half of what the process pricing it
+        #: can still take, measured when it starts (see ``max_memory_bytes`` of :func:`grid`).
+        self.max_memory_bytes = max_memory_bytes
         #: ``(i, n)``: slice ``i`` of ``n``; ``(0, 1)`` is the whole grid.
         self.part = (0, 1)
 
@@ -49,27 +53,25 @@ class Grid:
     def shard(self, i: int, n: int) -> "Grid":
         """Slice ``i`` of ``n`` (``i`` from 0 to ``n - 1``): scenarios ``i * total // n`` to
         ``(i + 1) * total // n`` of the whole grid's product order. The ``n`` shards' tables,
-        concatenated in order, are the whole sweep's."""
-        if isinstance(i, bool) or isinstance(n, bool) or not (
-            isinstance(i, int) and isinstance(n, int)
-        ):
-            raise InputError(f"a shard is two whole numbers i, n; found {i!r}, {n!r}")
-        if n < 1:
-            raise InputError("a sweep is cut into at least 1 shard: n >= 1")
-        if not 0 <= i < n:
-            raise InputError(f"shard {i} of {n} does not exist: i goes from 0 to {n - 1}")
+        concatenated in order, are the whole sweep's. Read as ``--shard i/n`` is."""
+        text = f"{_args.number('`shard`', i)}/{_args.number('`shard`', n)}"
         part = copy.copy(self)
-        part.part = (i, n)
+        part.part = _native.shard(text)
         return part
 
     def shards(self, n: int) -> List["Grid"]:
         """The ``n`` shards of the whole grid, in order."""
-        return [self.shard(i, n) for i in range(n)]
+        first = self.shard(0, n)  # refuses what `--shard 0/N` refuses: N below 1, not whole
+        return [first] + [self.shard(i, n) for i in range(1, first.part[1])]
 
     def sweep(self):
         """Prices every scenario of this grid (or shard) into a ``pyarrow.Table``: the rows
-        of ``stepcost sweep``, column for column."""
-        return _table(_native.sweep(self))
+        of ``stepcost sweep``, column for column. A table that would take more than
+        ``max_memory_bytes`` raises ``MemoryError`` before any scenario is priced (or, with
+        ``where``, once the rows kept pass it)."""
+        _pyarrow()  # needed for the table: imported first, its memory counted as in use
+        cap, origin = _memory.cap(self.max_memory_bytes)
+        return _table(_native.sweep(self, cap, origin))
 
     def __repr__(self) -> str:
         i, n = self.part
@@ -91,16 +93,27 @@ def grid(
     request=None,
     where: Optional[str] = None,
     max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+    max_memory_bytes: Optional[int] = None,
 ) -> Grid:
     """Describes a sweep without pricing it. ``set`` maps a param to a number or an iterable
-    of them (``range(1, 257)``), ``dtypes`` a key to a format or a list of them, ``fusion`` is a
-    plan, a list of plans or ``"all"``; ``where`` keeps the rows that pass a condition
-    (``"fits && ms_per_token <= 50"``, the command line's ``--where``); ``skip_invalid`` leaves
-    out scenarios the chip cannot run instead of a row with ``error`` filled."""
-    fusions = [] if fusion is None else [fusion] if isinstance(fusion, str) else list(fusion)
-    return Grid(workload, chips, _set_axes(set), _dtype_axes(dtypes), fusions, mode,
-                memory_utilization, skip_invalid, per_op, _request(request), where,
-                int(max_scenarios))
+    of them (``range(1, 257)``, or the command line's list as text, ``"1..=256:x2"``),
+    ``dtypes`` a key to a format or a list of them, ``fusion`` is a plan, a list of plans or
+    ``"all"``; ``where`` keeps the rows that pass a condition (``"fits && ms_per_token <= 50"``,
+    the command line's ``--where``); ``skip_invalid`` leaves out scenarios the chip cannot run
+    instead of a row with ``error`` filled. ``max_scenarios`` refuses a larger grid (or shard),
+    as ``--max-scenarios``; ``max_memory_bytes`` caps the table's bytes (default ``None``: half
+    of what the pricing process can still take, measured when the sweep starts). Every value
+    is read as the command line reads its flag: what it refuses raises ``InputError`` here."""
+    g = Grid(_args.workload(workload), _args.chips(chips), _args.set_axes(set),
+             _args.dtype_axes(dtypes), _args.fusions(fusion),
+             _args.text("mode", mode, optional=False),
+             _args.optional_number("memory_utilization", memory_utilization),
+             _args.flag("skip_invalid", skip_invalid), _args.flag("per_op", per_op),
+             _args.request(request), _args.text("where", where),
+             _args.number("`max_scenarios`", max_scenarios),
+             _args.max_memory_bytes(max_memory_bytes))
+    _native.check_grid(g)
+    return g
 
 
 def sweep(
@@ -118,10 +131,13 @@ def sweep(
     where: Optional[str] = None,
     shard: Optional[Tuple[int, int]] = None,
     max_scenarios: int = DEFAULT_MAX_SCENARIOS,
+    max_memory_bytes: Optional[int] = None,
 ):
     """Prices a grid of scenarios in parallel (the command line's thread pool) into a
     ``pyarrow.Table``: the rows of ``stepcost sweep``, column for column, in its product
     order. Arguments as :func:`grid`; ``shard=(i, n)`` prices one slice, as ``--shard i/n``.
+    A table larger than ``max_memory_bytes`` raises ``MemoryError``, with its estimate and the
+    ways out: ``where``, shards, or a file written by the command line.
 
     >>> t = sweep("llama-3.1-8b", ["h100-sxm", "h200"], set={"batch": [1, 64]},
     ...           dtypes={"weight": ["bf16", "fp8"]})
@@ -132,7 +148,12 @@ def sweep(
     """
     g = grid(workload, chips, set=set, dtypes=dtypes, fusion=fusion, mode=mode,
              memory_utilization=memory_utilization, skip_invalid=skip_invalid, per_op=per_op,
-             request=request, where=where, max_scenarios=max_scenarios)
+             request=request, where=where, max_scenarios=max_scenarios,
+             max_memory_bytes=max_memory_bytes)
     if shard is not None:
-        g = g.shard(*shard)
+        try:
+            i, n = shard
+        except (TypeError, ValueError):
+            raise TypeError(f"`shard` is (i, n), slice i of n; found {shard!r}") from None
+        g = g.shard(i, n)
     return g.sweep()

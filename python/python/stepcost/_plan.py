@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, Mapping, Optional
 
-from . import _native, _table, _spec, _chip_list, _sets, _dtype_axes, _number
+from . import _args, _native, _table
 
 
 def plan(
@@ -32,26 +32,26 @@ def plan(
     mode; roofline mode, a ceiling, has none and raises ``InputError``), as ``plan
     --conservative``. A ``pyarrow.Table`` of the rows of ``stepcost plan --format csv``, the
     band's ``step_time_low_us`` and ``step_time_high_us`` among them (empty in roofline mode).
+    Every value is read as the command line reads its flag (``context`` a whole number of
+    tokens, the bounds within their ranges): what it refuses raises ``InputError``.
 
     >>> t = plan("llama-3.1-70b", ["h200", "b200"], max_ms_per_token=50)
     >>> t.column("chip").to_pylist()[0], t.column("layout").to_pylist()[0]
     ('b200', 'tp=4')
     """
-    sets = _sets(set)
-    if context is not None:
-        sets.append(("context", _number("context", context)))
     args = SimpleNamespace(
-        workload=_spec(workload),
-        chips=_chip_list(chips),
-        target_tokens_per_s=target_tokens_per_s,
-        max_ms_per_token=max_ms_per_token,
-        sets=sets,
-        dtypes=_dtype_axes(dtypes),
-        fusion=fusion,
-        mode=mode,
-        memory_utilization=memory_utilization,
-        sort=sort,
-        conservative=conservative,
-        include_unfit=include_unfit,
+        workload=_args.workload(workload),
+        chips=_args.chips(chips),
+        target_tokens_per_s=_args.optional_number("target_tokens_per_s", target_tokens_per_s),
+        max_ms_per_token=_args.optional_number("max_ms_per_token", max_ms_per_token),
+        context=_args.optional_number("context", context),
+        sets=_args.sets(set),
+        dtypes=_args.dtype_axes(dtypes),
+        fusion=_args.text("fusion", fusion),
+        mode=_args.text("mode", mode, optional=False),
+        memory_utilization=_args.optional_number("memory_utilization", memory_utilization),
+        sort=_args.text("sort", sort, optional=False),
+        conservative=_args.flag("conservative", conservative),
+        include_unfit=_args.flag("include_unfit", include_unfit),
     )
     return _table(_native.plan(args))
