@@ -1,14 +1,11 @@
-//! The 80 % band: the residual file against a fresh cross-validation, its nested coverage, the
-//! band columns of `run` against the residual file's percentiles worked out here, and
-//! `plan --conservative`.
+//! The 80 % band: the residual file's nested coverage, the band columns of `run` against the
+//! residual file's percentiles worked out here, and `plan --conservative` (the file against a
+//! fresh cross-validation is the `slow` target's `band` module).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use stepcost::internals::band::{nested_coverage, parse_residuals};
-use stepcost::internals::fit::cross::{cross_validate, residuals_of};
-use stepcost::internals::validate::read_cases;
-use stepcost::Source;
 
 use crate::common::{assert_close, cell, csv_rows, stepcost, succeeded};
 
@@ -70,29 +67,6 @@ pub(crate) fn percentile(rows: &[(f64, String)], p: f64) -> f64 {
     }
     let ((p0, v0), (p1, v1)) = (points[i - 1], points[i]);
     v0 + (p - p0) / (p1 - p0) * (v1 - v0)
-}
-
-/// The file is what `validate --cross-validate --residuals` writes for the measured set today:
-/// a change to pricing, a chip file or a row that moves a held-out prediction fails here until
-/// the file is written again (README, "The 80 % band"). Each fold refits a chip; in a debug build
-/// the whole run takes minutes on two cores, seconds on a release build.
-#[test]
-fn the_band_file_is_the_measured_set_s_cross_validation() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/measured.csv");
-    let cases = read_cases(&Source::read(&path).unwrap()).unwrap();
-    let fresh = residuals_of(&cross_validate(cases, &path).unwrap());
-    let file = parse_residuals(&shipped()).unwrap();
-    assert_eq!(fresh.len(), file.len());
-    for (a, b) in fresh.iter().zip(&file) {
-        assert_eq!((&a.id, a.kind, &a.family), (&b.id, b.kind, &b.family));
-        assert!(
-            (a.ln_time_ratio - b.ln_time_ratio).abs() < 1e-9,
-            "{}: {} against the file's {}",
-            a.id,
-            a.ln_time_ratio,
-            b.ln_time_ratio
-        );
-    }
 }
 
 /// The target: each source's rows inside the band calibrated without them 75-85 % of the

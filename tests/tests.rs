@@ -1,4 +1,5 @@
-//! One integration test binary (one link on a 2-core machine), modules by feature.
+//! One integration test binary (one link on a 2-core machine), modules by feature. The slow
+//! refits of the measured set are a second binary, `tests/slow/`, that `cargo test` leaves out.
 
 mod common;
 
