@@ -8,8 +8,11 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use stepcost::internals::sweep::parse_values;
 use stepcost::internals::timing::price_step;
-use stepcost::{price, sweep, Axes, Chip, FileKind, Grid, Scenario, Source, Workload};
-use stepcost::{StreamFormat, SweepOptions, SweepRows};
+use stepcost::{
+    price, sweep::run as sweep, sweep::Axes, sweep::Grid, workload::FileKind, Chip, Scenario,
+    Source, Workload,
+};
+use stepcost::{sweep::StreamFormat, sweep::SweepOptions, sweep::SweepRows};
 
 fn chip(name: &str) -> Chip {
     Chip::load(&Source::resolve(name, FileKind::Chip).unwrap()).unwrap()

@@ -8,8 +8,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use stepcost::internals::timing::{Iteration, IterationPricer};
 use stepcost::{
-    simulate, Arrivals, Chip, Horizon, LatencyBounds, Lengths, Router, Scenario, ScenarioSpec,
-    SimConfig, Workload,
+    simulate::simulate, simulate::Arrivals, simulate::Horizon, simulate::LatencyBounds,
+    simulate::Lengths, simulate::Router, simulate::SimConfig, Chip, Scenario, ScenarioSpec,
+    Workload,
 };
 
 fn inputs() -> (Workload, Chip, Scenario) {

@@ -48,56 +48,218 @@ pub(crate) mod study;
 #[cfg(feature = "ui")]
 pub(crate) mod ui;
 
-pub use base::chip_field::ChipField;
-pub use base::diagnostic::{Diagnostic, Diagnostics};
-pub use base::dtype::{DType, Role};
-pub use base::error::{Error, NotInWorkload, UnknownName, Unsupported};
-pub use base::format::{Format, Scheme};
-pub use base::param::ScenarioParam;
-pub use base::source::{FileKind, Source};
-pub use base::types::{Slot, TypeKey, Types, WeightGroup};
-pub use core::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
+// The front door: load a chip and a workload, price a scenario. Everything else is under
+// the topic modules below.
+pub use base::error::Error;
+pub use base::source::Source;
+pub use core::chip::Chip;
 pub use core::scenario::{Mode, Scenario, ScenarioSpec};
-pub use core::timing::{
-    price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
-    StepSummary,
-};
-pub use core::workload::{KernelKind, Workload};
-#[cfg(feature = "parquet")]
-pub use export::parquet::ParquetFile;
-pub use export::rows::ColumnType;
-pub use export::stream::{StreamFormat, SweepRows};
-pub use export::typed::{Cell, TypedBatch, TypedRows, TypedTable, TypedValues};
-pub use study::check::{check, CheckError, Checked};
-pub use study::compare::{compare, Compared};
-pub use study::plan::{
-    assumptions as plan_assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest,
-    PlanSort,
-};
-pub use study::serving::{
-    frontier, frontier_rows, one_layer_draft, plan_fleet, survey as serving_survey, Disagg,
-    Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape,
-    Server, ServingBand, ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow,
-    Simulated, Skipped, Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
-};
-pub use study::simulate::{
-    default_max_seqs, read_trace, simulate, simulate_band, Arrivals, Horizon, LatencyBounds,
-    Lengths, Percentiles, PrefillApart, Request, Router, SimBand, SimConfig, SimReport,
-    BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
-};
-pub use study::sweep::{
-    run as sweep, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,
-    SweepStats, SweptScenario,
-};
+pub use core::timing::{price, StepReport};
+pub use core::workload::Workload;
 
-/// The ids of the built-in chips, sorted.
-pub fn builtin_chips() -> impl Iterator<Item = &'static str> {
-    base::builtin::CHIPS.iter().map(|(id, _)| *id)
+pub mod error {
+    //! Errors a caller can match: a file's problems with their places, a name the workload or
+    //! catalogue lacks, a data type a chip cannot compute.
+    //!
+    //! ```
+    //! use stepcost::{error::NotInWorkload, Error, Scenario, Workload};
+    //!
+    //! let workload = Workload::named("llama-3.1-8b")?;
+    //! let mut scenario = Scenario::defaults(&workload);
+    //! let refused = scenario.set(&workload, "batchh", 8.0).unwrap_err();
+    //! assert!(matches!(refused, Error::NotInWorkload(_)));
+    //! # let _: Option<&NotInWorkload> = None;
+    //! # Ok::<(), Error>(())
+    //! ```
+    pub use crate::base::diagnostic::{Diagnostic, Diagnostics};
+    pub use crate::base::error::{Error, NotInWorkload, UnknownName, Unsupported};
 }
 
-/// The ids of the built-in workloads, sorted.
-pub fn builtin_workloads() -> impl Iterator<Item = &'static str> {
-    base::builtin::WORKLOADS.iter().map(|(id, _)| *id)
+pub mod chip {
+    //! Accelerators: peaks per data type, memory, cache, interconnect, prices; the built-in
+    //! catalogue and the fields a what-if sweep may set.
+    //!
+    //! ```
+    //! use stepcost::chip::{self, Chip};
+    //!
+    //! assert!(chip::builtin().any(|id| id == "h200"));
+    //! let h200 = Chip::named("h200")?;
+    //! // The H200's HBM3e: 4.8 TB/s (NVIDIA's datasheet).
+    //! assert_eq!(h200.bandwidth_bytes_per_s(), 4.8e12);
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
+    pub use crate::base::chip_field::ChipField;
+    pub use crate::core::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
+
+    /// The ids of the built-in chips, sorted.
+    pub fn builtin() -> impl Iterator<Item = &'static str> {
+        crate::base::builtin::CHIPS.iter().map(|(id, _)| *id)
+    }
+}
+
+pub mod workload {
+    //! Model steps as graphs of ops over tensors: loading a workload file or a built-in
+    //! model, its params, the kinds of kernel it runs, and the files it is read from.
+    //!
+    //! ```
+    //! use stepcost::workload::{self, ScenarioParam, Workload};
+    //!
+    //! assert!(workload::builtin().any(|id| id == "llama-3.1-70b"));
+    //! let llama = Workload::named("llama-3.1-70b")?;
+    //! assert!(llama.param(ScenarioParam::Batch).is_some());
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
+    pub use crate::base::param::ScenarioParam;
+    pub use crate::base::source::{FileKind, Source};
+    pub use crate::core::workload::{KernelKind, Workload};
+    pub use crate::study::check::{check, CheckError, Checked};
+
+    /// The ids of the built-in workloads, sorted.
+    pub fn builtin() -> impl Iterator<Item = &'static str> {
+        crate::base::builtin::WORKLOADS.iter().map(|(id, _)| *id)
+    }
+}
+
+pub mod types {
+    //! Data types: what a matrix unit computes in, the formats tensors are stored in with
+    //! their scales, and a scenario's format per slot (`--dtype weight=fp8`).
+    //!
+    //! ```
+    //! use stepcost::types::{Format, TypeKey, Types};
+    //!
+    //! let mut types = Types::default();
+    //! types.apply([("weight".parse::<TypeKey>()?, "fp8".parse::<Format>()?)]);
+    //! # Ok::<(), Box<dyn std::error::Error>>(())
+    //! ```
+    pub use crate::base::dtype::{DType, Role};
+    pub use crate::base::format::{Format, Scheme};
+    pub use crate::base::types::{Slot, TypeKey, Types, WeightGroup};
+}
+
+pub mod timing {
+    //! The time of a step: every kernel on the chip's roofline (or what real kernels achieve,
+    //! in expected mode), summed into a [`StepReport`]; one scenario on several chips.
+    //!
+    //! ```
+    //! use stepcost::timing::{compare, price, Mode, Scenario, ScenarioSpec};
+    //! use stepcost::{Chip, Workload};
+    //!
+    //! let workload = Workload::named("llama-3.1-8b")?;
+    //! let spec = ScenarioSpec { mode: Mode::Roofline, ..ScenarioSpec::default() };
+    //! let h100 = Chip::named("h100-sxm")?;
+    //! let report = price(&workload, &h100, &Scenario::resolve(&workload, &spec)?)?;
+    //! // A batch-1 decode step reads every weight once: at least the weights' bytes over the
+    //! // bandwidth, however fast the matrix units.
+    //! let weights_s = 2.0 * 8.0e9 / h100.bandwidth_bytes_per_s();
+    //! assert!(report.summary.step_time_s > 0.9 * weights_s);
+    //! let side_by_side = compare(workload, vec![h100, Chip::named("b200")?], &spec)?;
+    //! assert_eq!(side_by_side.reports.len(), 2);
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
+    pub use crate::core::scenario::{Mode, Scenario, ScenarioSpec};
+    pub use crate::core::timing::{
+        price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
+        StepSummary,
+    };
+    pub use crate::study::compare::{compare, Compared};
+}
+
+pub mod cost {
+    //! What a chip-hour costs: the cloud view or the total cost of ownership, a buyer's price
+    //! book, and the settings both front ends share.
+    //!
+    //! ```
+    //! use stepcost::cost::{CostSettings, CostView};
+    //!
+    //! let settings = CostSettings::default();
+    //! assert_eq!(settings.view, CostView::Cloud);
+    //! ```
+    pub use crate::core::cost::book::{PriceBook, Quote};
+    pub use crate::core::cost::settings::CostSettings;
+    pub use crate::core::cost::{CostGap, CostModel, CostView, Costing, StepCost};
+}
+
+pub mod sweep {
+    //! Grids of scenarios (chips x params x types x fusion plans) priced in parallel and
+    //! streamed in product order into any [`RowSink`]: CSV, JSON Lines, Parquet, typed tables.
+    //!
+    //! ```
+    //! use std::sync::atomic::AtomicBool;
+    //!
+    //! use stepcost::sweep::{self, Axes, Grid, StreamFormat, SweepOptions, SweepRows};
+    //! use stepcost::{Chip, Workload};
+    //!
+    //! let workload = Workload::named("llama-3.1-8b")?;
+    //! let axes = Axes {
+    //!     chips: vec![Chip::named("h100-sxm")?],
+    //!     params: vec![("batch".into(), vec![1.0, 8.0, 64.0])],
+    //!     ..Axes::default()
+    //! };
+    //! let grid = Grid::new(&workload, axes)?;
+    //! let rows = SweepRows::new(&workload, StreamFormat::Csv, false);
+    //! let (mut csv, cancel) = (Vec::new(), AtomicBool::new(false));
+    //! let options = SweepOptions::default();
+    //! let stats = sweep::run(&grid, options, &rows, &mut csv, &|_| {}, &cancel).unwrap();
+    //! assert_eq!((stats.scenarios, stats.errors), (3, 0));
+    //! // A header, then one row per scenario.
+    //! assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 4);
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
+    #[cfg(feature = "parquet")]
+    pub use crate::export::parquet::ParquetFile;
+    pub use crate::export::rows::ColumnType;
+    pub use crate::export::stream::{StreamFormat, SweepRows};
+    pub use crate::export::typed::{Cell, TypedBatch, TypedRows, TypedTable, TypedValues};
+    pub use crate::study::sweep::{
+        run, what_if_chips, Axes, ChipAxis, Grid, RowSink, Shard, SweepError, SweepOptions,
+        SweepStats, SweptScenario,
+    };
+}
+
+pub mod plan {
+    //! Chips for a throughput target: per chip and data types, the cheapest layout and the
+    //! largest batch within a latency bound and the memory.
+    pub use crate::study::plan::{
+        assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest, PlanSort,
+    };
+}
+
+pub mod serving {
+    //! Continuous batching in steady state: TTFT, TPOT and throughput per concurrency, each
+    //! chip's frontier, disaggregated prefill, speculation, and the cheapest fleet under
+    //! latency bounds.
+    pub use crate::study::serving::{
+        frontier, frontier_rows, one_layer_draft, plan_fleet, survey, Disagg, Disaggregated, Draft,
+        Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape, Server, ServingBand,
+        ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Simulated, Skipped,
+        Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
+    };
+}
+
+pub mod simulate {
+    //! Serving request by request: arrivals, a continuous-batching scheduler with chunked
+    //! prefill, KV blocks and preemption, every iteration priced.
+    pub use crate::study::simulate::{
+        default_max_seqs, read_trace, simulate, simulate_band, Arrivals, Horizon, LatencyBounds,
+        Lengths, Percentiles, PrefillApart, Request, Router, SimBand, SimConfig, SimReport,
+        BLOCK_TOKENS, CONTEXT_GRID, MAX_REQUESTS,
+    };
+}
+
+pub mod validate {
+    //! Predictions against measured hardware: case files, each row priced and its error, the
+    //! statistics per group.
+    pub use crate::study::validate::{
+        error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving, Case,
+        CaseFile, ErrorStats, Metric, Outcome, ServingOutcome,
+    };
+}
+
+pub mod fit {
+    //! Expected mode's constants fitted to measured cases, and the leave-one-source-out
+    //! cross-validation that reports their error on sources a fit never saw.
+    pub use crate::study::fit::cross::{cross_validate, CrossValidation};
+    pub use crate::study::fit::{fit_chip, ChipFit, Constant, Prior};
 }
 
 /// What tests, benchmarks and fuzz targets reach beneath the front door. Not a stable API.

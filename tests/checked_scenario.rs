@@ -5,7 +5,10 @@
 //! the chip has.
 
 use proptest::prelude::*;
-use stepcost::{price, Axes, Chip, Error, Format, Grid, Mode, Role, Scenario, TypeKey, Workload};
+use stepcost::{
+    price, sweep::Axes, sweep::Grid, types::Format, types::Role, types::TypeKey, Chip, Error, Mode,
+    Scenario, Workload,
+};
 
 use crate::common::{chip, workload};
 

@@ -2,7 +2,7 @@
 //! datasheets give by arithmetic (units x FLOP per clock x clock, bus width x data rate, a
 //! rack's figure over its GPUs), and announced chips stay out of `--chip all` unless asked for.
 
-use stepcost::{Announced, Chip, ChipStatus, DType, Fabric};
+use stepcost::{chip::Announced, chip::ChipStatus, chip::Fabric, types::DType, Chip};
 
 use crate::common::{assert_close, cell, chip, csv_rows, stepcost};
 

@@ -213,7 +213,7 @@ fn book_and_help_list_every_built_in_file() {
     let section = std::fs::read_to_string(chapter).unwrap();
     let help = stepcost().arg("--help").output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    for id in stepcost::builtin_chips().chain(stepcost::builtin_workloads()) {
+    for id in stepcost::chip::builtin().chain(stepcost::workload::builtin()) {
         assert!(
             section.contains(&format!("`{id}`")),
             "docs/book/src/built-in-files.md does not list `{id}`"

@@ -2,7 +2,7 @@
 //! validation against measured hardware.
 
 use predicates::prelude::*;
-use stepcost::{price, Bound, Chip, Mode, Scenario, ScenarioSpec, Source, Workload};
+use stepcost::{price, timing::Bound, Chip, Mode, Scenario, ScenarioSpec, Source, Workload};
 
 use crate::common::{assert_close, run, stepcost};
 
@@ -56,8 +56,9 @@ fn a_large_gemm_lands_at_the_measured_fraction_of_peak() {
     let a = Chip::named("h200").unwrap().expected().unwrap().clone();
     let d: f64 = 8192.0;
     let fixup = 2.0 * 128.0 * (128.0 * 128.0 * 4.0) / 10e12 + a.dram_latency_s;
-    let compute =
-        2.0 * d.powi(3) / (a.matrix[stepcost::DType::Bf16 as usize].unwrap() * 989e12) + fixup;
+    let compute = 2.0 * d.powi(3)
+        / (a.matrix[stepcost::types::DType::Bf16 as usize].unwrap() * 989e12)
+        + fixup;
     let memory = 2.0 * 3.0 * d * d / (a.memory * 4.8e12);
     let fixed = 1.26e-6 + 2.0 * a.dram_latency_s;
     assert_close(
@@ -96,7 +97,8 @@ fn padding_and_waves_stretch_an_odd_gemm() {
          compute_units: 108\nexpected: {matrix: {bf16: 1.0}, memory: 1.0, row_tile: 16, cta_tiles: [[256, 128]]}\n",
     );
     let w =
-        Workload::load(&Source::resolve("gemm", stepcost::FileKind::Workload).unwrap()).unwrap();
+        Workload::load(&Source::resolve("gemm", stepcost::workload::FileKind::Workload).unwrap())
+            .unwrap();
     let spec = ScenarioSpec {
         sets: vec![
             ("m".into(), 1793.0),
@@ -122,8 +124,10 @@ fn padding_and_waves_stretch_an_odd_gemm() {
 #[test]
 fn a_request_is_a_prefill_then_decode_steps() {
     let (batch, input, output) = (4.0, 512.0, 9.0);
-    let w = Workload::load(&Source::resolve("llama-3.1-8b", stepcost::FileKind::Workload).unwrap())
-        .unwrap();
+    let w = Workload::load(
+        &Source::resolve("llama-3.1-8b", stepcost::workload::FileKind::Workload).unwrap(),
+    )
+    .unwrap();
     let c = crate::common::chip("h100-sxm");
     let step = |tokens: f64, context: f64| {
         let spec = ScenarioSpec {

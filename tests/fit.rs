@@ -135,12 +135,12 @@ fn a_fit_recovers_the_constants_the_cases_were_made_with() {
     let truth = truth.expected().unwrap();
     let pairs = [
         (
-            fitted.matrix[stepcost::DType::Bf16 as usize],
-            truth.matrix[stepcost::DType::Bf16 as usize],
+            fitted.matrix[stepcost::types::DType::Bf16 as usize],
+            truth.matrix[stepcost::types::DType::Bf16 as usize],
         ),
         (
-            fitted.matrix[stepcost::DType::Fp8 as usize],
-            truth.matrix[stepcost::DType::Fp8 as usize],
+            fitted.matrix[stepcost::types::DType::Fp8 as usize],
+            truth.matrix[stepcost::types::DType::Fp8 as usize],
         ),
         (Some(fitted.vector), Some(truth.vector)),
         (Some(fitted.memory), Some(truth.memory)),
@@ -156,8 +156,11 @@ fn a_fit_recovers_the_constants_the_cases_were_made_with() {
     }
     // fp16's fraction is bf16's, set by the fp16 GEMM with the bf16 ones (the start's 0.75
     // and 0.8 would differ), and the fragment says so.
-    let fp16 = fitted.matrix[stepcost::DType::Fp16 as usize].unwrap();
-    assert_eq!(Some(fp16), fitted.matrix[stepcost::DType::Bf16 as usize]);
+    let fp16 = fitted.matrix[stepcost::types::DType::Fp16 as usize].unwrap();
+    assert_eq!(
+        Some(fp16),
+        fitted.matrix[stepcost::types::DType::Bf16 as usize]
+    );
     assert!(relative(fp16, 0.7) < 1e-6, "{text}");
     assert!(
         text.contains("# matrix.fp16 is matrix.bf16's: the two run the same MMA instructions"),
@@ -325,9 +328,9 @@ fn a_constant_no_own_row_reaches_takes_the_family_fit() {
     let synth = Chip::load(&Source::read(&dir.path().join("synth.yaml")).unwrap()).unwrap();
     let fit = fit_chip(cases, &cases_path, synth, None).unwrap();
     assert_eq!(fit.prior, stepcost::internals::fit::Prior::Family);
-    let fp8 = stepcost::internals::fit::Constant::Matrix(stepcost::DType::Fp8);
+    let fp8 = stepcost::internals::fit::Constant::Matrix(stepcost::types::DType::Fp8);
     assert!(fit.fitted.kept.contains(&fp8), "{:?}", fit.fitted);
-    let got = fit.fitted.constants.matrix[stepcost::DType::Fp8 as usize].unwrap();
+    let got = fit.fitted.constants.matrix[stepcost::types::DType::Fp8 as usize].unwrap();
     // The start's (and the file's) 0.7 without the family's row.
     assert!(relative(got, 0.6) < 1e-3, "fp8 fraction {got}");
     // What the own rows reach is still theirs: the stream fraction, 0.85 in the truth.
@@ -504,7 +507,7 @@ fn model_steps_fit_only_what_no_kernel_row_reaches() {
     let synth = Chip::load(&Source::read(&dir.path().join("synth.yaml")).unwrap()).unwrap();
     let fit = fit_chip(cases, &cases_path, synth, None).unwrap();
     let a = &fit.fitted.constants;
-    let bf16 = a.matrix[stepcost::DType::Bf16 as usize].unwrap();
+    let bf16 = a.matrix[stepcost::types::DType::Bf16 as usize].unwrap();
     for (name, got, want) in [
         ("memory", a.memory, 0.85),
         ("small_m_memory", a.small_m_memory, 0.75),

@@ -2,7 +2,7 @@
 //! (docs/sources.md, formats), `--dtype GROUP.weight=` types one group apart, and a format
 //! whose math the chip lacks runs weight-only and is labelled so.
 
-use stepcost::{Format, ScenarioSpec, TypeKey};
+use stepcost::{types::Format, types::TypeKey, ScenarioSpec};
 
 use crate::common::{assert_close, cell, csv_rows, run, stepcost};
 
@@ -219,8 +219,8 @@ fn plan_and_serving_type_choices_follow_the_same_rule() {
     // `plan` and `serving` list their type choices with `dtype_choices`: each combination is
     // one scenario's settings, so `activation=fp16` alone is an fp16 model there too.
     let key = |k: &str| k.parse::<TypeKey>().unwrap();
-    let choices = stepcost::dtype_choices(
-        stepcost::Types::default(),
+    let choices = stepcost::plan::dtype_choices(
+        stepcost::types::Types::default(),
         &[(key("activation"), vec![Format::Fp16, Format::Fp8])],
     );
     let briefs: Vec<String> = choices.iter().map(|t| t.brief()).collect();

@@ -1,6 +1,6 @@
 //! Memory footprint, `fits` and `max_batch`, with figures computed by hand from the shapes.
 
-use stepcost::{DType, Role, ScenarioSpec};
+use stepcost::{types::DType, types::Role, ScenarioSpec};
 
 use predicates::prelude::*;
 
@@ -229,7 +229,7 @@ fn a_requests_fit_is_judged_at_its_longest_context() {
     let w = crate::common::workload("llama-3.1-70b");
     let spec = ScenarioSpec {
         sets: vec![("batch".into(), 32.0)],
-        dtypes: vec![("weight".parse().unwrap(), stepcost::Format::Fp8)],
+        dtypes: vec![("weight".parse().unwrap(), stepcost::types::Format::Fp8)],
         ..ScenarioSpec::default()
     };
     let scenario = stepcost::Scenario::resolve(&w, &spec).unwrap();

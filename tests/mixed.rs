@@ -2,7 +2,7 @@
 //! sequences' prompt tokens, `prefill_tokens` over `prefill_seqs` at `prefill_context`) priced
 //! as one step, against the decode step and the prefill step priced apart, and by hand.
 
-use stepcost::{DType, Role, ScenarioSpec, StepReport};
+use stepcost::{types::DType, types::Role, ScenarioSpec, StepReport};
 
 use crate::common::{assert_close, roofline, run};
 

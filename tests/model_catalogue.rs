@@ -5,7 +5,7 @@
 //! recurrent state per sequence, and the checkpoint types each file defaults to
 //! (docs/sources.md: model shapes M9 to M17, M8).
 
-use stepcost::{DType, Role, ScenarioSpec, StepReport};
+use stepcost::{types::DType, types::Role, ScenarioSpec, StepReport};
 
 use crate::common::{cell, csv_rows, run, stepcost};
 

@@ -2,7 +2,7 @@
 //! (docs/sources.md: model shapes, M8): parameter counts, KV cache per token, mixture of
 //! experts, what fits, and import from Hugging Face configs.
 
-use stepcost::{price, DType, Role, Scenario, ScenarioSpec, Source, Workload};
+use stepcost::{price, types::DType, types::Role, Scenario, ScenarioSpec, Source, Workload};
 
 use crate::common::{chip, run, stepcost, workload};
 

@@ -1,7 +1,7 @@
 //! Layouts past one scale-up domain: hierarchical collectives, expert parallelism as DeepEP
 //! sends tokens, pipelines with micro-batches in flight, and plans over several nodes.
 
-use stepcost::{Bound, Mode, ScenarioSpec};
+use stepcost::{timing::Bound, Mode, ScenarioSpec};
 
 use crate::common::{assert_close, roofline, run};
 
@@ -292,7 +292,8 @@ fn a_group_past_a_domain_without_a_network_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("no-network.yaml");
     std::fs::write(&path, kept.join("\n")).unwrap();
-    let source = stepcost::Source::resolve(path.to_str().unwrap(), stepcost::FileKind::Chip);
+    let source =
+        stepcost::Source::resolve(path.to_str().unwrap(), stepcost::workload::FileKind::Chip);
     let chip = stepcost::Chip::load(&source.unwrap()).unwrap();
     let w = crate::common::workload("llama-3.1-70b");
     let spec = ScenarioSpec {

@@ -1,6 +1,8 @@
 //! How each op kind counts FLOPs and bytes, checked against hand counts.
 
-use stepcost::{price, Bound, Chip, DType, Role, Scenario, ScenarioSpec, Source, Workload};
+use stepcost::{
+    price, timing::Bound, types::DType, types::Role, Chip, Scenario, ScenarioSpec, Source, Workload,
+};
 
 const CHIP: &str = "name: test
 memory: {capacity: 80 GB, bandwidth: 2 TB/s}

@@ -1,6 +1,6 @@
 //! Steps split across chips: tensor parallelism and the collectives it costs.
 
-use stepcost::{Bound, DType, Role, ScenarioSpec};
+use stepcost::{timing::Bound, types::DType, types::Role, ScenarioSpec};
 
 use crate::common::{assert_close, roofline, run};
 

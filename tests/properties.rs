@@ -171,7 +171,7 @@ proptest! {
                     ("tokens".into(), tokens.into()),
                     ("tp".into(), tp.into()),
                 ],
-                dtypes: vec![(stepcost::Role::Kv.into(), kv.parse().unwrap())],
+                dtypes: vec![(stepcost::types::Role::Kv.into(), kv.parse().unwrap())],
                 mode: if roofline { stepcost::Mode::Roofline } else { stepcost::Mode::Expected },
                 ..stepcost::ScenarioSpec::default()
             };
@@ -196,7 +196,7 @@ proptest! {
 
 /// A built-in model at any batch, context, prompt length, data types, fusion plan and chip.
 fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::ScenarioSpec)> {
-    use stepcost::{DType, Mode, Role};
+    use stepcost::{types::DType, types::Role, Mode};
     let dtype = prop::sample::select(vec![DType::Bf16, DType::Fp8, DType::Fp4, DType::Int8]);
     (
         prop::sample::select(vec![
@@ -331,31 +331,31 @@ proptest! {
     fn each_sweep_row_is_the_run_of_its_scenario(
         batches in proptest::collection::vec(1u32..1024, 1..4),
         contexts in proptest::collection::vec(0u32..32768, 1..3),
-        weights in proptest::sample::subsequence(vec![stepcost::DType::Bf16, stepcost::DType::Fp8, stepcost::DType::Fp4], 1..3),
+        weights in proptest::sample::subsequence(vec![stepcost::types::DType::Bf16, stepcost::types::DType::Fp8, stepcost::types::DType::Fp4], 1..3),
         fusions in proptest::sample::subsequence(vec![0usize, 1, 2], 1..3),
         chips in proptest::sample::subsequence(vec!["h100-sxm", "mi300x", "b200"], 1..3),
         roofline in any::<bool>(),
     ) {
         use std::sync::atomic::AtomicBool;
         let w = crate::common::workload("llama-3.1-70b");
-        let axes = stepcost::Axes {
+        let axes = stepcost::sweep::Axes {
             chips: chips.iter().map(|c| crate::common::chip(c)).collect(),
             params: vec![
                 ("batch".into(), batches.iter().map(|b| f64::from(*b)).collect()),
                 ("context".into(), contexts.iter().map(|c| f64::from(*c)).collect()),
             ],
             dtypes: vec![(
-                stepcost::Role::Weight.into(),
+                stepcost::types::Role::Weight.into(),
                 weights.into_iter().map(Into::into).collect(),
             )],
             fusions: fusions.iter().map(|i| w.fusion_plan_names().nth(*i).unwrap().to_owned()).collect(),
             mode: if roofline { stepcost::Mode::Roofline } else { stepcost::Mode::Expected },
             memory_utilization: None,
         };
-        let grid = stepcost::Grid::new(&w, axes).unwrap();
-        let sink = stepcost::SweepRows::new(&w, stepcost::StreamFormat::Csv, false);
+        let grid = stepcost::sweep::Grid::new(&w, axes).unwrap();
+        let sink = stepcost::sweep::SweepRows::new(&w, stepcost::sweep::StreamFormat::Csv, false);
         let mut out = Vec::new();
-        stepcost::sweep(&grid, Default::default(), &sink, &mut out, &|_| {}, &AtomicBool::new(false)).unwrap();
+        stepcost::sweep::run(&grid, Default::default(), &sink, &mut out, &|_| {}, &AtomicBool::new(false)).unwrap();
         let text = String::from_utf8(out).unwrap();
         let rows: Vec<&str> = text.lines().skip(1).collect();
         prop_assert_eq!(rows.len() as u64, grid.len().unwrap());

@@ -2,7 +2,7 @@
 //! from the seeds' own arithmetic (datasheet peaks and bandwidths, hand counts of FLOPs and
 //! bytes), then compared at the seeds' printed precision.
 
-use stepcost::{Bound, DType, Role, ScenarioSpec};
+use stepcost::{timing::Bound, types::DType, types::Role, ScenarioSpec};
 
 use crate::common::{assert_close, cell, csv_rows, run, stepcost};
 

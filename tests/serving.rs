@@ -3,8 +3,9 @@
 //! memory's cap on concurrency, and bad input refused.
 
 use stepcost::{
-    frontier_rows, serving_survey, Draft, IterationPricer, LayoutChoice, RequestShape, Scenario,
-    ScenarioSpec, Server, ServingOptions, ServingQuery, Speculation,
+    serving::frontier_rows, serving::survey as serving_survey, serving::Draft,
+    serving::LayoutChoice, serving::RequestShape, serving::Server, serving::ServingOptions,
+    serving::ServingQuery, serving::Speculation, timing::IterationPricer, Scenario, ScenarioSpec,
 };
 
 use crate::common::{assert_close, cell, chip, csv_rows, run, stepcost, succeeded, workload};
@@ -18,7 +19,7 @@ fn point(
     options: ServingOptions,
     shape: RequestShape,
     concurrency: u64,
-) -> stepcost::ServingPoint {
+) -> stepcost::serving::ServingPoint {
     with_server(name, chip_name, sets, options, |s| {
         s.steady_state(shape, concurrency).unwrap()
     })
@@ -41,7 +42,7 @@ fn with_server<T>(
     };
     let scenario = Scenario::resolve(&w, &spec).unwrap();
     let target = IterationPricer::new(&w, &c, &scenario).unwrap();
-    let draft_scenario = stepcost::one_layer_draft(&w, &scenario).unwrap();
+    let draft_scenario = stepcost::serving::one_layer_draft(&w, &scenario).unwrap();
     let draft = options
         .speculation
         .map(|_| IterationPricer::new(&w, &c, &draft_scenario).unwrap());
@@ -63,7 +64,9 @@ fn prefill_apart_with_a_free_transfer_is_never_slower_to_the_first_token() {
             with_server(name, chip_name, sets, ServingOptions::default(), |s| {
                 for c in [1, 4, 32, 128] {
                     let together = s.steady_state(shape, c).unwrap();
-                    let apart = s.disaggregated(shape, c, stepcost::KvLink::Free).unwrap();
+                    let apart = s
+                        .disaggregated(shape, c, stepcost::serving::KvLink::Free)
+                        .unwrap();
                     assert!(
                         apart.ttft_s <= together.ttft_s * (1.0 + 1e-12),
                         "{name} {input}/{output} c={c}: {} > {}",
@@ -97,7 +100,10 @@ fn a_priced_transfer_sends_the_prompts_cache_over_the_network() {
         "h100-sxm",
         &[],
         ServingOptions::default(),
-        |s| s.disaggregated(shape, 1, stepcost::KvLink::Priced).unwrap(),
+        |s| {
+            s.disaggregated(shape, 1, stepcost::serving::KvLink::Priced)
+                .unwrap()
+        },
     );
     assert_close(
         t.disaggregated.unwrap().kv_transfer_s,
@@ -117,7 +123,10 @@ fn a_hybrid_models_transfer_sends_the_prompts_state_with_its_cache() {
         "h100-sxm",
         &[],
         ServingOptions::default(),
-        |s| s.disaggregated(shape, 1, stepcost::KvLink::Priced).unwrap(),
+        |s| {
+            s.disaggregated(shape, 1, stepcost::serving::KvLink::Priced)
+                .unwrap()
+        },
     );
     let state = 24.0 * (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
     assert_close(
@@ -307,15 +316,15 @@ fn a_prefix_cache_hit_prefills_only_the_rest() {
 }
 
 /// The survey of llama-3.1-70b on two chips over every layout and two weight types.
-fn wide_survey() -> stepcost::Survey {
+fn wide_survey() -> stepcost::serving::Survey {
     let w = workload("llama-3.1-70b");
     let chips = [chip("h100-sxm"), chip("mi300x")];
     let scenario = Scenario::resolve(&w, &ScenarioSpec::default()).unwrap();
     let base = *scenario.dtypes();
     let mut fp8 = base;
     fp8.set(
-        stepcost::TypeKey::Role(stepcost::Role::Weight),
-        stepcost::Format::Fp8,
+        stepcost::types::TypeKey::Role(stepcost::types::Role::Weight),
+        stepcost::types::Format::Fp8,
     );
     let query = ServingQuery {
         shape: RequestShape::new(1024, 1024).unwrap(),
@@ -325,8 +334,8 @@ fn wide_survey() -> stepcost::Survey {
         layouts: LayoutChoice::All,
         options: ServingOptions::default(),
         draft: None::<Draft>,
-        disagg: stepcost::Disagg::Off,
-        kv_link: stepcost::KvLink::Priced,
+        disagg: stepcost::serving::Disagg::Off,
+        kv_link: stepcost::serving::KvLink::Priced,
         prefill_sets: Vec::new(),
     };
     serving_survey(&w, &chips, &query).unwrap()
@@ -488,7 +497,7 @@ fn pools_apart(
     prefill_tp: f64,
     shape: RequestShape,
     c: u64,
-) -> stepcost::ServingPoint {
+) -> stepcost::serving::ServingPoint {
     let pool = with_server(
         "llama-3.1-70b",
         "h200",
@@ -502,7 +511,7 @@ fn pools_apart(
         &[("tp", decode_tp)],
         ServingOptions::default(),
         |s| {
-            s.disaggregated_with(&pool, shape, c, stepcost::KvLink::Priced)
+            s.disaggregated_with(&pool, shape, c, stepcost::serving::KvLink::Priced)
                 .unwrap()
         },
     )

@@ -6,7 +6,10 @@ use std::sync::atomic::AtomicBool;
 
 use predicates::prelude::*;
 use proptest::prelude::*;
-use stepcost::{Axes, Grid, Shard, StreamFormat, SweepOptions, SweepRows};
+use stepcost::{
+    sweep::Axes, sweep::Grid, sweep::Shard, sweep::StreamFormat, sweep::SweepOptions,
+    sweep::SweepRows,
+};
 
 use crate::common::{chip, csv_rows, stepcost, workload};
 
@@ -105,7 +108,7 @@ fn priced(grid: &Grid, format: StreamFormat, shard: Shard, header: bool) -> Vec<
     };
     let mut out = Vec::new();
     let cancel = AtomicBool::new(false);
-    stepcost::sweep(grid, options, &sink, &mut out, &|_| {}, &cancel).unwrap();
+    stepcost::sweep::run(grid, options, &sink, &mut out, &|_| {}, &cancel).unwrap();
     out
 }
 

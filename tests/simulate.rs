@@ -3,8 +3,10 @@
 
 use stepcost::internals::timing::{price_request, IterationPricer};
 use stepcost::{
-    simulate, Arrivals, Chip, Horizon, KvLink, LatencyBounds, Lengths, PrefillApart, RequestShape,
-    Router, Scenario, ScenarioSpec, Server, ServingOptions, SimConfig, SimReport, Workload,
+    serving::KvLink, serving::RequestShape, serving::Server, serving::ServingOptions,
+    simulate::simulate, simulate::Arrivals, simulate::Horizon, simulate::LatencyBounds,
+    simulate::Lengths, simulate::PrefillApart, simulate::Router, simulate::SimConfig,
+    simulate::SimReport, Chip, Scenario, ScenarioSpec, Workload,
 };
 
 use crate::common::{assert_close, chip, stepcost};
@@ -52,7 +54,7 @@ fn little(
     scenario: &Scenario,
     c: u64,
     paced: bool,
-) -> (stepcost::ServingPoint, SimReport) {
+) -> (stepcost::serving::ServingPoint, SimReport) {
     let pricer = IterationPricer::new(workload, chip, scenario).unwrap();
     let mut server = Server::new(chip, pricer, None, 8192.0, ServingOptions::default()).unwrap();
     let shape = RequestShape::new(1024, 256).unwrap();

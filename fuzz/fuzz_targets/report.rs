@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 use libfuzzer_sys::fuzz_target;
 use stepcost::internals::export::document;
 use stepcost::internals::{lever, svg};
-use stepcost::{price, Axes, Chip, DType, Grid, Mode, Role, Scenario, ScenarioSpec, Source};
-use stepcost::{StreamFormat, SweepRows, Workload};
+use stepcost::{price, sweep::Axes, Chip, types::DType, sweep::Grid, Mode, types::Role, Scenario, ScenarioSpec, Source};
+use stepcost::{sweep::StreamFormat, sweep::SweepRows, Workload};
 
 const WORKLOADS: [&str; 4] = ["gemm", "llama-3.1-8b", "mixtral-8x7b", "deepseek-v3"];
 const TYPES: [DType; 4] = [DType::Bf16, DType::Fp8, DType::Int4, DType::Fp4];
@@ -63,7 +63,7 @@ fuzz_target!(|text: &str| {
     let sink = SweepRows::new(&workload, StreamFormat::Csv, false);
     let mut csv = Vec::new();
     let cancel = AtomicBool::new(false);
-    if stepcost::sweep(&grid, Default::default(), &sink, &mut csv, &|_| {}, &cancel).is_ok() {
+    if stepcost::sweep::run(&grid, Default::default(), &sink, &mut csv, &|_| {}, &cancel).is_ok() {
         let chart = svg::SweepChart {
             x: "batch".into(),
             y: "tokens_per_s".into(),

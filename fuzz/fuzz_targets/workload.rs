@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use stepcost::{price, Chip, FileKind, Scenario, Source, Workload};
+use stepcost::{price, Chip, workload::FileKind, Scenario, Source, Workload};
 
 fn chip() -> &'static Chip {
     static CHIP: OnceLock<Chip> = OnceLock::new();

@@ -11,9 +11,10 @@ use pyo3::types::PyDict;
 use stepcost::internals::ranges;
 use stepcost::internals::sweep::{grid_len as axes_len, AxisValues};
 use stepcost::{
-    plan_assumptions as assumptions, Axes, Chip, Format, Grid, Mode, PlanSort, Scenario,
-    ScenarioParam, ScenarioSpec, Shard, StepReport, StreamFormat, SweepError, SweepOptions,
-    SweepRows, TypeKey, TypedRows, TypedTable, Workload,
+    plan::assumptions, plan::PlanSort, sweep::Axes, sweep::Grid, sweep::Shard, sweep::StreamFormat,
+    sweep::SweepError, sweep::SweepOptions, sweep::SweepRows, sweep::TypedRows, sweep::TypedTable,
+    types::Format, types::TypeKey, workload::ScenarioParam, Chip, Mode, Scenario, ScenarioSpec,
+    StepReport, Workload,
 };
 
 use crate::errors::{from_error, input, OrRaise};
@@ -135,7 +136,7 @@ pub fn compare(
     let workload = workload.load(py)?;
     let chips = inputs::chips(py, &chips)?;
     let compared = py
-        .detach(|| stepcost::compare(workload, chips, &spec))
+        .detach(|| stepcost::timing::compare(workload, chips, &spec))
         .or_raise()?;
     let reports: Vec<StepReport> = compared.reports.into_iter().map(|(_, r)| r).collect();
     ArrowStream::of(py, TypedTable::of_compare(&reports).or_raise()?)
@@ -343,7 +344,7 @@ pub fn sweep(
                 *interrupted.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
             }
         };
-        stepcost::sweep(&grid, options, &budget, &mut rows, &progress, &cancel)
+        stepcost::sweep::run(&grid, options, &budget, &mut rows, &progress, &cancel)
     });
     if let Some(e) = interrupted
         .into_inner()
@@ -429,10 +430,10 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         }
     };
     let scenario = Scenario::resolve(&workload, &spec).or_raise()?;
-    let request = stepcost::PlanRequest {
+    let request = stepcost::plan::PlanRequest {
         target_tokens_per_s,
         max_ms_per_token,
-        dtype_choices: stepcost::dtype_choices(*scenario.dtypes(), &dtype_axes),
+        dtype_choices: stepcost::plan::dtype_choices(*scenario.dtypes(), &dtype_axes),
         sort,
         conservative: args.conservative,
         include_unfit: args.include_unfit,
@@ -440,7 +441,7 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         scenario,
     };
     let entries = py
-        .detach(|| stepcost::plan(&workload, &chips, &request))
+        .detach(|| stepcost::plan::plan(&workload, &chips, &request))
         .or_raise()?;
     let table = TypedTable::of_plan(workload.name(), &request, &entries).or_raise()?;
     ArrowStream::of(py, table)

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use stepcost::internals::ranges::Range;
 use stepcost::internals::sweep::AxisValues;
 use stepcost::internals::validate::parse_request;
-use stepcost::Shard;
+use stepcost::sweep::Shard;
 
 use crate::errors::input;
 use stepcost::internals::parse::{number_in, parse_set, whole_in};

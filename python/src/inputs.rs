@@ -5,7 +5,7 @@
 
 use pyo3::prelude::*;
 
-use stepcost::{Chip, FileKind, Format, Mode, Source, TypeKey, Workload};
+use stepcost::{types::Format, types::TypeKey, workload::FileKind, Chip, Mode, Source, Workload};
 
 use crate::errors::{input, OrRaise};
 

@@ -16,13 +16,13 @@ use pyo3::prelude::*;
 /// The ids of the built-in chips, sorted.
 #[pyfunction]
 fn chips() -> Vec<&'static str> {
-    stepcost::builtin_chips().collect()
+    stepcost::chip::builtin().collect()
 }
 
 /// The ids of the built-in workloads, sorted.
 #[pyfunction]
 fn workloads() -> Vec<&'static str> {
-    stepcost::builtin_workloads().collect()
+    stepcost::workload::builtin().collect()
 }
 
 /// Starts the pool a sweep prices on, each of its threads allocating once, and returns its

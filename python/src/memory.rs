@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use stepcost::internals::units::human;
 use stepcost::{
-    Chip, ColumnType, Grid, RowSink, Shard, StreamFormat, SweepOptions, SweepRows, SweptScenario,
-    TypedRows, TypedTable, TypedValues, Workload,
+    sweep::ColumnType, sweep::Grid, sweep::RowSink, sweep::Shard, sweep::StreamFormat,
+    sweep::SweepOptions, sweep::SweepRows, sweep::SweptScenario, sweep::TypedRows,
+    sweep::TypedTable, sweep::TypedValues, Chip, Workload,
 };
 
 use crate::errors::memory;
@@ -162,7 +163,7 @@ fn sample(sweep: &Measured) -> Option<Sample> {
         };
         let mut rows = TypedRows::new(rows_like.column_types());
         let never = AtomicBool::new(false);
-        stepcost::sweep(sweep.grid, options, &rows_like, &mut rows, &|_| {}, &never).ok()?;
+        stepcost::sweep::run(sweep.grid, options, &rows_like, &mut rows, &|_| {}, &never).ok()?;
         let table = rows.finish().ok()?;
         sample.text += text_bytes(&table);
         sample.rows += table.rows() as u64;

@@ -8,7 +8,7 @@ use arrow_schema::SchemaRef;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
-use stepcost::{Cell, TypedTable};
+use stepcost::{sweep::Cell, sweep::TypedTable};
 
 use crate::errors::input;
 

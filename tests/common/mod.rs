@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 
 use assert_cmd::Command;
-use stepcost::{price, Chip, FileKind, Scenario, ScenarioSpec, Source, StepReport, Workload};
+use stepcost::{
+    price, workload::FileKind, Chip, Scenario, ScenarioSpec, Source, StepReport, Workload,
+};
 
 /// The `stepcost` binary, with no inherited terminal.
 pub fn stepcost() -> Command {

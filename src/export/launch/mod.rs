@@ -169,7 +169,7 @@ const MAX_COUNT: u64 = 1 << 24;
 ///
 /// ```
 /// use stepcost::internals::export::launch::{launch, write_launch, Engine, LaunchLayout, Vendor};
-/// use stepcost::Format;
+/// use stepcost::types::Format;
 ///
 /// let layout = LaunchLayout {
 ///     model_name: "Llama-3.1-70B".into(),
