@@ -169,7 +169,7 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-pub use crate::base::suggest::did_you_mean;
+pub(crate) use crate::base::suggest::did_you_mean;
 
 #[cfg(test)]
 mod tests {

@@ -2,17 +2,17 @@
 //! wrong with it, the limits on input, and the library's error. Imports nothing above it.
 
 pub mod builtin;
-pub mod chip_field;
-pub mod diagnostic;
-pub mod dtype;
-pub mod error;
-pub mod format;
+pub(crate) mod chip_field;
+pub(crate) mod diagnostic;
+pub(crate) mod dtype;
+pub(crate) mod error;
+pub(crate) mod format;
 pub mod limits;
-pub mod param;
+pub(crate) mod param;
 pub mod parse;
 pub mod ranges;
-pub mod source;
-pub mod suggest;
+pub(crate) mod source;
+pub(crate) mod suggest;
 pub(crate) mod text;
-pub mod types;
+pub(crate) mod types;
 pub mod units;

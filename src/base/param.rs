@@ -46,7 +46,7 @@ pub enum ScenarioParam {
 /// How a step's kernels are launched, as far as the time of each is concerned (expected mode);
 /// the discriminant is the `launch_mode` code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Launch {
+pub(crate) enum Launch {
     /// None: a profiler's time of the kernel alone.
     Excluded = 0,
     /// Back to back inside a CUDA graph, as serving engines replay decode steps.
@@ -59,7 +59,7 @@ pub enum Launch {
 
 impl Launch {
     /// The one `launch_mode` names by its code: 0, 1 or 2.
-    pub fn from_code(code: f64) -> Option<Launch> {
+    pub(crate) fn from_code(code: f64) -> Option<Launch> {
         [Launch::Excluded, Launch::Graph, Launch::Eager]
             .into_iter()
             .find(|launch| *launch as u8 as f64 == code)

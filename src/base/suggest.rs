@@ -11,7 +11,10 @@
 
 /// The best of `candidates` for `typed`, if one is close enough to offer; the first of
 /// equally good ones.
-pub fn closest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    typed: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let tokens = tokens(typed);
     let typed_chars = typed.chars().count();
     let mut best: Option<(Rank, &str)> = None;
@@ -36,7 +39,10 @@ pub fn closest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// ` (did you mean `x`?)` when a candidate is close to `typed`, else nothing.
-pub fn did_you_mean<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn did_you_mean<'a>(
+    typed: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
     closest(typed, candidates)
         .map(|c| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()

@@ -347,7 +347,7 @@ fn is_sixteen_bit_float(format: Format) -> bool {
 }
 
 /// Parses `KEY=FORMAT`, as `--dtype experts.weight=mxfp4` writes it.
-pub fn parse_type(text: &str) -> Result<(TypeKey, Format), String> {
+pub(crate) fn parse_type(text: &str) -> Result<(TypeKey, Format), String> {
     let (key, format) = text
         .split_once('=')
         .ok_or_else(|| format!("expected KEY=TYPE (e.g. weight=fp8), found `{text}`"))?;

@@ -1,9 +1,9 @@
 //! The engine: chips, workloads and their graphs, scenarios, and the pricing of a step. It
 //! never parses arguments, prints, formats or chooses a format.
 
-pub mod chip;
-pub mod cost;
+pub(crate) mod chip;
+pub(crate) mod cost;
 pub mod expr;
-pub mod scenario;
+pub(crate) mod scenario;
 pub mod timing;
 pub mod workload;

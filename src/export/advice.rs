@@ -19,7 +19,10 @@ pub(super) fn request_memory(r: &RequestSummary) -> String {
 /// The warning for a report that does not fit ([`StepReport::fits`]): its request's, where
 /// only the request outgrows the memory, else the scenario's with `fixes()` priced; `None`
 /// when it fits.
-pub fn unfit_warning(report: &StepReport, fixes: impl FnOnce() -> Vec<Fix>) -> Option<String> {
+pub(crate) fn unfit_warning(
+    report: &StepReport,
+    fixes: impl FnOnce() -> Vec<Fix>,
+) -> Option<String> {
     match &report.request {
         Some(r) if report.summary.fits && !r.fits => Some(request_fit_warning(report, r)),
         _ if report.summary.fits => None,
@@ -77,7 +80,7 @@ fn fit_warning(report: &StepReport, fixes: &[Fix]) -> String {
 /// The line under a run that names the lever to try next ([`next_step`]).
 ///
 /// [`next_step`]: crate::study::lever::next_step
-pub fn next_step_line(lever: &Lever) -> String {
+pub(crate) fn next_step_line(lever: &Lever) -> String {
     let usd = lever.usd_ratio.map_or(String::new(), |r| {
         format!(", x{} $/M", three_significant(r))
     });

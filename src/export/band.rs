@@ -10,7 +10,7 @@ use crate::study::band::{Calibration, Coverage, Residual, Scope, MIN_SOURCES};
 
 /// The bands of `calibration`, then how many held-out rows fell inside the band calibrated
 /// without their source.
-pub fn write_band_report(
+pub(crate) fn write_band_report(
     out: &mut dyn Write,
     calibration: &Calibration,
     coverage: &[Coverage],
@@ -64,7 +64,7 @@ pub fn write_band_report(
 }
 
 /// The residual file: a comment saying what it is, the header, a line per row.
-pub fn residuals_csv(residuals: &[Residual], cases_name: &str) -> String {
+pub(crate) fn residuals_csv(residuals: &[Residual], cases_name: &str) -> String {
     let mut text = format!(
         "# Cross-validated residuals of {cases_name}, written by `stepcost validate {cases_name} --cross-validate --residuals FILE`:\n\
          # each row predicted with constants fitted without its source; ln_time_ratio is ln(measured / predicted)\n\

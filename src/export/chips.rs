@@ -14,7 +14,7 @@ use crate::base::units::human;
 use crate::core::chip::{Chip, ChipStatus};
 
 /// Writes the chip list: one row per chip and matrix-unit data type with a peak.
-pub fn write_chips(
+pub(crate) fn write_chips(
     out: &mut dyn Write,
     chips: &[Chip],
     format: OutputFormat,

@@ -24,7 +24,7 @@ pub fn write_compare(
 }
 
 /// [`write_compare`] with the rows cut to `shape`.
-pub fn write_compare_shaped(
+pub(crate) fn write_compare_shaped(
     out: &mut dyn Write,
     reports: &[StepReport],
     format: OutputFormat,

@@ -14,8 +14,8 @@
 //! `parquet`, `launch` and `atomic`. tests/architecture.rs holds the floors.
 
 mod advice;
-pub mod atomic;
-pub mod band;
+pub(crate) mod atomic;
+pub(crate) mod band;
 pub(crate) mod cells;
 mod chips;
 mod compare;
@@ -29,37 +29,37 @@ pub mod launch;
 mod list;
 mod numbers;
 #[cfg(feature = "parquet")]
-pub mod parquet;
+pub(crate) mod parquet;
 mod plan;
-pub mod rows;
+pub(crate) mod rows;
 mod run;
-pub mod serving;
+pub(crate) mod serving;
 mod shaped;
-pub mod simulate;
+pub(crate) mod simulate;
 mod step;
-pub mod stream;
+pub(crate) mod stream;
 mod style;
 pub mod svg;
-pub mod top;
-pub mod typed;
+pub(crate) mod top;
+pub(crate) mod typed;
 mod validate;
 mod workloads;
 
 // What only the front ends call is compiled without them (see lib.rs) but not re-exported.
 #[cfg(any(feature = "cli", feature = "ui"))]
-pub use advice::{next_step_line, unfit_warning};
+pub(crate) use advice::{next_step_line, unfit_warning};
 #[cfg(any(feature = "cli", feature = "ui"))]
-pub use chips::write_chips;
+pub(crate) use chips::write_chips;
 pub use compare::write_compare;
 #[cfg(feature = "cli")]
-pub use compare::write_compare_shaped;
+pub(crate) use compare::write_compare_shaped;
 pub use format::OutputFormat;
 #[cfg(feature = "cli")]
-pub use plan::write_plan;
+pub(crate) use plan::write_plan;
 pub use run::write_run;
 #[cfg(feature = "cli")]
-pub use run::write_run_shaped;
+pub(crate) use run::write_run_shaped;
 #[cfg(feature = "cli")]
-pub use validate::{write_serving_validation, write_validation};
+pub(crate) use validate::{write_serving_validation, write_validation};
 #[cfg(any(feature = "cli", feature = "ui"))]
-pub use workloads::write_workloads;
+pub(crate) use workloads::write_workloads;

@@ -14,7 +14,7 @@ use crate::core::scenario::Mode;
 use crate::study::plan::{PlanEntry, PlanRequest, PlanSort};
 
 /// Writes a plan: one row per chip and choice of types, best first.
-pub fn write_plan(
+pub(crate) fn write_plan(
     out: &mut dyn Write,
     workload: &str,
     request: &PlanRequest,

@@ -31,7 +31,7 @@ pub fn write_run(
 
 /// [`write_run`] with the rows cut to `shape`: the summary's columns, or with `per_op` the
 /// kernels' (then JSON is an array of kernel objects, the summary left out).
-pub fn write_run_shaped(
+pub(crate) fn write_run_shaped(
     out: &mut dyn Write,
     report: &StepReport,
     per_op: bool,

@@ -18,7 +18,7 @@ use crate::study::serving::{
 };
 
 /// What a survey's reader needs beside its rows.
-pub struct ServingHeader<'a> {
+pub(crate) struct ServingHeader<'a> {
     pub workload: &'a str,
     pub shape: RequestShape,
     pub options: ServingOptions,
@@ -29,7 +29,7 @@ pub struct ServingHeader<'a> {
 }
 
 /// Writes `survey` in `format`.
-pub fn write_serving(
+pub(crate) fn write_serving(
     out: &mut dyn Write,
     header: &ServingHeader,
     survey: &Survey,
@@ -244,7 +244,7 @@ fn layout(name: &str) -> String {
 }
 
 /// What a fleet plan's reader needs beside its entries.
-pub struct FleetHeader<'a> {
+pub(crate) struct FleetHeader<'a> {
     pub workload: &'a str,
     pub shape: RequestShape,
     pub slo: &'a Slo,
@@ -257,7 +257,7 @@ pub struct FleetHeader<'a> {
 }
 
 /// Writes a fleet plan in `format`: the table ends with the first entry's launch settings.
-pub fn write_fleet(
+pub(crate) fn write_fleet(
     out: &mut dyn Write,
     header: &FleetHeader,
     entries: &[FleetEntry],

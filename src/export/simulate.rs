@@ -122,7 +122,7 @@ const PERCENTILES: [(&str, Latency); 3] = [
 
 /// Writes a simulated run of `workload` on `chip` and its band (expected mode); `title` is
 /// the table's first line.
-pub fn write_simulate(
+pub(crate) fn write_simulate(
     out: &mut dyn Write,
     workload: &str,
     chip: &str,

@@ -17,7 +17,7 @@ use crate::export::filter::Kind;
 use crate::export::rows::{Row, Value};
 
 /// Most rows `--top` keeps per group (they are held in memory).
-pub const MAX_TOP: u64 = 1_000_000;
+pub(crate) const MAX_TOP: u64 = 1_000_000;
 
 /// Why a ranking cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +41,7 @@ pub enum RankError {
 
 /// Where a row stands in the product order: its scenario, then its place among the
 /// scenario's rows.
-pub type Order = (u64, u32);
+pub(crate) type Order = (u64, u32);
 
 /// One row kept, with the key it ranks by (the value, negated when the highest come first).
 #[derive(Debug)]
@@ -87,7 +87,7 @@ struct Group {
 
 /// The K best rows by a column, per group; fed from many threads.
 #[derive(Debug)]
-pub struct Ranking {
+pub(crate) struct Ranking {
     k: usize,
     by: usize,
     by_name: String,
@@ -108,7 +108,7 @@ thread_local! {
 impl Ranking {
     /// The `k` best rows by `by` (`-name`: the highest first) in each group of `per`, against
     /// the columns (with their kinds, where known) of the rows to come.
-    pub fn new(
+    pub(crate) fn new(
         k: u64,
         by: &str,
         per: Option<&str>,
@@ -138,13 +138,13 @@ impl Ranking {
     }
 
     /// Why a row could not be ranked, if one could not.
-    pub fn error(&self) -> Option<&RankError> {
+    pub(crate) fn error(&self) -> Option<&RankError> {
         self.error.get()
     }
 
     /// Offers `row`, at `order` in the product order; `encode` writes it as the stream would,
     /// and is called only if the row is kept.
-    pub fn offer(&self, row: &dyn Row, order: Order, encode: impl FnOnce(&mut Vec<u8>)) {
+    pub(crate) fn offer(&self, row: &dyn Row, order: Order, encode: impl FnOnce(&mut Vec<u8>)) {
         GROUP_KEY.with_borrow_mut(|cell| {
             cell.clear();
             let Some(key) = self.key(row, cell) else {
@@ -215,7 +215,7 @@ impl Ranking {
 
     /// Appends the rows kept, group by group in the order the groups first ranked a row, each
     /// group best first; returns how many.
-    pub fn finish(&self, out: &mut Vec<u8>) -> u64 {
+    pub(crate) fn finish(&self, out: &mut Vec<u8>) -> u64 {
         let mut groups = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
         let mut groups: Vec<Group> = groups.drain().map(|(_, g)| g).collect();
         groups.sort_by_key(|g| g.first);

@@ -13,7 +13,7 @@ use crate::study::validate::{ErrorStats, Outcome, ServingOutcome, ALL_AT_ONCE_MO
 
 /// Writes a validation: every case, then the error statistics (table and JSON; CSV lists the
 /// cases only).
-pub fn write_validation(
+pub(crate) fn write_validation(
     out: &mut dyn Write,
     outcomes: &[Outcome],
     stats: &[ErrorStats],
@@ -100,7 +100,7 @@ fn table(out: &mut dyn Write, outcomes: &[Outcome], stats: &[ErrorStats]) -> io:
 /// Serving rows priced by the steady state: each row, then the errors (a table), the rows
 /// (CSV), or both under `serving_cases` and `serving_errors` (JSON, for merging into the
 /// step rows' report).
-pub fn write_serving_validation(
+pub(crate) fn write_serving_validation(
     out: &mut dyn Write,
     outcomes: &[ServingOutcome],
     stats: &[ErrorStats],

@@ -12,7 +12,7 @@ use super::style::for_terminal;
 use crate::study::models::{WorkloadKind, WorkloadSummary};
 
 /// Writes `workloads` in `format`, cut to `shape`.
-pub fn write_workloads(
+pub(crate) fn write_workloads(
     out: &mut dyn Write,
     workloads: &[WorkloadSummary],
     format: OutputFormat,

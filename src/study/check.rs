@@ -72,7 +72,7 @@ pub fn check(path: &Path, kind: Option<FileKind>) -> Result<Checked, CheckError>
 
 /// A chip file has `matrix`, `memory` or `vector` at the top; a workload `blocks`, `ops`,
 /// `params` or `tensors`.
-pub fn guess_kind(text: &str) -> Option<FileKind> {
+pub(crate) fn guess_kind(text: &str) -> Option<FileKind> {
     let keys: Vec<&str> = text
         .lines()
         .filter(|l| !l.starts_with([' ', '\t', '#', '-']))

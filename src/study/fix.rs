@@ -14,7 +14,7 @@ use crate::core::workload::Workload;
 
 /// One change that makes a scenario fit, and what it does to the step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fix {
+pub(crate) struct Fix {
     /// As a person writes it: `tp=2`, `weight=fp8`, `batch=7`.
     pub change: String,
     /// Chips per replica with the change.
@@ -32,7 +32,12 @@ const TP: [f64; 3] = [2.0, 4.0, 8.0];
 /// (tensor parallel, within the chip's domain), fp8 weights or KV cache, or the largest batch
 /// that fits; each alone, cheapest per token first, then fastest. A change the workload cannot make
 /// (no `tp` param, heads that do not split) is left out.
-pub fn fixes(workload: &Workload, chip: &Chip, scenario: &Scenario, base: &StepReport) -> Vec<Fix> {
+pub(crate) fn fixes(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    base: &StepReport,
+) -> Vec<Fix> {
     if base.summary.fits {
         return Vec::new();
     }

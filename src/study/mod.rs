@@ -3,17 +3,17 @@
 //! never formats it.
 
 pub mod band;
-pub mod check;
-pub mod compare;
+pub(crate) mod check;
+pub(crate) mod compare;
 pub mod fit;
-pub mod fix;
+pub(crate) mod fix;
 pub mod import;
 pub mod lever;
-pub mod models;
-pub mod plan;
-pub mod request;
-pub mod scenario_file;
-pub mod serving;
-pub mod simulate;
+pub(crate) mod models;
+pub(crate) mod plan;
+pub(crate) mod request;
+pub(crate) mod scenario_file;
+pub(crate) mod serving;
+pub(crate) mod simulate;
 pub mod sweep;
 pub mod validate;

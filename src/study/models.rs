@@ -10,14 +10,14 @@ use crate::core::workload::Workload;
 
 /// A model (a step of a network of layers) or a kernel microbenchmark (one op or a few).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
+pub(crate) enum WorkloadKind {
     Model,
     Kernel,
 }
 
 impl WorkloadKind {
     /// The name in the `kind` column.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkloadKind::Model => "model",
             WorkloadKind::Kernel => "kernel",
@@ -27,7 +27,7 @@ impl WorkloadKind {
 
 /// One workload of the list.
 #[derive(Debug, Clone)]
-pub struct WorkloadSummary {
+pub(crate) struct WorkloadSummary {
     /// The name that selects it (the file stem).
     pub id: String,
     /// The model's own name.
@@ -46,7 +46,7 @@ pub struct WorkloadSummary {
 }
 
 /// Every built-in workload, models first, each group in name order.
-pub fn builtin_workloads() -> Result<Vec<WorkloadSummary>, Error> {
+pub(crate) fn builtin_workloads() -> Result<Vec<WorkloadSummary>, Error> {
     let mut list = builtin::WORKLOADS
         .iter()
         .map(|(id, _)| summary(&Workload::load(&Source::resolve(id, FileKind::Workload)?)?))
@@ -56,7 +56,7 @@ pub fn builtin_workloads() -> Result<Vec<WorkloadSummary>, Error> {
 }
 
 /// A workload's summary at its defaults.
-pub fn summary(workload: &Workload) -> Result<WorkloadSummary, Error> {
+pub(crate) fn summary(workload: &Workload) -> Result<WorkloadSummary, Error> {
     let counts = workload.parameter_counts()?;
     let mut ev = workload.new_evaluation();
     workload.evaluate(&[], &mut ev)?;
@@ -84,7 +84,7 @@ pub fn summary(workload: &Workload) -> Result<WorkloadSummary, Error> {
 /// defaults (and whether `--set` may change them), and its fusion plans. (The web page's.)
 #[cfg_attr(not(feature = "ui"), allow(dead_code))]
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct WorkloadFacts {
+pub(crate) struct WorkloadFacts {
     pub params: Vec<ParamFact>,
     /// `none` first.
     pub fusion_plans: Vec<String>,
@@ -94,7 +94,7 @@ pub struct WorkloadFacts {
 /// A param, its value when nothing is set, and whether it may be set (a derived one may not).
 #[cfg_attr(not(feature = "ui"), allow(dead_code))]
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ParamFact {
+pub(crate) struct ParamFact {
     pub name: String,
     pub default: f64,
     pub settable: bool,
@@ -102,7 +102,7 @@ pub struct ParamFact {
 
 /// The facts of `workload` at its defaults.
 #[cfg_attr(not(feature = "ui"), allow(dead_code))]
-pub fn facts(workload: &Workload) -> Result<WorkloadFacts, Error> {
+pub(crate) fn facts(workload: &Workload) -> Result<WorkloadFacts, Error> {
     let mut ev = workload.new_evaluation();
     workload.evaluate(&[], &mut ev)?;
     let params = (workload.param_names().enumerate())

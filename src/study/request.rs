@@ -66,7 +66,7 @@ impl SequenceBytes {
 /// side (the larger of what each prefill chip sends and each decode chip receives: a pool of
 /// fewer chips holds a larger shard of the cache on each), over the chip's network (its
 /// scale-up link where it has none); nothing over a free link.
-pub fn kv_transfer_s(chip: &Chip, link: KvLink, bytes_per_chip: f64) -> Result<f64, Error> {
+pub(crate) fn kv_transfer_s(chip: &Chip, link: KvLink, bytes_per_chip: f64) -> Result<f64, Error> {
     if link == KvLink::Free {
         return Ok(0.0);
     }

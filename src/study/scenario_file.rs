@@ -111,14 +111,14 @@ impl Values {
 
 /// A value of the file and where it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry<T> {
+pub(crate) struct Entry<T> {
     pub value: T,
     pub origin: Origin,
 }
 
 /// The `cost` keys.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CostEntries {
+pub(crate) struct CostEntries {
     pub view: Option<Entry<String>>,
     pub years: Option<Entry<String>>,
     pub pue: Option<Entry<String>>,
@@ -128,14 +128,14 @@ pub struct CostEntries {
 /// The `prices` key: a price book's path (relative to the scenario file's folder), or
 /// quotes per chip-hour by chip.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Prices {
+pub(crate) enum Prices {
     File(PathBuf),
     Quotes(Vec<(String, String)>),
 }
 
 /// A scenario file read: each key's values as text, in the file's order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioFile {
+pub(crate) struct ScenarioFile {
     source: Source,
     pub workload: Option<Entry<String>>,
     pub chips: Option<Entry<Vec<String>>>,
@@ -159,7 +159,7 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     /// Reads the file's keys; a key it does not know, or a value of the wrong shape, is an
     /// error at its line.
-    pub fn load(source: Source) -> Result<ScenarioFile, Error> {
+    pub(crate) fn load(source: Source) -> Result<ScenarioFile, Error> {
         let file: FileRepr = source.parse().map_err(Error::Invalid)?;
         let entry = |field: &str, v: &Spanned<Scalar>| Entry {
             value: v.value.text(),
@@ -223,12 +223,12 @@ impl ScenarioFile {
     }
 
     /// The file as errors name it.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.source.name
     }
 
     /// A problem with the value at `origin`, quoting its line.
-    pub fn problem(&self, origin: &Origin, message: impl Into<String>) -> Error {
+    pub(crate) fn problem(&self, origin: &Origin, message: impl Into<String>) -> Error {
         problem(&self.source, origin, message)
     }
 }

@@ -25,7 +25,7 @@ use axum::Router;
 
 /// Where the server listens and what it allows a request.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub host: IpAddr,
     /// 0: a free port the system picks (printed).
     pub port: u16,
@@ -36,7 +36,7 @@ pub struct Options {
 
 /// What one request may take (documented in docs/api.md).
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Bytes of a request body: room for any built-in-sized workload file or config pasted.
     pub body_bytes: usize,
     /// Scenarios of one sweep.
@@ -84,7 +84,7 @@ fn router(limits: Limits, host: IpAddr) -> Router {
 
 /// Serves the page until Ctrl-C. Prints the address it listens on (the port the system
 /// picked, for `--port 0`), and a warning when that is not a loopback address.
-pub fn serve(options: &Options) -> Result<()> {
+pub(crate) fn serve(options: &Options) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -6,20 +6,20 @@ use stepcost::{
 };
 
 /// The `stepcost` binary, with no inherited terminal.
-pub fn stepcost() -> Command {
+pub(crate) fn stepcost() -> Command {
     Command::cargo_bin("stepcost").expect("the stepcost binary is built")
 }
 
-pub fn chip(name: &str) -> Chip {
+pub(crate) fn chip(name: &str) -> Chip {
     Chip::load(&Source::resolve(name, FileKind::Chip).unwrap()).unwrap()
 }
 
-pub fn workload(name: &str) -> Workload {
+pub(crate) fn workload(name: &str) -> Workload {
     Workload::load(&Source::resolve(name, FileKind::Workload).unwrap()).unwrap()
 }
 
 /// Prices a built-in workload on a built-in chip with `sets` and `spec`'s other choices.
-pub fn run(
+pub(crate) fn run(
     workload_name: &str,
     chip_name: &str,
     sets: &[(&str, f64)],
@@ -37,7 +37,7 @@ pub fn run(
 /// Parses CSV text into a header and rows.
 /// The standard output of a command that must have succeeded (its standard error shown where
 /// it did not).
-pub fn succeeded(out: std::process::Output) -> String {
+pub(crate) fn succeeded(out: std::process::Output) -> String {
     assert!(
         out.status.success(),
         "{}",
@@ -46,7 +46,7 @@ pub fn succeeded(out: std::process::Output) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-pub fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+pub(crate) fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header = reader
         .headers()
@@ -62,7 +62,7 @@ pub fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 /// The value of `column` in `row`.
-pub fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
+pub(crate) fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
     let i = header
         .iter()
         .position(|h| h == column)
@@ -71,7 +71,7 @@ pub fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
 }
 
 /// Asserts `actual` is within `rel` relative distance of `expected`.
-pub fn assert_close(actual: f64, expected: f64, rel: f64) {
+pub(crate) fn assert_close(actual: f64, expected: f64, rel: f64) {
     assert!(
         (actual - expected).abs() <= rel * expected.abs(),
         "{actual} is not within {rel} of {expected}"
@@ -79,7 +79,7 @@ pub fn assert_close(actual: f64, expected: f64, rel: f64) {
 }
 
 /// A scenario spec in roofline mode: the seeds' numbers and hand counts are roofline numbers.
-pub fn roofline() -> ScenarioSpec {
+pub(crate) fn roofline() -> ScenarioSpec {
     ScenarioSpec {
         mode: stepcost::Mode::Roofline,
         ..ScenarioSpec::default()
@@ -88,7 +88,9 @@ pub fn roofline() -> ScenarioSpec {
 
 /// Every file under `dir` (hidden and temporary ones included) with its bytes, to check that
 /// a command changed nothing but what it was asked to write.
-pub fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+pub(crate) fn snapshot(
+    dir: &std::path::Path,
+) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
     let mut files = std::collections::BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {

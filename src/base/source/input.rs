@@ -12,7 +12,7 @@ use crate::base::error::Error;
 /// past the limit (a file that grew, or one whose file system misstates its size) is an error
 /// that names the limit's variable.
 #[derive(Debug)]
-pub struct Input {
+pub(crate) struct Input {
     /// The file as messages name it: the path given.
     pub name: String,
     file: File,
@@ -26,7 +26,7 @@ impl Input {
     /// checks on the opened handle that it is a regular file (a directory, FIFO, socket or
     /// device, or a symlink to one, is refused before a byte is read) of at most `limit`
     /// bytes; `variable` names the environment variable that moves the limit.
-    pub fn open(path: &Path, limit: u64, variable: &'static str) -> Result<Input, Error> {
+    pub(crate) fn open(path: &Path, limit: u64, variable: &'static str) -> Result<Input, Error> {
         let name = path.display().to_string();
         let io = |source| Error::Io {
             path: name.clone(),

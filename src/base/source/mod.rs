@@ -1,7 +1,7 @@
 //! Where a chip or workload file comes from (a path, or a built-in compiled into the binary),
 //! its text, and the strict YAML parse every file goes through.
 
-pub mod input;
+pub(crate) mod input;
 mod shape;
 
 use std::path::{Path, PathBuf};

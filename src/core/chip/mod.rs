@@ -27,7 +27,7 @@ pub use fabric::{Fabric, Interconnect};
 /// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
 /// assumption (a CUDA/HIP context of 0.5 GiB, 0.5 GiB of NCCL/RCCL buffers and captured
 /// graphs; docs/sources.md, runtime reserve).
-pub const DEFAULT_RUNTIME_RESERVE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+pub(crate) const DEFAULT_RUNTIME_RESERVE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Where `memory.capacity` comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
@@ -84,7 +84,7 @@ pub enum Announced {
 
 /// What a chip costs as its file gives it: per hour on one cloud price basis, and to buy.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChipPrices {
+pub(crate) struct ChipPrices {
     /// The cloud price basis (provider, tier, date); `None` when the file names none.
     pub(crate) cloud_basis: Option<Arc<str>>,
     /// On-demand price per chip-hour on that basis.
@@ -96,7 +96,7 @@ pub struct ChipPrices {
 
 /// A unit's support for one data type.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Support {
+pub(crate) enum Support {
     /// Dense peak, FLOP/s (OP/s for integer types).
     Peak(f64),
     /// The chip file says the unit lacks this type.
@@ -105,15 +105,15 @@ pub enum Support {
 
 /// Peaks of one unit (matrix or vector), per data type; a type absent from the file is `None`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PeakTable([Option<Support>; DType::ALL.len()]);
+pub(crate) struct PeakTable([Option<Support>; DType::ALL.len()]);
 
 impl PeakTable {
-    pub fn get(&self, dtype: DType) -> Option<Support> {
+    pub(crate) fn get(&self, dtype: DType) -> Option<Support> {
         self.0[dtype as usize]
     }
 
     /// The data types with a peak, with that peak in FLOP/s, in [`DType::ALL`] order.
-    pub fn peaks(&self) -> impl Iterator<Item = (DType, f64)> + '_ {
+    pub(crate) fn peaks(&self) -> impl Iterator<Item = (DType, f64)> + '_ {
         DType::ALL.into_iter().filter_map(|d| match self.get(d) {
             Some(Support::Peak(p)) => Some((d, p)),
             _ => None,
@@ -132,21 +132,21 @@ impl PeakTable {
 
 /// On-chip last-level cache.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cache {
+pub(crate) struct Cache {
     pub size_bytes: f64,
     pub bandwidth_bytes_per_s: Option<f64>,
 }
 
 /// The scale-out network between domains, per chip.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Network {
+pub(crate) struct Network {
     pub bandwidth_bytes_per_s: f64,
     pub latency_s: f64,
 }
 
 /// GEMMs with fewer rows than this are decode-shaped (docs/sources.md, kernel physics 2: the decode grid is
 /// M = 1..256).
-pub const SMALL_M: f64 = 256.0;
+pub(crate) const SMALL_M: f64 = 256.0;
 
 /// What real kernels achieve on a chip: the constants of expected mode.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@ use crate::base::ranges;
 use super::{Cache, CapacityBasis, Chip, Interconnect, Support};
 
 /// The cloud price basis of a what-if price on a chip whose file names none.
-pub const WHAT_IF_BASIS: &str = "what-if";
+pub(super) const WHAT_IF_BASIS: &str = "what-if";
 
 impl Chip {
     /// The chip's value of `field` in SI units (bytes, bytes/s, FLOP/s, s, USD/h, USD, W);

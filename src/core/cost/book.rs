@@ -20,7 +20,7 @@ use crate::base::units::{parse_quantity, QuantityKind};
 use crate::core::chip::Chip;
 
 /// The basis a buyer's cloud quote is named by in every output.
-pub const QUOTE_BASIS: &str = "own quote";
+pub(crate) const QUOTE_BASIS: &str = "own quote";
 
 /// One chip's entry in a price book: a cloud price alone, or any of the three figures.
 #[derive(Debug, Deserialize)]

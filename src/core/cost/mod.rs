@@ -4,8 +4,8 @@
 //!
 //! TCO per chip-hour = purchase per GPU / (years x 8760 h) + power (kW) x PUE x USD per kWh.
 
-pub mod book;
-pub mod settings;
+pub(crate) mod book;
+pub(crate) mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use crate::base::ranges::{self, Range};
 use crate::core::chip::Chip;
 
 /// Hours in a year of service (365 days, as amortisation schedules count them).
-pub const HOURS_PER_YEAR: f64 = 8760.0;
+pub(crate) const HOURS_PER_YEAR: f64 = 8760.0;
 
 /// Which cost a chip-hour is priced at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

@@ -31,7 +31,7 @@ impl Causal {
 /// the rest to a full window. Their sum over `q x min(c + q, w)`; 1 where that is empty.
 /// Without a window this is `(q c + q (q + 1) / 2) / (q (c + q))`, i.e. `q c' - q (q - 1) / 2`
 /// of `q c'` with `c' = c + q`.
-pub fn share(q: f64, c: f64, w: f64) -> f64 {
+pub(super) fn share(q: f64, c: f64, w: f64) -> f64 {
     let (q, c) = (q.max(0.0), c.max(0.0));
     let whole = q * (c + q).min(w);
     if !(whole > 0.0 && whole.is_finite()) {

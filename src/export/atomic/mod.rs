@@ -15,7 +15,7 @@ mod target;
 
 // Only the command line writes files; without it the plan stays compiled, unused.
 #[cfg_attr(not(feature = "cli"), allow(unused_imports))]
-pub use plan::{OutputError, OutputPlan, Target};
+pub(crate) use plan::{OutputError, OutputPlan, Target};
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A file being written; it takes its final name on [`AtomicFile::commit`]. Dropped without a
 /// commit (an error, an interrupted sweep), it removes its temporary file and leaves whatever
 /// was at the target untouched.
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     target: PathBuf,
     temp: PathBuf,
     writer: Option<File>,
@@ -77,7 +77,7 @@ impl AtomicFile {
     }
 
     /// Where to write; unbuffered, so write in large pieces.
-    pub fn writer(&mut self) -> &mut File {
+    pub(crate) fn writer(&mut self) -> &mut File {
         self.writer
             .as_mut()
             .expect("an AtomicFile has its writer until it is committed or dropped")
@@ -85,13 +85,13 @@ impl AtomicFile {
 
     /// The temporary file's path, for a handler that must remove it when the process ends
     /// without unwinding.
-    pub fn temp_path(&self) -> &Path {
+    pub(crate) fn temp_path(&self) -> &Path {
         &self.temp
     }
 
     /// Flushes the file and moves it to its final name. (No fsync: the rename is what makes
     /// the name appear only with the whole file; surviving a power cut is not the point.)
-    pub fn commit(mut self) -> io::Result<()> {
+    pub(crate) fn commit(mut self) -> io::Result<()> {
         self.writer.take();
         std::fs::rename(&self.temp, &self.target)
     }

@@ -10,7 +10,7 @@ use super::{write_whole, AtomicFile};
 
 /// Where one output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Standard output (`--out -`, or no `--out`).
     Stdout,
     /// A regular file, replaced whole (through its symlinks) or created.
@@ -20,7 +20,7 @@ pub enum Target {
 impl Target {
     /// The target of an `--out` option: stdout when it is absent or `-` (a file named `-` is
     /// `./-`).
-    pub fn from_out(out: Option<&Path>) -> Target {
+    pub(crate) fn from_out(out: Option<&Path>) -> Target {
         match out {
             Some(path) if path.as_os_str() != "-" => Target::File(path.to_owned()),
             _ => Target::Stdout,
@@ -31,7 +31,7 @@ impl Target {
 /// An output that could not be written, or that stepcost refuses to write; its source says
 /// why (an `io::Error`, so that a closed pipe is told apart).
 #[derive(Debug)]
-pub struct OutputError {
+pub(crate) struct OutputError {
     /// The target as the user named it; `None` for stdout.
     target: Option<PathBuf>,
     source: io::Error,
@@ -46,7 +46,7 @@ impl OutputError {
     }
 
     /// A failure to write to stdout.
-    pub fn stdout(source: io::Error) -> OutputError {
+    pub(crate) fn stdout(source: io::Error) -> OutputError {
         OutputError {
             target: None,
             source,
@@ -74,7 +74,7 @@ impl std::error::Error for OutputError {
 /// checks them again, writes every file to a temporary file beside its target, renames them
 /// all into place once all are written, and writes stdout last.
 #[derive(Debug)]
-pub struct OutputPlan {
+pub(crate) struct OutputPlan {
     targets: Vec<Target>,
     inputs: Vec<PathBuf>,
 }
@@ -85,7 +85,7 @@ type Checked<'a> = Option<(&'a Path, Resolved)>;
 impl OutputPlan {
     /// Checks `targets` against each other and against `inputs`, the files the command reads
     /// (any that does not exist is passed over).
-    pub fn new(targets: Vec<Target>, inputs: &[PathBuf]) -> Result<OutputPlan, OutputError> {
+    pub(crate) fn new(targets: Vec<Target>, inputs: &[PathBuf]) -> Result<OutputPlan, OutputError> {
         let plan = OutputPlan {
             targets,
             inputs: inputs.to_vec(),
@@ -94,13 +94,13 @@ impl OutputPlan {
         Ok(plan)
     }
 
-    pub fn targets(&self) -> &[Target] {
+    pub(crate) fn targets(&self) -> &[Target] {
         &self.targets
     }
 
     /// Writes `contents[i]` to target `i`: every file whole, or none at all (short of a
     /// rename failing between two renames), then stdout.
-    pub fn commit(self, contents: &[&[u8]]) -> Result<(), OutputError> {
+    pub(crate) fn commit(self, contents: &[&[u8]]) -> Result<(), OutputError> {
         assert_eq!(contents.len(), self.targets.len(), "one content per target");
         let checked = self.check()?;
         let mut files = Vec::new();
@@ -130,7 +130,7 @@ impl OutputPlan {
 
     /// For a command that streams its one output: the temporary file to write and then
     /// commit, or `None` for stdout.
-    pub fn stream(self) -> Result<Option<AtomicFile>, OutputError> {
+    pub(crate) fn stream(self) -> Result<Option<AtomicFile>, OutputError> {
         assert_eq!(self.targets.len(), 1, "one streamed target");
         match self.check()?.pop() {
             Some(Some((given, resolved))) => {

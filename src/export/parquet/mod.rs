@@ -23,7 +23,7 @@ use cells::Column;
 use crate::export::rows::ColumnType;
 
 /// Most rows per row group.
-pub const ROWS_PER_GROUP: usize = 65_536;
+pub(crate) const ROWS_PER_GROUP: usize = 65_536;
 
 /// Bytes of values a row group is cut at before [`ROWS_PER_GROUP`] rows, counting 10 a cell
 /// (a double and its definition level): they are what the writer holds, so a wide row (67

@@ -15,14 +15,14 @@ enum Slot {
 
 /// The cells of the last row captured.
 #[derive(Debug, Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     cells: Vec<Slot>,
     text: String,
 }
 
 impl Captured {
     /// Replaces the cells with `row`'s.
-    pub fn capture(&mut self, row: &dyn Row) {
+    pub(crate) fn capture(&mut self, row: &dyn Row) {
         self.cells.clear();
         self.text.clear();
         let (cells, text) = (&mut self.cells, &mut self.text);
@@ -43,7 +43,7 @@ impl Captured {
     }
 
     /// The cell in `column` of the row captured last (empty past its end).
-    pub fn value(&self, column: usize) -> Value<'_> {
+    pub(crate) fn value(&self, column: usize) -> Value<'_> {
         match self.cells.get(column) {
             Some(Slot::Num(x)) => Value::Num(*x),
             Some(Slot::Int(n)) => Value::Int(*n),

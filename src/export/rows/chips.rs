@@ -4,7 +4,7 @@ use super::{Row, Value};
 use crate::core::chip::Chip;
 
 /// A chip and one data type of its matrix unit.
-pub struct ChipRow<'a> {
+pub(crate) struct ChipRow<'a> {
     pub chip: &'a Chip,
     pub dtype: crate::base::dtype::DType,
     pub peak_flop_per_s: f64,

@@ -10,7 +10,7 @@ use super::text::{push_csv_text, push_number, CsvText};
 use super::{Row, Value};
 
 /// Appends the CSV header line of `row`'s columns.
-pub fn csv_header(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
+pub(crate) fn csv_header(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     let mut first = true;
     row.visit(&mut |name, _| {
         if !std::mem::take(&mut first) {
@@ -27,7 +27,7 @@ fn push_json_string(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Appends `row` as one JSON object on one line (JSON Lines).
-pub fn json_line(out: &mut Vec<u8>, row: &dyn Row) {
+pub(crate) fn json_line(out: &mut Vec<u8>, row: &dyn Row) {
     out.push(b'{');
     let mut first = true;
     row.visit(&mut |name, value| {
@@ -48,14 +48,14 @@ pub fn json_line(out: &mut Vec<u8>, row: &dyn Row) {
 }
 
 /// `row` as a JSON object, for documents that nest rows.
-pub fn json_value(row: &dyn Row) -> serde_json::Value {
+pub(crate) fn json_value(row: &dyn Row) -> serde_json::Value {
     let mut line = Vec::new();
     json_line(&mut line, row);
     serde_json::from_slice(&line).unwrap_or(serde_json::Value::Null)
 }
 
 /// Writes rows as CSV, with a header, to `out`.
-pub fn write_rows<'a>(
+pub(crate) fn write_rows<'a>(
     out: &mut dyn Write,
     rows: impl IntoIterator<Item = &'a dyn Row>,
     mode: CsvText,

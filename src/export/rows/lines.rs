@@ -108,7 +108,7 @@ fn keep_csv_text(text: &str, mode: CsvText, last: &mut WrittenText) {
 }
 
 /// Appends `row` as one CSV line.
-pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
+pub(crate) fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
     LINES.with_borrow_mut(|lines| {
         lines.clear();
         row.visit(&mut |_, value| lines.gather(value, mode));
@@ -118,7 +118,7 @@ pub fn csv_line(out: &mut Vec<u8>, row: &dyn Row, mode: CsvText) {
 
 /// Appends `row` as one CSV line, as [`csv_line`] does, with the visitor inlined into the
 /// row's columns: a sweep's way.
-pub fn csv_line_inline<R: RowInline>(out: &mut Vec<u8>, row: &R, mode: CsvText) {
+pub(crate) fn csv_line_inline<R: RowInline>(out: &mut Vec<u8>, row: &R, mode: CsvText) {
     LINES.with_borrow_mut(|lines| {
         lines.clear();
         row.visit_inline(&mut |_, value| lines.gather(value, mode));

@@ -22,24 +22,27 @@ mod validate;
 mod what_if;
 mod workloads;
 
-pub use captured::Captured;
-pub use chips::ChipRow;
-pub use encode::{csv_header, json_line, json_value, write_rows};
-pub use lines::{csv_line, csv_line_inline};
-pub use plan::PlanRow;
+pub(crate) use captured::Captured;
+pub(crate) use chips::ChipRow;
+pub(crate) use encode::{csv_header, json_line, json_value, write_rows};
+pub(crate) use lines::{csv_line, csv_line_inline};
+pub(crate) use plan::PlanRow;
 pub(crate) use report::{
     band_of, compare_rows, kernel_rows, plan_rows, request_band_of, summary_row, ParamCells,
 };
-pub use scenario::{param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow};
+pub(crate) use scenario::{
+    param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow,
+};
 #[cfg(feature = "cli")]
-pub use select::Columns;
-pub use select::{Selected, Selection, Shape, UnknownColumn};
-pub use serving::{FleetCsvRow, ServingCsvRow};
-pub use text::{push_number, CsvText};
-pub use types::{scenario_column_type, ColumnType};
-pub use validate::{CaseRow, StatsRow};
-pub use what_if::{ChipColumn, WhatIfCells};
-pub use workloads::WorkloadRow;
+pub(crate) use select::Columns;
+pub(crate) use select::{Selected, Selection, Shape, UnknownColumn};
+pub(crate) use serving::{FleetCsvRow, ServingCsvRow};
+pub(crate) use text::{push_number, CsvText};
+pub(crate) use types::scenario_column_type;
+pub use types::ColumnType;
+pub(crate) use validate::{CaseRow, StatsRow};
+pub(crate) use what_if::{ChipColumn, WhatIfCells};
+pub(crate) use workloads::WorkloadRow;
 
 use crate::base::dtype::Role;
 use crate::base::format::Scheme;
@@ -128,7 +131,7 @@ pub trait Row {
 
 /// A row a sweep writes by the million: [`Row::visit`] for a visitor the compiler sees, so
 /// that the call per column is inlined rather than made through a pointer.
-pub trait RowInline: Row {
+pub(crate) trait RowInline: Row {
     /// The same columns, values and order as [`Row::visit`].
     fn visit_inline<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F);
 }

@@ -5,7 +5,7 @@ use super::{Row, Value};
 use crate::study::plan::{PlanEntry, PlanPoint};
 
 /// One chip and choice of types in a plan.
-pub struct PlanRow<'a> {
+pub(crate) struct PlanRow<'a> {
     pub workload: &'a str,
     pub entry: &'a PlanEntry,
     pub target_tokens_per_s: Option<f64>,

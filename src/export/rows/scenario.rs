@@ -12,7 +12,7 @@ use crate::study::serving::ServingBand;
 
 /// Column names of a workload's params in rows: the param's name, or `param_NAME` where the
 /// name is already one of the fixed columns of a summary or kernel row.
-pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let label = ScenarioLabel {
         workload: "",
         chip: "",
@@ -58,7 +58,7 @@ pub fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
 
 /// What was priced: the columns that identify a scenario.
 #[derive(Debug, Clone, Copy)]
-pub struct ScenarioLabel<'a> {
+pub(crate) struct ScenarioLabel<'a> {
     pub workload: &'a str,
     pub chip: &'a str,
     pub mode: Mode,
@@ -91,7 +91,7 @@ impl ScenarioLabel<'_> {
 }
 
 /// A scenario's totals, or why it could not be priced.
-pub struct SummaryRow<'a> {
+pub(crate) struct SummaryRow<'a> {
     pub label: ScenarioLabel<'a>,
     pub outcome: Result<&'a StepSummary, &'a str>,
     /// The request priced with the scenario, if one was asked for.
@@ -105,7 +105,7 @@ pub struct SummaryRow<'a> {
 
 impl<'a> SummaryRow<'a> {
     /// The row of a scenario that could not be priced.
-    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> SummaryRow<'a> {
+    pub(crate) fn error(label: ScenarioLabel<'a>, error: &'a str) -> SummaryRow<'a> {
         SummaryRow {
             label,
             outcome: Err(error),
@@ -293,14 +293,14 @@ const REQUEST_BANDED: [RequestBanded; 4] = [
 
 /// What names a kernel in rows.
 #[derive(Debug, Clone, Copy)]
-pub struct KernelName<'a> {
+pub(crate) struct KernelName<'a> {
     pub name: &'a str,
     pub block: &'a str,
     pub kind: &'a str,
 }
 
 /// A scenario on one of several chips, with its speed relative to the first chip's.
-pub struct CompareRow<'a> {
+pub(crate) struct CompareRow<'a> {
     pub summary: SummaryRow<'a>,
     /// First chip's step time over this chip's: above 1 is faster than the first chip.
     pub relative_speed: Option<f64>,
@@ -319,7 +319,7 @@ impl Row for CompareRow<'_> {
 
 /// One kernel of a scenario (long format: the scenario's columns repeated on every kernel),
 /// or the scenario's error with empty kernel columns.
-pub struct KernelRow<'a> {
+pub(crate) struct KernelRow<'a> {
     pub label: ScenarioLabel<'a>,
     pub kernel: Option<KernelName<'a>>,
     pub cost: Option<&'a KernelCost>,
@@ -330,7 +330,7 @@ pub struct KernelRow<'a> {
 
 impl<'a> KernelRow<'a> {
     /// The one row of a scenario that could not be priced: its error, no kernel.
-    pub fn error(label: ScenarioLabel<'a>, error: &'a str) -> KernelRow<'a> {
+    pub(crate) fn error(label: ScenarioLabel<'a>, error: &'a str) -> KernelRow<'a> {
         KernelRow {
             label,
             kernel: None,

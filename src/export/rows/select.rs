@@ -26,7 +26,7 @@ pub enum Columns {
 
 /// `--columns brief`, in order; the row's data-type columns (those ending in `_dtype`) take
 /// the place of `types`; a column the row lacks is passed over.
-pub const BRIEF: [&str; 12] = [
+pub(super) const BRIEF: [&str; 12] = [
     "workload",
     "chip",
     "types",
@@ -42,7 +42,7 @@ pub const BRIEF: [&str; 12] = [
 ];
 
 /// Significant digits `--columns brief` writes unless told otherwise.
-pub const BRIEF_DIGITS: u8 = 4;
+pub(super) const BRIEF_DIGITS: u8 = 4;
 
 /// How rows are cut: which columns, and to how many significant digits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl std::error::Error for UnknownColumn {}
 
 /// A [`Shape`] resolved against one kind of row.
 #[derive(Debug, Clone)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// For each column written, its name and its position in the row; `None`: all, as they are.
     picks: Option<Vec<(String, usize)>>,
     digits: Option<u8>,
@@ -90,7 +90,7 @@ pub struct Selection {
 
 impl Selection {
     /// `shape` against the columns of `sample` (any row of the kind: only names are read).
-    pub fn new(shape: &Shape, sample: &dyn Row) -> Result<Selection, UnknownColumn> {
+    pub(crate) fn new(shape: &Shape, sample: &dyn Row) -> Result<Selection, UnknownColumn> {
         let mut names: Vec<String> = Vec::new();
         sample.visit(&mut |name, _| names.push(name.to_owned()));
         let position = |name: &str| names.iter().position(|n| n == name);
@@ -128,7 +128,7 @@ impl Selection {
     }
 
     /// `row` (of the kind this was resolved against) as the selection shows it.
-    pub fn of<'r>(&'r self, row: &'r dyn Row) -> Selected<'r> {
+    pub(crate) fn of<'r>(&'r self, row: &'r dyn Row) -> Selected<'r> {
         Selected {
             row,
             selection: self,
@@ -149,7 +149,7 @@ thread_local! {
 }
 
 /// A row seen through a [`Selection`].
-pub struct Selected<'r> {
+pub(crate) struct Selected<'r> {
     row: &'r dyn Row,
     selection: &'r Selection,
 }
@@ -179,7 +179,7 @@ impl Row for Selected<'_> {
 /// `x` to `digits` significant digits, as the nearest double to that decimal (so the
 /// shortest form prints no more digits). A whole number is a count or a size and is kept
 /// whole: `--digits 2` never turns a context of 8192 into 8200.
-pub fn significant(x: f64, digits: u8) -> f64 {
+pub(super) fn significant(x: f64, digits: u8) -> f64 {
     if !x.is_finite() || x == 0.0 || x.fract() == 0.0 {
         return x;
     }

@@ -7,7 +7,7 @@ use crate::study::serving::{
 };
 
 /// One steady-state point of `serving`.
-pub struct ServingCsvRow<'a> {
+pub(crate) struct ServingCsvRow<'a> {
     pub workload: &'a str,
     pub shape: RequestShape,
     pub options: ServingOptions,
@@ -75,7 +75,7 @@ impl Row for ServingCsvRow<'_> {
 }
 
 /// One chip and choice of types of a fleet plan: its cheapest fleet, or why none.
-pub struct FleetCsvRow<'a> {
+pub(crate) struct FleetCsvRow<'a> {
     pub workload: &'a str,
     pub shape: RequestShape,
     pub slo: &'a Slo,

@@ -11,7 +11,7 @@ use super::short::Short;
 
 /// Appends a number: integers without a fraction, others in the shortest form that reads
 /// back exactly. Never NaN or infinite (an empty cell instead).
-pub fn push_number(out: &mut Vec<u8>, x: f64) {
+pub(crate) fn push_number(out: &mut Vec<u8>, x: f64) {
     let mut text = Short::default();
     if number_text(x, &mut text) {
         text.push_to(out);
@@ -53,7 +53,7 @@ pub(super) fn number_text(x: f64, short: &mut Short) -> bool {
 
 /// How CSV writes text cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CsvText {
+pub(crate) enum CsvText {
     /// A text cell a spreadsheet would run as a formula gets a `'` before it.
     #[default]
     Neutralised,

@@ -60,7 +60,7 @@ const INTEGER: [&str; 6] = [
 /// The type of `column` of a scenario or kernel row (`sweep`'s rows). Every other column,
 /// the metrics and the params alike, is a number; a param whose name is one of these
 /// columns is written `param_NAME` (`rows::param_columns`), so a name never means two things.
-pub fn scenario_column_type(column: &str) -> ColumnType {
+pub(crate) fn scenario_column_type(column: &str) -> ColumnType {
     if TEXT.contains(&column) {
         ColumnType::Text
     } else if INTEGER.contains(&column) {

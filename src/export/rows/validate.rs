@@ -5,7 +5,7 @@ use super::{Row, Value};
 use crate::study::validate::{ErrorStats, Outcome};
 
 /// One validation case: measured, predicted, signed error, or why it was skipped.
-pub struct CaseRow<'a>(pub &'a Outcome);
+pub(crate) struct CaseRow<'a>(pub &'a Outcome);
 
 impl Row for CaseRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {
@@ -29,7 +29,7 @@ impl Row for CaseRow<'_> {
 }
 
 /// Error statistics of a group of validation cases.
-pub struct StatsRow<'a>(pub &'a ErrorStats);
+pub(crate) struct StatsRow<'a>(pub &'a ErrorStats);
 
 impl Row for StatsRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {

@@ -8,13 +8,13 @@ use crate::core::chip::Chip;
 
 /// The column of one swept chip field.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChipColumn {
+pub(crate) struct ChipColumn {
     name: String,
     field: ChipField,
 }
 
 impl ChipColumn {
-    pub fn of(field: ChipField) -> ChipColumn {
+    pub(crate) fn of(field: ChipField) -> ChipColumn {
         let name = match field {
             ChipField::MemoryCapacity => "chip_memory_capacity_bytes".to_owned(),
             ChipField::MemoryBandwidth => "chip_memory_bandwidth_tb_s".to_owned(),
@@ -31,12 +31,12 @@ impl ChipColumn {
         ChipColumn { name, field }
     }
 
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// The chip's value of the field in the column's unit; empty where it has none.
-    pub fn value(&self, chip: &Chip) -> Value<'static> {
+    pub(crate) fn value(&self, chip: &Chip) -> Value<'static> {
         let si = chip.field(self.field);
         let column = match self.field {
             ChipField::MemoryBandwidth
@@ -57,7 +57,7 @@ impl ChipColumn {
 
 /// The swept chip fields' cells of a row: the columns and the row's chip.
 #[derive(Debug, Clone, Copy)]
-pub struct WhatIfCells<'a> {
+pub(crate) struct WhatIfCells<'a> {
     pub columns: &'a [ChipColumn],
     /// `None` for the sample row a header and a filter are made from: its cells are numbers
     /// (0), as a param's are.
@@ -66,7 +66,7 @@ pub struct WhatIfCells<'a> {
 
 impl WhatIfCells<'_> {
     /// No swept field: no column.
-    pub const NONE: WhatIfCells<'static> = WhatIfCells {
+    pub(crate) const NONE: WhatIfCells<'static> = WhatIfCells {
         columns: &[],
         chip: None,
     };

@@ -4,7 +4,7 @@ use super::{visit_types, Row, Value};
 use crate::study::models::WorkloadSummary;
 
 /// One workload of `stepcost workloads`.
-pub struct WorkloadRow<'a>(pub &'a WorkloadSummary);
+pub(crate) struct WorkloadRow<'a>(pub &'a WorkloadSummary);
 
 impl Row for WorkloadRow<'_> {
     fn visit(&self, f: &mut dyn FnMut(&str, Value<'_>)) {

@@ -21,7 +21,7 @@ use crate::export::cells;
 use crate::export::rows::{scenario_column_type, ColumnType, Row, Value};
 
 /// Most rows per batch.
-pub const ROWS_PER_BATCH: usize = 65_536;
+pub(crate) const ROWS_PER_BATCH: usize = 65_536;
 
 /// Bytes of text a batch's column may hold before the batch is cut early: far below the
 /// 2 GiB that 32-bit offsets reach.

@@ -14,7 +14,7 @@ const COST_TOLERANCE: f64 = 1e-10;
 
 /// Where the search ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Solution {
+pub(super) struct Solution {
     pub x: Vec<f64>,
     /// Half the sum of squared residuals at `x`.
     pub cost: f64,
@@ -28,7 +28,7 @@ pub struct Solution {
 /// `start` (clamped into the box). Only the first `data` residuals make a variable
 /// [`Solution::reached`]: those past them are a prior's pull, which every variable may have.
 /// An error from `residuals` ends the search with it.
-pub fn least_squares<E>(
+pub(super) fn least_squares<E>(
     start: &[f64],
     lower: &[f64],
     upper: &[f64],

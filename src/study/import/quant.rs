@@ -10,7 +10,7 @@ use crate::base::types::WeightGroup as Group;
 
 /// The weight formats of a checkpoint: one per group, and what the importer noted on the way.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Checkpoint {
+pub(super) struct Checkpoint {
     /// The format of `weight`: the quantised one where most groups have it, else the
     /// unquantised type.
     pub quantised: Format,
@@ -26,7 +26,7 @@ pub struct Checkpoint {
 
 /// What went wrong, with the field (dotted, from the config's top) it concerns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
+pub(super) struct Refusal {
     pub field: String,
     pub message: String,
 }
@@ -45,7 +45,7 @@ const SCHEMES: &str = "fp8 (per tensor, or weight_block_size [128, 128]), fbgemm
 /// The unquantised type of the checkpoint: `torch_dtype` (or `dtype`), bf16 when absent.
 /// float32 checkpoints are served in 16 bits (vLLM's `dtype: auto` loads them as bf16), so
 /// they are priced as bf16, and the comment says so.
-pub fn unquantised(config: &Map<String, Value>, notes: &mut Vec<String>) -> Format {
+pub(super) fn unquantised(config: &Map<String, Value>, notes: &mut Vec<String>) -> Format {
     let dtype = (config.get("torch_dtype").or_else(|| config.get("dtype"))).and_then(Value::as_str);
     match dtype {
         Some("float16") => Format::Fp16,
@@ -68,7 +68,10 @@ pub fn unquantised(config: &Map<String, Value>, notes: &mut Vec<String>) -> Form
 
 /// The checkpoint's formats, from `quantization_config` when the config has one. `groups` are
 /// the template's weight groups.
-pub fn checkpoint(config: &Map<String, Value>, groups: &[Group]) -> Result<Checkpoint, Refusal> {
+pub(super) fn checkpoint(
+    config: &Map<String, Value>,
+    groups: &[Group],
+) -> Result<Checkpoint, Refusal> {
     let mut notes = Vec::new();
     let base = unquantised(config, &mut notes);
     let Some(q) = config.get("quantization_config") else {

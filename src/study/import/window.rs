@@ -13,7 +13,7 @@ use super::quant::Refusal;
 
 /// The sliding-window layers and their window, or none.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Windows {
+pub(super) struct Windows {
     pub local_layers: u64,
     pub window: Option<u64>,
 }
@@ -25,7 +25,7 @@ const NONE: Windows = Windows {
 
 /// The windows of a config of `model_type` with `layers` layers; the fields read are added
 /// to `used`.
-pub fn windows(
+pub(super) fn windows(
     config: &Map<String, Value>,
     model_type: &str,
     layers: u64,

@@ -31,7 +31,7 @@ pub const CHECK_MOST_ADDED: u64 = 8;
 /// per decode instance, each pool routing to its least-loaded instance): a missed TTFT adds
 /// a prefill instance (TTFT is the prefill side's), a missed TPOT or a growing queue a
 /// decode instance.
-pub fn check_fleet(
+pub(super) fn check_fleet(
     workload: &Workload,
     chip: &Chip,
     query: &ServingQuery,

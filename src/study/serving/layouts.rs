@@ -53,7 +53,7 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// The degree of `p` (1 where the layout does not set it).
-    pub fn size(&self, p: ScenarioParam) -> u64 {
+    pub(super) fn size(&self, p: ScenarioParam) -> u64 {
         (self.sizes.iter())
             .find(|(q, _)| *q == p)
             .map_or(1, |(_, s)| *s)

@@ -21,7 +21,7 @@ pub const CONTEXT_GRID: f64 = 128.0;
 
 /// An iteration's composition, as the scheduler counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Mix {
+pub(super) struct Mix {
     pub decode_seqs: u32,
     /// Sum of the decoding sequences' contexts (positions already in their KV cache).
     pub decode_context_sum: u64,
@@ -58,7 +58,7 @@ fn mean(sum: u64, n: u32) -> f64 {
 }
 
 /// Prices iterations.
-pub struct Clock<'a> {
+pub(super) struct Clock<'a> {
     pricer: IterationPricer<'a>,
     exact: bool,
     cache: HashMap<(u32, u32, u32, u32, u32), f64, BuildHasherDefault<Mixer>>,
@@ -73,14 +73,14 @@ pub struct Clock<'a> {
 /// Multipliers of iteration times: a decode-only iteration's, and one carrying prompt tokens'
 /// (an end of the decode and of the prefill step's 80 % band).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepScale {
+pub(super) struct StepScale {
     pub decode: f64,
     pub prefill: f64,
 }
 
 impl StepScale {
     /// Times as priced.
-    pub const ONE: StepScale = StepScale {
+    pub(super) const ONE: StepScale = StepScale {
         decode: 1.0,
         prefill: 1.0,
     };
@@ -95,7 +95,7 @@ impl StepScale {
 }
 
 impl<'a> Clock<'a> {
-    pub fn new(pricer: IterationPricer<'a>, exact: bool, audit: bool) -> Clock<'a> {
+    pub(super) fn new(pricer: IterationPricer<'a>, exact: bool, audit: bool) -> Clock<'a> {
         Clock {
             pricer,
             exact,
@@ -107,23 +107,23 @@ impl<'a> Clock<'a> {
     }
 
     /// The same clock, its iteration times multiplied by `scale`.
-    pub fn scaled(self, scale: StepScale) -> Clock<'a> {
+    pub(super) fn scaled(self, scale: StepScale) -> Clock<'a> {
         Clock { scale, ..self }
     }
 
     /// The largest relative error of the cache against exact pricing over the iterations
     /// priced, where auditing.
-    pub fn audit(&self) -> Option<f64> {
+    pub(super) fn audit(&self) -> Option<f64> {
         self.audit
     }
 
     /// The pricer (for summaries of reference steps).
-    pub fn pricer(&mut self) -> &mut IterationPricer<'a> {
+    pub(super) fn pricer(&mut self) -> &mut IterationPricer<'a> {
         &mut self.pricer
     }
 
     /// One iteration's time.
-    pub fn time_s(&mut self, mix: &Mix) -> Result<f64, Error> {
+    pub(super) fn time_s(&mut self, mix: &Mix) -> Result<f64, Error> {
         Ok(self.priced_s(mix)? * self.scale.of(mix))
     }
 
@@ -190,7 +190,7 @@ impl<'a> Clock<'a> {
 /// A multiply-rotate hasher for the cache's small integer keys (the standard library's
 /// SipHash costs more than the rest of a cached iteration).
 #[derive(Default)]
-pub struct Mixer(u64);
+pub(super) struct Mixer(u64);
 
 impl Hasher for Mixer {
     fn finish(&self) -> u64 {

@@ -44,14 +44,14 @@ struct Seq {
 }
 
 /// What an instance's finished iteration produced, per request.
-pub trait Outcomes {
+pub(super) trait Outcomes {
     fn first_token(&mut self, request: u32, at_s: f64);
     fn finished(&mut self, request: u32, at_s: f64);
 }
 
 /// One instance's state.
 #[derive(Debug, Clone)]
-pub struct Instance {
+pub(super) struct Instance {
     waiting: VecDeque<Seq>,
     running: Vec<Seq>,
     free_blocks: u64,
@@ -69,7 +69,7 @@ fn blocks_for(tokens: u64) -> u64 {
 }
 
 impl Instance {
-    pub fn new(
+    pub(super) fn new(
         kv_blocks: u64,
         state_blocks: u64,
         max_seqs: u64,
@@ -88,16 +88,16 @@ impl Instance {
     }
 
     /// Requests in flight and queued: what a least-loaded router compares.
-    pub fn load(&self) -> usize {
+    pub(super) fn load(&self) -> usize {
         self.waiting.len() + self.running.len()
     }
 
-    pub fn has_work(&self) -> bool {
+    pub(super) fn has_work(&self) -> bool {
         self.load() > 0
     }
 
     /// Queues a request.
-    pub fn arrive(&mut self, request: u32, input_tokens: u64, output_tokens: u64) {
+    pub(super) fn arrive(&mut self, request: u32, input_tokens: u64, output_tokens: u64) {
         self.waiting.push_back(Seq {
             request,
             tokens: input_tokens,
@@ -111,7 +111,7 @@ impl Instance {
 
     /// Queues a request whose prompt was prefilled elsewhere and whose KV cache has arrived:
     /// its first token is sampled, the next one decodes.
-    pub fn arrive_prefilled(&mut self, request: u32, input_tokens: u64, output_tokens: u64) {
+    pub(super) fn arrive_prefilled(&mut self, request: u32, input_tokens: u64, output_tokens: u64) {
         self.waiting.push_back(Seq {
             request,
             tokens: input_tokens + 1,
@@ -124,7 +124,7 @@ impl Instance {
     }
 
     /// Composes the next iteration (empty when there is nothing to run).
-    pub fn schedule(&mut self) -> Mix {
+    pub(super) fn schedule(&mut self) -> Mix {
         let mut budget = self.max_batched_tokens;
         let mut mix = Mix::default();
         // 1. Decodes, oldest admission first.
@@ -221,7 +221,7 @@ impl Instance {
 
     /// Ends the iteration in flight at `now_s`: computed tokens advance, sequences whose
     /// tokens are all computed sample one, and finished ones leave with their blocks.
-    pub fn complete(&mut self, now_s: f64, out: &mut impl Outcomes) {
+    pub(super) fn complete(&mut self, now_s: f64, out: &mut impl Outcomes) {
         // Advance in place, and move sequences only when one finished (most iterations
         // finish none).
         let mut done = 0;

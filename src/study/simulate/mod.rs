@@ -46,11 +46,11 @@ pub use setup::simulate;
 pub use stats::Percentiles;
 
 /// A run stops at this many arrival windows of simulated time, plus [`TIME_CAP_EXTRA_S`].
-pub const TIME_CAP_WINDOWS: f64 = 3.0;
+pub(crate) const TIME_CAP_WINDOWS: f64 = 3.0;
 /// Drain time a run always has, beyond its arrival windows (a long request's worth).
-pub const TIME_CAP_EXTRA_S: f64 = 600.0;
+pub(crate) const TIME_CAP_EXTRA_S: f64 = 600.0;
 /// Iterations a run prices at most, over all its instances.
-pub const MAX_ITERATIONS: u64 = 100_000_000;
+pub(crate) const MAX_ITERATIONS: u64 = 100_000_000;
 
 /// How requests are spread over instances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

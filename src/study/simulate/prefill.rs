@@ -25,7 +25,7 @@ struct Prompt {
 
 /// One prefill instance's state.
 #[derive(Debug, Clone)]
-pub struct PrefillInstance {
+pub(super) struct PrefillInstance {
     queue: VecDeque<Prompt>,
     max_batched_tokens: u64,
     /// When the iteration in flight ends.
@@ -33,7 +33,7 @@ pub struct PrefillInstance {
 }
 
 impl PrefillInstance {
-    pub fn new(max_batched_tokens: u64) -> PrefillInstance {
+    pub(super) fn new(max_batched_tokens: u64) -> PrefillInstance {
         PrefillInstance {
             queue: VecDeque::new(),
             max_batched_tokens,
@@ -42,11 +42,11 @@ impl PrefillInstance {
     }
 
     /// Prompts queued or being prefilled: what a least-loaded router compares.
-    pub fn load(&self) -> usize {
+    pub(super) fn load(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn arrive(&mut self, request: u32, input_tokens: u64) {
+    pub(super) fn arrive(&mut self, request: u32, input_tokens: u64) {
         self.queue.push_back(Prompt {
             request,
             tokens: input_tokens,
@@ -57,7 +57,7 @@ impl PrefillInstance {
 
     /// Composes the next iteration: prompt chunks from the queue's front within the budget
     /// (empty when the queue is).
-    pub fn schedule(&mut self) -> Mix {
+    pub(super) fn schedule(&mut self) -> Mix {
         let mut budget = self.max_batched_tokens;
         let mut mix = Mix::default();
         for p in self.queue.iter_mut() {
@@ -77,7 +77,7 @@ impl PrefillInstance {
     /// Ends the iteration in flight: chunks advance, and the prompts now whole leave the
     /// queue (a prefix of it: only the last prompt of an iteration may be partial), into
     /// `done`.
-    pub fn complete(&mut self, done: &mut Vec<u32>) {
+    pub(super) fn complete(&mut self, done: &mut Vec<u32>) {
         for p in self.queue.iter_mut() {
             if p.scheduled == 0 {
                 break;
@@ -95,22 +95,22 @@ impl PrefillInstance {
 
 /// KV caches on their way to a decode instance, earliest arrival first (then request order).
 #[derive(Debug, Default)]
-pub struct Transfers(BinaryHeap<Reverse<(u64, u32)>>);
+pub(super) struct Transfers(BinaryHeap<Reverse<(u64, u32)>>);
 
 impl Transfers {
     /// `request`'s cache arrives at `at_s` (a time at least 0, whose bits order as it does).
-    pub fn send(&mut self, request: u32, at_s: f64) {
+    pub(super) fn send(&mut self, request: u32, at_s: f64) {
         self.0.push(Reverse((at_s.max(0.0).to_bits(), request)));
     }
 
     /// The next arrival: when, and which request.
-    pub fn next(&self) -> Option<(f64, u32)> {
+    pub(super) fn next(&self) -> Option<(f64, u32)> {
         self.0
             .peek()
             .map(|Reverse((t, r))| (f64::from_bits(*t), *r))
     }
 
-    pub fn pop(&mut self) {
+    pub(super) fn pop(&mut self) {
         self.0.pop();
     }
 }

@@ -95,7 +95,7 @@ impl Lengths {
 /// The run's requests in arrival order. The arrival stream and the lengths draw from
 /// separate generators seeded from `seed`, so changing the lengths' ratio leaves arrival
 /// times as they were.
-pub fn requests(
+pub(super) fn requests(
     arrivals: &Arrivals,
     horizon: Horizon,
     lengths: &Lengths,

@@ -5,17 +5,17 @@
 
 /// The generator's state.
 #[derive(Debug, Clone)]
-pub struct SplitMix64 {
+pub(super) struct SplitMix64 {
     state: u64,
 }
 
 impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
+    pub(super) fn new(seed: u64) -> SplitMix64 {
         SplitMix64 { state: seed }
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         // The increment is the odd integer closest to 2^64 over the golden ratio; the
         // mixing constants are the paper's (its `mix64`, variant 13 of Stafford's).
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -26,13 +26,13 @@ impl SplitMix64 {
     }
 
     /// Uniform in [0, 1): the top 53 bits, as many as an f64's mantissa holds.
-    pub fn next_f64(&mut self) -> f64 {
+    pub(super) fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Uniform over the integers `low..=high` (`low <= high`), without modulo bias: draws
     /// that fall in the incomplete last span are drawn again.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub(super) fn between(&mut self, low: u64, high: u64) -> u64 {
         let span = high - low + 1;
         if span == 0 {
             return self.next_u64();
@@ -47,7 +47,7 @@ impl SplitMix64 {
     }
 
     /// An exponential wait of mean `1 / rate` (inversion of the CDF; `1 - u` is never 0).
-    pub fn exponential(&mut self, rate: f64) -> f64 {
+    pub(super) fn exponential(&mut self, rate: f64) -> f64 {
         -(1.0 - self.next_f64()).ln() / rate
     }
 
@@ -61,7 +61,7 @@ impl SplitMix64 {
     /// A gamma draw of shape `shape > 0` and scale 1: Marsaglia and Tsang, "A simple method
     /// for generating gamma variables" (ACM TOMS 26(3), 2000), with its `U^(1/a)` boost for
     /// shapes below 1.
-    pub fn gamma(&mut self, shape: f64) -> f64 {
+    pub(super) fn gamma(&mut self, shape: f64) -> f64 {
         if shape < 1.0 {
             let u = 1.0 - self.next_f64();
             return self.gamma(shape + 1.0) * u.powf(1.0 / shape);

@@ -59,7 +59,12 @@ pub(super) struct PrefillSide<'a> {
 
 impl<'a> PrefillSide<'a> {
     /// `instances` prefill instances of `setup`, idle, with each request's KV transfer time.
-    pub fn new(instances: u32, setup: &Setup, clock: Clock<'a>, transfer_s: Vec<f64>) -> Self {
+    pub(super) fn new(
+        instances: u32,
+        setup: &Setup,
+        clock: Clock<'a>,
+        transfer_s: Vec<f64>,
+    ) -> Self {
         PrefillSide {
             instances: (0..instances)
                 .map(|_| PrefillInstance::new(setup.max_batched_tokens))
@@ -91,7 +96,7 @@ pub(super) struct Run<'a> {
 impl<'a> Run<'a> {
     /// `instances` decode (or, with prefill together, all) instances of `setup`, idle, for
     /// `requests` requests, none of them arrived.
-    pub fn new(
+    pub(super) fn new(
         instances: u32,
         setup: &Setup,
         requests: usize,
@@ -183,7 +188,7 @@ impl Run<'_> {
     }
 
     /// Runs every event; returns when the last request finished or a cap was reached.
-    pub fn events(
+    pub(super) fn events(
         &mut self,
         list: &[Request],
         router: Router,

@@ -27,7 +27,7 @@ impl Percentiles {
 }
 
 /// The `q`th percentile of sorted `values`: rank `q / 100 (n - 1)`, interpolated.
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub(super) fn percentile(sorted: &[f64], q: f64) -> f64 {
     match sorted.len() {
         0 => 0.0,
         n => {
@@ -40,7 +40,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 /// Counts over the arrival window's second half, for the stability rule.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SecondHalf {
+pub(super) struct SecondHalf {
     /// Requests that arrived in it.
     pub arrived: u64,
     /// Requests that finished in it.
@@ -55,7 +55,7 @@ impl SecondHalf {
     /// arrived faster than they finished and the requests in the system grew by more than a
     /// tenth of that half's arrivals: a queue in steady state holds its level, one past
     /// capacity grows in proportion to the excess arrivals.
-    pub fn grows(&self) -> bool {
+    pub(super) fn grows(&self) -> bool {
         let grew = self.in_system_end.saturating_sub(self.in_system_start);
         self.arrived > self.finished && grew as f64 > 0.1 * self.arrived as f64
     }

@@ -93,7 +93,7 @@ pub enum Load {
 }
 
 /// The `params` keys that set the load rather than a workload param.
-pub const LOAD_KEYS: [&str; 2] = ["concurrency", "rate"];
+pub(super) const LOAD_KEYS: [&str; 2] = ["concurrency", "rate"];
 
 /// One serving row of a case file.
 #[derive(Debug, Clone, PartialEq)]
