@@ -3,9 +3,20 @@
 //! A [`Workload`] is the step as a graph of ops over tensors; a [`Chip`] is the accelerator's
 //! peaks, bandwidth and capacity. [`price`] places every op (or fused group of ops) on the
 //! chip's roofline and returns a [`StepReport`]: per-kernel prices and the step's totals.
-//! [`compare`] prices one scenario on several chips, [`plan()`] finds the chips a throughput
-//! target needs, and [`sweep`] streams a whole [`Grid`] of scenarios into any [`RowSink`]
-//! ([`SweepRows`] for CSV, JSON Lines and, with the `parquet` feature, a `ParquetFile`).
+//! Those seven names and [`Error`] and [`Source`] are the front door; the rest is found by
+//! topic:
+//!
+//! | module | what it answers |
+//! | --- | --- |
+//! | [`chip`], [`workload`], [`types`] | the inputs: accelerators, model steps, data types |
+//! | [`timing`] | a step's time, kernel by kernel; one scenario on several chips |
+//! | [`cost`] | what a chip-hour costs: cloud prices, TCO, price books |
+//! | [`sweep`] | grids of scenarios streamed to CSV, JSON Lines, Parquet or typed tables |
+//! | [`plan`] | the chips a throughput target needs within a latency bound |
+//! | [`serving`] | continuous batching in steady state, frontiers, fleets under SLOs |
+//! | [`simulate`] | serving request by request |
+//! | [`validate`], [`fit`] | predictions against measurements; constants fitted to them |
+//! | [`error`] | the errors a caller can match |
 //!
 //! ```
 //! use stepcost::{price, Chip, Mode, Scenario, ScenarioSpec, Workload};
@@ -30,9 +41,11 @@
 //! # Ok::<(), stepcost::Error>(())
 //! ```
 //!
-//! The code sits in wings with one-way doors: `cli` (the command line) over `study` (sweeps,
-//! plans, levers, validation, the serving simulator) and `export` (rows, tables, documents, pictures), over `engine`
-//! (chips, workloads, pricing), over `base` (units, data types, diagnostics, limits, errors).
+//! The code sits in wings with one-way doors (docs/ARCHITECTURE.md): `cli` (the command line)
+//! over `ui` (the web page's server) over `export` (rows, tables, documents, pictures) over
+//! `study` (sweeps, plans, serving, the simulator, validation, fits) over `core` (chips,
+//! workloads, scenarios, timing and cost) over `base` (units, data types, parsers,
+//! diagnostics, ranges, errors).
 
 // Without the command line, the exporters only it calls (tables, documents, atomic files) are
 // unused; they stay compiled so a later front end (the web page) can call them.
@@ -89,7 +102,7 @@ pub mod chip {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::base::chip_field::ChipField;
-    pub use crate::core::chip::{Announced, Chip, ChipStatus, Fabric, Interconnect};
+    pub use crate::core::chip::{Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect};
 
     /// The ids of the built-in chips, sorted.
     pub fn builtin() -> impl Iterator<Item = &'static str> {
@@ -219,6 +232,28 @@ pub mod sweep {
 pub mod plan {
     //! Chips for a throughput target: per chip and data types, the cheapest layout and the
     //! largest batch within a latency bound and the memory.
+    //!
+    //! ```
+    //! use stepcost::plan::{assumptions, dtype_choices, plan, PlanRequest, PlanSort};
+    //! use stepcost::{Chip, Scenario, Workload};
+    //!
+    //! let workload = Workload::named("llama-3.1-8b")?;
+    //! let scenario = Scenario::defaults(&workload);
+    //! let request = PlanRequest {
+    //!     target_tokens_per_s: None,
+    //!     max_ms_per_token: Some(50.0),
+    //!     dtype_choices: dtype_choices(*scenario.dtypes(), &[]),
+    //!     sort: PlanSort::default(),
+    //!     conservative: false,
+    //!     include_unfit: false,
+    //!     assumed: assumptions(&workload, &scenario)?,
+    //!     scenario,
+    //! };
+    //! let entries = plan(&workload, &[Chip::named("h100-sxm")?], &request)?;
+    //! // One answer per chip and choice of types, each meeting the 50 ms bound.
+    //! assert!(!entries.is_empty());
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
     pub use crate::study::plan::{
         assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest, PlanSort,
     };
@@ -228,6 +263,15 @@ pub mod serving {
     //! Continuous batching in steady state: TTFT, TPOT and throughput per concurrency, each
     //! chip's frontier, disaggregated prefill, speculation, and the cheapest fleet under
     //! latency bounds.
+    //!
+    //! ```
+    //! use stepcost::serving::RequestShape;
+    //!
+    //! // A served request has a prompt and at least two output tokens (one from the prefill,
+    //! // one from a decode step); anything less is refused, not priced.
+    //! assert!(RequestShape::new(1000, 200).is_ok());
+    //! assert!(RequestShape::new(1000, 1).is_err());
+    //! ```
     pub use crate::study::serving::{
         frontier, frontier_rows, one_layer_draft, plan_fleet, survey, Disagg, Disaggregated, Draft,
         Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape, Server, ServingBand,
@@ -239,6 +283,14 @@ pub mod serving {
 pub mod simulate {
     //! Serving request by request: arrivals, a continuous-batching scheduler with chunked
     //! prefill, KV blocks and preemption, every iteration priced.
+    //!
+    //! ```
+    //! use stepcost::simulate::default_max_seqs;
+    //!
+    //! // vLLM's default batch limit: 1024 sequences on an 80 GB H100, 256 on an A100.
+    //! assert_eq!(default_max_seqs("h100-sxm", 80e9), 1024);
+    //! assert_eq!(default_max_seqs("a100-80gb", 80e9), 256);
+    //! ```
     pub use crate::study::simulate::{
         default_max_seqs, read_trace, simulate, simulate_band, Arrivals, Horizon, LatencyBounds,
         Lengths, Percentiles, PrefillApart, Request, Router, SimBand, SimConfig, SimReport,
@@ -249,6 +301,23 @@ pub mod simulate {
 pub mod validate {
     //! Predictions against measured hardware: case files, each row priced and its error, the
     //! statistics per group.
+    //!
+    //! ```
+    //! use std::path::Path;
+    //!
+    //! use stepcost::validate::{read_cases, validate};
+    //! use stepcost::{Mode, Source};
+    //!
+    //! // An 8192-cubed bf16 GEMM on an H200 measured at 769 TFLOP/s.
+    //! let text = "id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes\n\
+    //!             G1,h200,gemm,m=8192;n=8192;k=8192,,,,1,attained_tflops,769,kernel,a bench,\n";
+    //! let cases = read_cases(&Source::from_text("cases.csv", text))?;
+    //! let outcomes = validate(cases, Path::new("cases.csv"), Mode::Roofline);
+    //! // The roofline is the datasheet's 989 TFLOP/s: a ceiling above what was measured.
+    //! let predicted = *outcomes[0].predicted.as_ref().unwrap();
+    //! assert!(predicted > 769.0);
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
     pub use crate::study::validate::{
         error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving, Case,
         CaseFile, ErrorStats, Metric, Outcome, ServingOutcome,
@@ -258,6 +327,21 @@ pub mod validate {
 pub mod fit {
     //! Expected mode's constants fitted to measured cases, and the leave-one-source-out
     //! cross-validation that reports their error on sources a fit never saw.
+    //!
+    //! ```
+    //! use stepcost::fit::Constant;
+    //! use stepcost::Chip;
+    //!
+    //! // The constants a fit of the H200 moves, each with its physical range.
+    //! let h200 = Chip::named("h200")?;
+    //! let expected = h200.expected().expect("the H200 ships fitted constants");
+    //! let constants = Constant::of(expected);
+    //! assert!(!constants.is_empty());
+    //! for c in constants {
+    //!     assert!(c.range().check(c.get(expected)).is_ok(), "{}", c.name());
+    //! }
+    //! # Ok::<(), stepcost::Error>(())
+    //! ```
     pub use crate::study::fit::cross::{cross_validate, CrossValidation};
     pub use crate::study::fit::{fit_chip, ChipFit, Constant, Prior};
 }
