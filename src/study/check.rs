@@ -12,16 +12,24 @@ use crate::core::workload::Workload;
 /// What a file that loads holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
+    /// A chip file that loads.
     Chip {
+        /// The chip's product name (`NVIDIA H100 SXM`).
         name: String,
         /// The data types of its matrix unit.
         matrix_types: Vec<&'static str>,
     },
+    /// A workload file that loads and evaluates at its defaults.
     Workload {
+        /// The workload's name as its file gives it.
         name: String,
+        /// How many params the file declares.
         params: usize,
+        /// How many blocks the file declares.
         blocks: usize,
+        /// How many ops the file declares, across all its blocks.
         ops: usize,
+        /// The names of its fusion plans, in file order.
         fusion_plans: Vec<String>,
     },
 }
@@ -29,8 +37,10 @@ pub enum Checked {
 /// Why a file could not be checked.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
+    /// The file could not be read, parsed or evaluated.
     #[error(transparent)]
     Load(#[from] Error),
+    /// No kind was given and the file's top-level keys do not tell one; holds the path given.
     #[error("{0}: cannot tell a chip file (with `memory:` and `matrix:`) from a workload file (with `blocks:`); pass --kind")]
     UnknownKind(String),
 }

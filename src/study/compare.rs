@@ -9,8 +9,11 @@ use crate::core::workload::Workload;
 /// A scenario priced on each chip asked for, in the order asked.
 #[derive(Debug, Clone)]
 pub struct Compared {
+    /// The workload priced.
     pub workload: Workload,
+    /// The scenario resolved once from the spec, the same on every chip.
     pub scenario: Scenario,
+    /// Each chip with its step report, in the order the chips were asked for.
     pub reports: Vec<(Chip, StepReport)>,
 }
 

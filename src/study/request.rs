@@ -11,7 +11,9 @@ use crate::core::chip::Chip;
 /// A request's shape: prompt and output tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RequestShape {
+    /// Prompt tokens, all processed by the prefill; at least 1.
     pub input_tokens: u64,
+    /// Output tokens, the first from the prefill and the rest decoded one a step; at least 2.
     pub output_tokens: u64,
 }
 
@@ -51,7 +53,9 @@ pub enum KvLink {
 /// state (a state-space model's, the same at any context; 0 without one).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SequenceBytes {
+    /// KV cache bytes per cached position, on one chip.
     pub kv_per_token: f64,
+    /// Recurrent-state bytes on one chip, whatever the context; 0 without a state.
     pub state: f64,
 }
 

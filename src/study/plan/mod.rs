@@ -45,6 +45,7 @@ pub struct PlanRequest {
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
+    /// How the entries are ranked.
     pub sort: PlanSort,
     /// Plan on the slow end of each step's 80 % band (expected mode): the latency bound, the
     /// replicas a target needs, the costs and the ranking all take the band's high step time.
@@ -128,9 +129,11 @@ pub struct PlanPoint {
     pub tp: u64,
     /// Replicas the target needs; `chips` is their chips in all.
     pub replicas: u64,
+    /// The batch chosen: the largest that fits and meets the latency bound.
     pub batch: u64,
     /// The largest batch whose footprint fits, latency aside.
     pub max_batch: u64,
+    /// The step priced at the chosen batch.
     pub summary: StepSummary,
     /// The 80 % band of its step (none in roofline mode).
     pub band: Option<Band>,
@@ -142,16 +145,21 @@ pub struct PlanPoint {
     /// chips' hours over the tokens it asks for (spare capacity paid for); without, one
     /// replica's at its capacity.
     pub cloud_usd_per_million_tokens: Option<f64>,
+    /// The same as `cloud_usd_per_million_tokens`, in the TCO view.
     pub tco_usd_per_million_tokens: Option<f64>,
 }
 
 /// One chip and type choice: its best point, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanEntry {
+    /// The chip's id, the file stem of its chip file.
     pub chip: String,
     /// How the chip's hours are costed.
     pub costing: Costing,
+    /// The data type choice planned.
     pub dtypes: Types,
+    /// The best point, or why no batch and layout meets the request (the last layout's
+    /// reason).
     pub outcome: Result<PlanPoint, String>,
 }
 

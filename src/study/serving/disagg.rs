@@ -21,6 +21,7 @@ const REFERENCE_POSITIONS: f64 = 1024.0;
 pub struct PrefillPool {
     /// Iterations a prompt takes (chunks of `max_batched_tokens`), and each one's time.
     pub chunks: u64,
+    /// Seconds one of those iterations takes.
     pub chunk_time_s: f64,
     /// Chips of one prefill instance.
     pub chips: u64,

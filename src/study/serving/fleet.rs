@@ -90,14 +90,19 @@ impl Slo {
 /// The cheapest fleet of one chip and choice of types.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fleet {
+    /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The data type choice the fleet runs.
     pub dtypes: Types,
+    /// The serving (decode) instances' parallel layout (`tp=4 pp=2`; empty for one chip).
     pub layout: String,
     /// Output tokens of each request.
     pub output_tokens: u64,
     /// The layout's tensor, pipeline and expert degrees.
     pub tp: u64,
+    /// The layout's pipeline degree (1 without pipelining).
     pub pp: u64,
+    /// The layout's expert degree (1 without expert parallelism).
     pub ep: u64,
     /// Instances (replicas of the layout) serving the rate.
     pub instances: u64,
@@ -106,9 +111,13 @@ pub struct Fleet {
     /// The prefill instances' layout, its degrees and chips (empty and 0 with prefill
     /// together).
     pub prefill_layout: String,
+    /// The prefill layout's tensor degree.
     pub prefill_tp: u64,
+    /// The prefill layout's pipeline degree.
     pub prefill_pp: u64,
+    /// The prefill layout's expert degree.
     pub prefill_ep: u64,
+    /// Chips of one prefill instance.
     pub prefill_chips_per_instance: u64,
     /// Chips in all: each pool's instances x its chips per instance.
     pub chips: u64,
@@ -119,10 +128,12 @@ pub struct Fleet {
     pub max_concurrency: u64,
     /// What the fleet costs per hour in each view, where the chip has that cost.
     pub cloud_usd_per_hour: Option<f64>,
+    /// The same as `cloud_usd_per_hour`, in the TCO view.
     pub tco_usd_per_hour: Option<f64>,
     /// A million output tokens at the fleet's rate (its instances rounded up, so idle
     /// capacity is paid for), in each view.
     pub cloud_usd_per_million_tokens: Option<f64>,
+    /// The same as `cloud_usd_per_million_tokens`, in the TCO view.
     pub tco_usd_per_million_tokens: Option<f64>,
     /// The simulation of one instance at its share of the rate (prefill together), or of
     /// the whole fleet (prefill apart).
@@ -135,8 +146,11 @@ pub struct Fleet {
 /// One chip and choice of types: its cheapest fleet, or why none meets the targets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FleetEntry {
+    /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The data type choice planned.
     pub dtypes: Types,
+    /// The cheapest fleet, or why no layout and concurrency meets the targets.
     pub outcome: Result<Fleet, String>,
 }
 
@@ -146,9 +160,11 @@ pub struct Simulated {
     /// Instances the steady state asked for, before any were added (decode instances, and
     /// prefill ones apart).
     pub steady_instances: u64,
+    /// Prefill instances the steady state asked for (0 with prefill together).
     pub steady_prefill_instances: u64,
     /// 90th percentiles at the instance count kept.
     pub ttft_p90_s: f64,
+    /// 90th percentile of the time per output token, seconds, at the instance count kept.
     pub tpot_p90_s: f64,
     /// Whether they meet the bounds (false: even the most instances tried did not).
     pub met: bool,

@@ -85,10 +85,12 @@ impl Speculation {
         })
     }
 
+    /// Tokens drafted per verify step (`K`), 1 to 16.
     pub fn draft_tokens(&self) -> u32 {
         self.draft_tokens
     }
 
+    /// The chance each draft token is accepted (`A`), in [0, 1].
     pub fn acceptance(&self) -> f64 {
         self.acceptance
     }
@@ -110,6 +112,7 @@ impl Speculation {
 pub struct ServingOptions {
     /// Share of each prompt found in the prefix cache, whose prefill is skipped; in [0, 1).
     pub prefix_hit: f64,
+    /// Speculative decoding, where a draft model proposes tokens (none: one token a step).
     pub speculation: Option<Speculation>,
 }
 
@@ -145,26 +148,37 @@ pub struct ServingPoint {
     pub chunks_per_prompt: u64,
     /// Prompts an iteration that carries prompts carries (`q`).
     pub prompts_per_iteration: f64,
+    /// Time to first token, seconds: the wait for the iteration under way, then the `k`
+    /// iterations the prompt rides in.
     pub ttft_s: f64,
     /// Time per output token after the first.
     pub tpot_s: f64,
+    /// End-to-end latency of one request, seconds: its wait plus one generation.
     pub e2e_s: f64,
     /// Output tokens per second of the whole replica.
     pub output_tokens_per_s: f64,
+    /// `output_tokens_per_s` over the replica's chips.
     pub output_tokens_per_s_per_chip: f64,
     /// What one user sees: 1 / TPOT.
     pub tokens_per_s_per_user: f64,
+    /// Requests the replica finishes per second (Little's law: `C / E2E`).
     pub requests_per_s: f64,
     /// Chips one replica runs on.
     pub chips: u64,
     /// A million output tokens in each cost view, where the chip has that cost.
     pub cloud_usd_per_million_tokens: Option<f64>,
+    /// The same as `cloud_usd_per_million_tokens`, in the TCO view.
     pub tco_usd_per_million_tokens: Option<f64>,
+    /// Output tokens per kWh the replica's chips draw, the facility's PUE included, where the
+    /// chip's power is known.
     pub tokens_per_kwh: Option<f64>,
     /// The decode iteration's memory: weights (the draft's too), KV at the mean context,
     /// recurrent state, workspace and reserve.
     pub footprint_bytes: f64,
+    /// What the engine may use on a chip: the chip's reported capacity x memory utilisation.
     pub usable_bytes: f64,
+    /// Whether the larger of the decode and prefill iterations' footprints fits in
+    /// `usable_bytes`.
     pub fits: bool,
     /// The most requests in flight whose KV cache at the mean context and recurrent state (a
     /// state-space model's, one per sequence) fit.
@@ -193,13 +207,17 @@ pub struct Disaggregated {
 /// Why a concurrency cannot be served.
 #[derive(Debug, thiserror::Error)]
 pub enum ServingError {
+    /// An iteration could not be priced.
     #[error("{0}")]
     Price(#[from] Error),
     /// The decode tokens alone exceed what one iteration may batch.
     #[error("{concurrency} sequences decoding {tokens_per_seq} token(s) each exceed max_batched_tokens={max_batched_tokens}")]
     OverBudget {
+        /// Requests in flight asked for.
         concurrency: u64,
+        /// Tokens each decoding sequence is given an iteration (`K + 1` with speculation).
         tokens_per_seq: f64,
+        /// The engine's limit on tokens an iteration batches.
         max_batched_tokens: f64,
     },
 }

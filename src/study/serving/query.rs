@@ -24,9 +24,12 @@ pub enum LayoutChoice {
 /// ways (each point priced both ways).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Disagg {
+    /// Prompts are prefilled where their sequences decode.
     #[default]
     Off,
+    /// Prompts are prefilled on instances of their own.
     On,
+    /// Each point priced both ways.
     Auto,
 }
 
@@ -52,17 +55,22 @@ pub enum Draft<'a> {
 
 /// What a serving survey asks.
 pub struct ServingQuery<'a> {
+    /// Every request's prompt and output tokens.
     pub shape: RequestShape,
     /// Requests in flight, each priced.
     pub concurrency: Vec<u64>,
     /// The scenario priced; its types are replaced by each choice, its layout by each
     /// layout the choice tries.
     pub scenario: Scenario,
+    /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
+    /// Which layouts each chip and choice of types tries.
     pub layouts: LayoutChoice,
+    /// Prefix caching and speculative decoding.
     pub options: ServingOptions,
     /// The drafter, with `options.speculation`.
     pub draft: Option<Draft<'a>>,
+    /// Whether prompts are prefilled apart from decode.
     pub disagg: Disagg,
     /// How a disaggregated prompt's cache reaches its decode instance.
     pub kv_link: KvLink,

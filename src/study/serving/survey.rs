@@ -19,7 +19,9 @@ use crate::core::workload::Workload;
 /// One priced point: chip, types, layout and concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServingRow {
+    /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The data type choice priced.
     pub dtypes: Types,
     /// `tp=4 ep=2`; empty for one chip.
     pub layout: String,
@@ -27,6 +29,7 @@ pub struct ServingRow {
     pub prefill_layout: Option<String>,
     /// The concurrency asked for, where memory capped it to the point's.
     pub capped_from: Option<u64>,
+    /// The steady state at the point's concurrency.
     pub point: ServingPoint,
     /// The 80 % band of its times and rates (none in roofline mode).
     #[serde(skip)]
@@ -36,9 +39,14 @@ pub struct ServingRow {
 /// Why a chip, types and layout gave no row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skipped {
+    /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The data type choice tried.
     pub dtypes: Types,
+    /// The layout tried (`tp=4 ep=2`; empty for one chip, `any layout` where no prefill
+    /// pool serves).
     pub layout: String,
+    /// Why it gave no row: the first line of the error, or that one request does not fit.
     pub why: String,
 }
 
@@ -46,7 +54,10 @@ pub struct Skipped {
 /// was left out.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Survey {
+    /// Every point priced.
     pub rows: Vec<ServingRow>,
+    /// What gave no row: every layout tried for the scenario's own layout, else for a search
+    /// only the last (largest) layout's reason, and only where no layout served.
     pub skipped: Vec<Skipped>,
 }
 

@@ -16,7 +16,9 @@ use crate::study::band;
 /// The run at the fast and at the slow end of its steps' bands.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimBand {
+    /// Every iteration at the fast (low) end of its step's band.
     pub fast: SimReport,
+    /// Every iteration at the slow (high) end of its step's band.
     pub slow: SimReport,
 }
 

@@ -63,6 +63,7 @@ pub enum Router {
 }
 
 impl Router {
+    /// The router as the command line and reports name it (`round-robin`, `least-loaded`).
     pub fn name(self) -> &'static str {
         match self {
             Router::RoundRobin => "round-robin",
@@ -74,7 +75,9 @@ impl Router {
 /// Latency bounds a request must meet to count towards goodput.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct LatencyBounds {
+    /// Most time to first token, seconds (none: no bound).
     pub max_ttft_s: Option<f64>,
+    /// Most time per output token after the first, seconds (none: no bound).
     pub max_tpot_s: Option<f64>,
 }
 
@@ -93,15 +96,23 @@ pub struct PrefillApart {
 /// What a simulation runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
+    /// How requests arrive.
     pub arrivals: Arrivals,
+    /// When arrivals stop (ignored for a trace, which stops at its end).
     pub horizon: Horizon,
+    /// The requests' prompt and output lengths (ignored for a trace, which gives its own).
     pub lengths: Lengths,
+    /// Seeds the arrival gaps and the drawn lengths: the same seed gives the same run.
     pub seed: u64,
     /// Most sequences running per instance; `None` for vLLM's default on the chip
     /// ([`default_max_seqs`]).
     pub max_seqs: Option<u64>,
+    /// Instances serving (each prefilling its own prompts, or the decode instances where
+    /// prompts are prefilled apart).
     pub instances: u32,
+    /// How requests are spread over the instances.
     pub router: Router,
+    /// The bounds a request must meet to count towards goodput.
     pub slo: LatencyBounds,
     /// Price every iteration exactly instead of from the cache.
     pub exact: bool,
@@ -125,17 +136,24 @@ pub fn default_max_seqs(chip_id: &str, capacity_bytes: f64) -> u64 {
 /// A run's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SimReport {
+    /// Instances run (the decode instances, where prompts are prefilled apart).
     pub instances: u32,
+    /// How requests were spread over them.
     pub router: Router,
+    /// Chips of one of those instances.
     pub chips_per_instance: u64,
     /// Prefill instances apart and each one's chips (0 and 0 where prefill is together).
     pub prefill_instances: u32,
+    /// Chips of one prefill instance.
     pub prefill_chips_per_instance: u64,
     /// Iterations the prefill instances ran (within `iterations`).
     pub prefill_iterations: u64,
     /// Chips of both pools.
     pub chips: u64,
+    /// Most sequences running per instance: the one asked for, or vLLM's default.
     pub max_seqs: u64,
+    /// Most tokens an iteration batches: the workload's `max_batched_tokens` at the
+    /// scenario (half `u32::MAX`, in effect none, without that param).
     pub max_batched_tokens: u64,
     /// KV blocks per instance, of [`BLOCK_TOKENS`] tokens.
     pub kv_blocks: u64,
@@ -143,22 +161,33 @@ pub struct SimReport {
     pub state_blocks_per_seq: u64,
     /// Requests that arrived, and that finished.
     pub requests: u64,
+    /// Requests that finished before the run stopped.
     pub finished: u64,
+    /// Time to first token of the finished requests.
     pub ttft: Percentiles,
+    /// Time per output token after the first of the finished requests.
     pub tpot: Percentiles,
+    /// End-to-end latency of the finished requests, arrival to last token.
     pub e2e: Percentiles,
     /// Output tokens of finished requests over the simulated time.
     pub output_tokens_per_s: f64,
+    /// `output_tokens_per_s` over the chips of both pools.
     pub output_tokens_per_s_per_chip: f64,
+    /// Requests finished over the simulated time.
     pub requests_per_s: f64,
     /// Requests meeting every SLO given, per second, and their share of those finished;
     /// `None` without an SLO.
     pub goodput_requests_per_s: Option<f64>,
+    /// The share of finished requests that meet every SLO given, in [0, 1]; `None` without
+    /// an SLO.
     pub goodput_share: Option<f64>,
+    /// The bounds goodput counts against.
     pub slo: LatencyBounds,
     /// Sequences an iteration carries, on average over iterations (the decode instances'
     /// only, where prompts are prefilled apart).
     pub mean_batch: f64,
+    /// Sequences preempted for want of a free KV block, over all instances (each requeued
+    /// and its tokens recomputed).
     pub preemptions: u64,
     /// Iterations of every instance, both pools'.
     pub iterations: u64,
@@ -171,6 +200,7 @@ pub struct SimReport {
     pub stable: bool,
     /// Whether the run stopped at a cap before draining.
     pub capped: bool,
+    /// Whether every iteration was priced exactly rather than from the cache.
     pub exact: bool,
     /// Steps the pricer priced (cache misses, or every iteration when exact).
     pub steps_priced: u64,

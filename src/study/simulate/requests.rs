@@ -10,8 +10,11 @@ use super::rng::SplitMix64;
 /// One request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {
+    /// When it arrives, seconds of simulated time (a trace's own clock).
     pub arrival_s: f64,
+    /// Prompt tokens.
     pub input_tokens: u64,
+    /// Output tokens, the first from the prefill; at least 2.
     pub output_tokens: u64,
 }
 
@@ -19,15 +22,26 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arrivals {
     /// A Poisson process: exponential gaps of mean `1 / rate`.
-    Poisson { rate_per_s: f64 },
+    Poisson {
+        /// Mean requests per second.
+        rate_per_s: f64,
+    },
     /// Evenly spaced, `1 / rate` apart, the first at time 0.
-    Uniform { rate_per_s: f64 },
+    Uniform {
+        /// Requests per second.
+        rate_per_s: f64,
+    },
     /// Gaps drawn from a gamma distribution of shape `burstiness` and mean `1 / rate`, as
     /// vLLM's `vllm bench serve --burstiness` draws them (docs/sources.md, SE-6): 1 is
     /// Poisson, larger is more evenly paced (the gaps' coefficient of variation is
     /// `1 / sqrt(burstiness)`) while the phase against the engine's iterations stays random,
     /// smaller is burstier.
-    Gamma { rate_per_s: f64, burstiness: f64 },
+    Gamma {
+        /// Mean requests per second.
+        rate_per_s: f64,
+        /// The gamma distribution's shape: 1 is Poisson, above 1 more even, below burstier.
+        burstiness: f64,
+    },
     /// Every request read from a trace, in its order (arrival times not decreasing).
     Trace(Vec<Request>),
 }
@@ -36,9 +50,15 @@ pub enum Arrivals {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Horizon {
     /// Arrivals within this many simulated seconds.
-    Duration { s: f64 },
+    Duration {
+        /// The arrival window, seconds.
+        s: f64,
+    },
     /// This many requests.
-    Requests { n: u64 },
+    Requests {
+        /// Requests that arrive.
+        n: u64,
+    },
 }
 
 /// Request lengths: the nominal shape, or uniform integers around it as vLLM's benchmark

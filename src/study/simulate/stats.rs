@@ -6,9 +6,13 @@ use serde::Serialize;
 /// between the closest ranks (numpy's default, which vLLM's benchmark reports).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Percentiles {
+    /// The mean, seconds.
     pub mean_s: f64,
+    /// The median, seconds.
     pub p50_s: f64,
+    /// The 90th percentile, seconds.
     pub p90_s: f64,
+    /// The 99th percentile, seconds.
     pub p99_s: f64,
 }
 
