@@ -8,13 +8,17 @@ use super::{BandKind, Calibration, Residual};
 pub struct Coverage {
     /// `None`: every kind together.
     pub kind: Option<BandKind>,
+    /// Held-out rows that had a band to be checked against.
     pub rows: usize,
+    /// Of those, the rows whose residual fell inside the band, ends included.
     pub inside: usize,
     /// Of the rows outside, those whose measured time was above the band (predicted too fast).
     pub above: usize,
 }
 
 impl Coverage {
+    /// The share of rows inside their band, `inside / rows` (NaN with no rows); 0.8 for a
+    /// well-calibrated band.
     pub fn share(&self) -> f64 {
         self.inside as f64 / self.rows as f64
     }

@@ -41,6 +41,7 @@ pub enum BandKind {
 }
 
 impl BandKind {
+    /// Every kind, in the order bands and coverage list them.
     pub const ALL: [BandKind; 4] = [
         BandKind::Kernel,
         BandKind::Decode,
@@ -58,6 +59,7 @@ impl BandKind {
         }
     }
 
+    /// The kind a case file's `kind` column names (`None`: no such kind).
     pub fn parse(name: &str) -> Option<BandKind> {
         BandKind::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -77,10 +79,14 @@ impl BandKind {
 /// residual is a prediction too fast.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Residual {
+    /// The measured row's id, its source's code before the first `-` (`W-G1`).
     pub id: String,
+    /// What the row's prediction is of.
     pub kind: BandKind,
     /// The chip's family (its id where the chip file names none).
     pub family: String,
+    /// `ln(measured / predicted)` of the held-out prediction's time: positive when the
+    /// prediction was too fast.
     pub ln_time_ratio: f64,
 }
 
@@ -94,7 +100,9 @@ impl Residual {
 /// An 80 % band as multipliers of a predicted time: the time lies in `[t low, t high]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Band {
+    /// The 10th-percentile multiplier, `exp(q10)` of the residuals.
     pub low: f64,
+    /// The 90th-percentile multiplier, `exp(q90)` of the residuals.
     pub high: f64,
 }
 
@@ -115,16 +123,23 @@ impl Band {
 pub enum Scope {
     /// Every kind and family together (a kind with fewer than [`MIN_SOURCES`] sources).
     All,
+    /// Every family of one kind together (the band of a family with fewer than
+    /// [`MIN_SOURCES`] sources of its own).
     Kind(BandKind),
+    /// One kind on one chip family.
     KindFamily(BandKind, String),
 }
 
 /// One group's band and the rows and sources it was taken from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
+    /// The rows the band was taken from.
     pub scope: Scope,
+    /// How many residuals are in the scope.
     pub rows: usize,
+    /// How many distinct sources those rows come from, each weighing as one in the band.
     pub sources: usize,
+    /// The group's 80 % band.
     pub band: Band,
 }
 
@@ -132,6 +147,8 @@ pub struct Group {
 /// at least [`MIN_SOURCES`] sources, and all rows together for the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
+    /// The every-row group first, then each kind followed by its families, those with
+    /// enough sources only.
     pub groups: Vec<Group>,
 }
 

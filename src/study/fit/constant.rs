@@ -14,15 +14,32 @@ pub enum Constant {
     /// times the file's `fp16_clock` (1 but where the sustained clocks are measured to differ:
     /// MI300X); two free fractions would tell apart the sources that measured each type.
     Matrix(DType),
+    /// The vector unit's fraction of peak for elementwise work (`vector`).
     Vector,
+    /// The fraction of HBM bandwidth a large stream reaches (`memory`).
     Memory,
+    /// The fraction of the stream bandwidth library GEMMs reach at small M (`small_m_memory`).
     SmallMMemory,
+    /// The fraction of HBM bandwidth a fused attention kernel reaches streaming the KV cache
+    /// (`attention_memory`): fitted only where the file gives one.
     AttentionMemory,
+    /// The share of a fused attention kernel's special-function or matrix time that hides
+    /// under the other (`exp_overlap`): not listed by [`Constant::of`], so a fit keeps the
+    /// figure FlashAttention-3's ablation gives.
     ExpOverlap,
+    /// The fraction of the small-M bandwidth a weight-only quantised GEMM reaches beside a
+    /// 16-bit one (`weight_only_memory`).
     WeightOnlyMemory,
+    /// The fraction of the small-M bandwidth an fp4 GEMM reaches beside a 16-bit one
+    /// (`fp4_memory`).
     Fp4Memory,
+    /// The time to first byte from HBM, in seconds (`dram_latency`): fitted only where the
+    /// file gives one.
     DramLatency,
+    /// A serving engine's host work per step, in seconds (`host_step`), shared by every chip.
     HostStep,
+    /// The part of that host work per sequence in the step, in seconds (`host_sequence`),
+    /// shared by every chip.
     HostSequence,
 }
 
@@ -69,6 +86,7 @@ impl Constant {
         (r.min * r.max).sqrt()
     }
 
+    /// Its value in `a` (a matrix type without a figure reads 1, no exponentials' overlap 0).
     pub fn get(self, a: &Achievable) -> f64 {
         match self {
             Constant::Matrix(d) => a.matrix[d as usize].unwrap_or(1.0),

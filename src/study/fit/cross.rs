@@ -20,6 +20,7 @@ use super::{fit_pooled, fit_rows, fit_shared, source_of, Constant, Fitted, Row, 
 /// One source held out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fold {
+    /// The source held out: its rows' id prefix up to the first `-` (`MAMF`).
     pub source: String,
     /// Its rows that priced.
     pub rows: usize,
@@ -36,10 +37,14 @@ pub struct Fold {
 
 /// Every case predicted in sample (the chip files' constants) and held out.
 pub struct CrossValidation {
+    /// Each case predicted with its chip file's constants, in the case file's order.
     pub in_sample: Vec<Outcome>,
+    /// Each case predicted with constants fitted without its source, in the same order (a
+    /// case that did not price in sample keeps that outcome).
     pub held_out: Vec<Outcome>,
     /// The family of each case's chip (its id where the file names no family).
     pub families: Vec<String>,
+    /// One fold per source, in the order the sources first appear in the case file.
     pub folds: Vec<Fold>,
 }
 
@@ -210,7 +215,9 @@ fn unfitted(start: &Achievable, pooled: Option<&Fitted>) -> Achievable {
 
 /// A group's errors in sample and held out.
 pub struct GroupStats {
+    /// The group's errors with the chip files' constants.
     pub in_sample: ErrorStats,
+    /// The same rows' errors with each source held out of the fit.
     pub held_out: ErrorStats,
 }
 

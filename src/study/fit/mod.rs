@@ -34,8 +34,12 @@ const DIGITS: i32 = 7;
 
 /// A measured case ready to price, and the chip it is priced on.
 pub struct Row {
+    /// The measured case.
     pub case: Case,
+    /// The case's chip, workload and scenario, loaded and resolved in expected mode.
     pub prepared: Prepared,
+    /// The chip the row is priced on: the case's own, or one given in its place (the chip
+    /// being fitted, for its own cases).
     pub chip: Chip,
 }
 
@@ -93,6 +97,8 @@ pub struct Fitted {
     pub constants: Achievable,
     /// The constants the cases depend on (fitted), and those they do not (kept).
     pub fitted: Vec<Constant>,
+    /// The constants no case reaches, left at the prior's value where it has one, else at
+    /// the start's.
     pub kept: Vec<Constant>,
     /// The constants a measurement set: those fitted here, and those kept at the prior's value
     /// where a measurement set it there. A narrower fit is pulled towards these alone.

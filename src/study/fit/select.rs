@@ -55,13 +55,16 @@ pub struct ChipFit {
     pub family: Option<String>,
     /// The chip file's section the fit started from.
     pub start: Achievable,
+    /// The fit, narrowed to the constants the chip's own section has.
     pub fitted: Fitted,
     /// What the fit was pulled towards ([`super::PRIOR_WEIGHT`]), and the cases that prior
     /// was fitted to.
     pub prior: Prior,
+    /// How many cases the prior was fitted to.
     pub prior_cases: usize,
     /// The cases used, priced with each chip's file constants, then with the fitted ones.
     pub before: Vec<Outcome>,
+    /// The same cases priced with the fitted constants.
     pub after: Vec<Outcome>,
 }
 

@@ -13,6 +13,7 @@ use crate::core::workload::Workload;
 /// The axes of a sweep as a person gives them, before they are checked against the workload.
 #[derive(Debug, Clone, Default)]
 pub struct Axes {
+    /// The chips, the most significant axis.
     pub chips: Vec<Chip>,
     /// `(param name, values)`, in the order given.
     pub params: Vec<(String, Vec<f64>)>,
@@ -20,6 +21,7 @@ pub struct Axes {
     pub dtypes: Vec<(TypeKey, Vec<Format>)>,
     /// Fusion plans by name: none for the workload's default plan, `all` for every plan.
     pub fusions: Vec<String>,
+    /// The mode every scenario is priced in (default: expected).
     pub mode: Mode,
     /// Default: [`DEFAULT_MEMORY_UTILIZATION`].
     pub memory_utilization: Option<f64>,
@@ -123,14 +125,17 @@ impl<'a> Grid<'a> {
         })
     }
 
+    /// The workload the grid was checked against.
     pub fn workload(&self) -> &'a Workload {
         self.workload
     }
 
+    /// The chip axis, in the order given.
     pub fn chips(&self) -> &[Chip] {
         &self.chips
     }
 
+    /// The mode every scenario is priced in.
     pub fn mode(&self) -> Mode {
         self.mode
     }

@@ -79,13 +79,17 @@ pub struct SweepStats {
 pub struct SweptScenario<'a> {
     /// Its index in the grid's product order (ties in a ranking go to the lower).
     pub index: u64,
+    /// The workload every scenario of the grid prices.
     pub workload: &'a Workload,
+    /// The chip this scenario is priced on.
     pub chip: &'a Chip,
+    /// The resolved scenario: its params, data types, fusion plan and mode.
     pub scenario: &'a Scenario,
     /// Every param's value, indexed like the workload's params.
     pub params: &'a [f64],
     /// The step's totals, or the first line of why it could not be priced.
     pub outcome: Result<&'a StepSummary, &'a str>,
+    /// The request's totals where [`SweepOptions::request`] asks for one and the step priced.
     pub request: Option<&'a RequestSummary>,
     /// One cost per kernel of the scenario's fusion plan (valid when `outcome` is `Ok`).
     pub costs: &'a [KernelCost],

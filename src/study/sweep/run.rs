@@ -108,7 +108,9 @@ pub enum SweepError {
     Scenario {
         /// Its index in the grid's product order.
         index: u64,
+        /// The id of the chip it was priced on.
         chip: String,
+        /// Why it failed.
         #[source]
         error: Error,
     },

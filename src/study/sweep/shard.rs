@@ -39,10 +39,12 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// Which slice this is, from 0 (a job array's index).
     pub fn index(self) -> u64 {
         self.index
     }
 
+    /// How many slices the grid is cut into.
     pub fn count(self) -> u64 {
         self.count
     }

@@ -68,6 +68,7 @@ impl ChipAxis {
         })
     }
 
+    /// The chip field the axis sets (`memory.bandwidth`).
     pub fn field(&self) -> ChipField {
         self.field
     }

@@ -20,15 +20,21 @@ pub enum Metric {
     AttainedTflops,
     /// Bytes of the step over its time, in TB/s.
     BandwidthTbS,
+    /// The step's time, in microseconds.
     StepTimeUs,
     /// Tokens per second of the step, or output tokens per second of a request.
     TokensPerS,
+    /// A request's time to first token (its prefill), in milliseconds.
     TtftMs,
+    /// A request's time per output token after the first (its mean decode step), in
+    /// milliseconds.
     TpotMs,
+    /// A request's end-to-end time (its prefill and every decode step), in milliseconds.
     E2eMs,
 }
 
 impl Metric {
+    /// Every metric with the name a case file's `metric` column gives it.
     pub const ALL: [(&'static str, Metric); 7] = [
         ("attained_tflops", Metric::AttainedTflops),
         ("bandwidth_tb_s", Metric::BandwidthTbS),
@@ -39,6 +45,7 @@ impl Metric {
         ("e2e_ms", Metric::E2eMs),
     ];
 
+    /// The name a case file's `metric` column gives it (`step_time_us`).
     pub fn name(self) -> &'static str {
         Metric::ALL
             .iter()
@@ -62,29 +69,41 @@ impl Metric {
 /// One row of a case file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
+    /// The row's stable id, its source's code before the first `-` (`MAMF-7`).
     pub id: String,
     /// 1-based line in the case file.
     pub line: u64,
+    /// The chip as the row names it: a built-in id, or a path relative to the case file.
     pub chip: String,
+    /// The workload as the row names it: a built-in id, or a path relative to the case file.
     pub workload: String,
+    /// The `params` column's `name=value` settings, in the order given.
     pub sets: Vec<(String, f64)>,
+    /// The `dtypes` column's `key=type` settings (`weight=fp8`), in the order given.
     pub dtypes: Vec<(TypeKey, Format)>,
+    /// The fusion plan by name (`None`: the workload's default).
     pub fusion: Option<String>,
     /// `(input tokens, output tokens)` of a request.
     pub request: Option<(u64, u64)>,
     /// Chips the measurement used (tensor parallel).
     pub tp: u64,
+    /// What the row measures.
     pub metric: Metric,
+    /// The measured value, in the metric's unit (above 0).
     pub measured: f64,
     /// `kernel`, `decode`, `prefill` or `request`.
     pub kind: String,
+    /// Where the measurement comes from, as the row cites it (a publication, a repository
+    /// at a commit, an own measurement).
     pub source: String,
 }
 
 /// The rows of a case file: the cases a step or a request prices, and the serving rows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CaseFile {
+    /// The rows a step or a request prices, in file order.
     pub cases: Vec<Case>,
+    /// The rows of kind `serving`, in file order.
     pub serving: Vec<ServingCase>,
 }
 

@@ -33,10 +33,14 @@ use crate::core::workload::Workload;
 /// A case priced, or why it was skipped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// The case, its `kind` derived from its request and `tokens` param where the file gives
+    /// none.
     pub case: Case,
     /// The type most of the priced step's time computes in (the weight type of a request),
     /// for grouping.
     pub dtype: DType,
+    /// The predicted value in the metric's unit, or the first line of why the case could
+    /// not be priced.
     pub predicted: Result<f64, String>,
 }
 
@@ -65,7 +69,9 @@ impl Outcome {
 /// fast (optimistic). A 25 % too-high tokens/s is a 20 % too-short time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowError {
+    /// `predicted / measured - 1` of the metric as measured.
     pub of_metric: f64,
+    /// `predicted time / measured time - 1`: the metric's error, a rate's ratio inverted.
     pub of_time: f64,
 }
 
@@ -91,9 +97,14 @@ impl RowError {
 /// Median and 90th-percentile absolute error of a group of cases.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorStats {
+    /// The group's label: `all`, or what its rows share (`chip h100-sxm`, `kind decode`,
+    /// `multi-chip`).
     pub group: String,
+    /// Priced rows in the group.
     pub cases: usize,
+    /// The median of the metric's absolute errors, as a fraction (0.1: 10 %).
     pub median_abs: f64,
+    /// The 90th percentile (nearest rank) of the metric's absolute errors, as a fraction.
     pub p90_abs: f64,
     /// The median of the signed time errors (`predicted / measured time - 1`: negative where
     /// the predictions are too fast, whether the metric is a rate or a time).

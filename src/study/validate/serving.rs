@@ -43,6 +43,7 @@ pub enum ServingMetric {
 }
 
 impl ServingMetric {
+    /// Every serving metric with the name a case file's `metric` column gives it.
     pub const ALL: [(&'static str, ServingMetric); 6] = [
         ("output_tokens_per_s", ServingMetric::OutputTokensPerS),
         (
@@ -55,6 +56,7 @@ impl ServingMetric {
         ("requests_per_s", ServingMetric::RequestsPerS),
     ];
 
+    /// The name a case file's `metric` column gives it (`output_tokens_per_s`).
     pub fn name(self) -> &'static str {
         ServingMetric::ALL
             .iter()
@@ -98,22 +100,31 @@ pub(super) const LOAD_KEYS: [&str; 2] = ["concurrency", "rate"];
 /// One serving row of a case file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingCase {
+    /// The row's stable id, its source's code before the first `-`.
     pub id: String,
     /// 1-based line in the case file.
     pub line: u64,
+    /// The chip as the row names it: a built-in id, or a path relative to the case file.
     pub chip: String,
+    /// The workload as the row names it: a built-in id, or a path relative to the case file.
     pub workload: String,
     /// The workload's param overrides (the load taken out).
     pub sets: Vec<(String, f64)>,
+    /// The `dtypes` column's `key=type` settings (`weight=fp8`), in the order given.
     pub dtypes: Vec<(TypeKey, Format)>,
+    /// The fusion plan by name (`None`: the workload's default).
     pub fusion: Option<String>,
     /// `(input tokens, output tokens)` of each request.
     pub request: (u64, u64),
     /// Chips of one instance's tensor-parallel group.
     pub tp: u64,
+    /// How requests reach the instance, from the `params` column.
     pub load: Load,
+    /// What the row measures.
     pub metric: ServingMetric,
+    /// The measured value, in the metric's unit (above 0).
     pub measured: f64,
+    /// Where the measurement comes from, as the row cites it.
     pub source: String,
 }
 
@@ -231,8 +242,11 @@ fn parse_rate(value: &str) -> Result<Load, String> {
 /// A serving case ready for a serving model: its chip, workload and the scenario of its
 /// instance (params, `tp`, types, fusion) loaded and resolved.
 pub struct PreparedServing {
+    /// The chip the row names.
     pub chip: Chip,
+    /// The workload the row names.
     pub workload: Workload,
+    /// The instance's scenario, resolved from the row's params, `tp`, types and fusion.
     pub scenario: Scenario,
 }
 

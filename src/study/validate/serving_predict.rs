@@ -20,9 +20,12 @@ pub const ALL_AT_ONCE_MOST: u64 = 1024;
 /// One serving row and what the model predicts for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingOutcome {
+    /// The serving row.
     pub case: ServingCase,
     /// The requests in flight priced.
     pub concurrency: Option<u64>,
+    /// The predicted value in the metric's unit, or the first line of why the row could not
+    /// be priced.
     pub predicted: Result<f64, String>,
 }
 
