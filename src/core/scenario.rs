@@ -28,6 +28,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// `expected` or `roofline`, as the `mode` column writes it.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Expected => "expected",
@@ -92,11 +93,15 @@ pub struct Scenario {
 /// fields are public, as a front end's flags are: [`Scenario::resolve`] checks them all.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScenarioSpec {
+    /// Param overrides (`--set name=value`) in order; a param set twice takes the later value.
     pub sets: Vec<(String, f64)>,
     /// `--dtype` settings in order (`weight=fp8` then `embed.weight=bf16`).
     pub dtypes: Vec<(TypeKey, Format)>,
+    /// The fusion plan's name (`--fusion`); the workload's default plan when `None`.
     pub fusion: Option<String>,
+    /// The pricing mode.
     pub mode: Mode,
+    /// Whether a collective's transfer overlaps the kernel before it (`--overlap-comm`).
     pub overlap_comm: bool,
     /// Default: [`DEFAULT_MEMORY_UTILIZATION`].
     pub memory_utilization: Option<f64>,
@@ -153,6 +158,7 @@ impl Scenario {
         self.fusion
     }
 
+    /// The pricing mode.
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -253,10 +259,12 @@ impl Scenario {
         Ok(())
     }
 
+    /// Chooses the pricing mode.
     pub fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
     }
 
+    /// Chooses whether a collective's transfer overlaps the kernel before it.
     pub fn set_overlap_comm(&mut self, overlap: bool) {
         self.overlap_comm = overlap;
     }

@@ -59,6 +59,7 @@ pub struct Interconnect {
     pub domain: Option<u64>,
     /// Time one step of a collective algorithm takes beyond its bytes (0 when not given).
     pub latency_s: f64,
+    /// How the domain's chips are wired, which decides what a collective's bytes cross.
     pub fabric: Fabric,
     /// Measured share of the group's bandwidth a collective reaches, by group size (sorted
     /// by chips); expected mode applies it.

@@ -57,8 +57,10 @@ impl CapacityBasis {
 /// for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ChipStatus {
+    /// It ships: among `all`.
     #[default]
     Available,
+    /// Announced, not yet shipping (a roadmap part): in `all` only when asked for.
     Announced,
 }
 

@@ -41,8 +41,11 @@ struct FiguresFile {
 /// A buyer's figures for one chip; absent ones keep the chip file's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Quote {
+    /// Cloud price per chip-hour, in USD.
     pub cloud_usd_per_hour: Option<f64>,
+    /// Purchase price per chip, in USD.
     pub purchase_usd: Option<f64>,
+    /// The chip's power, in W: the energy the TCO view prices.
     pub power_w: Option<f64>,
 }
 

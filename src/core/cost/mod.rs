@@ -137,11 +137,14 @@ impl StepCost {
 /// How a report's chip is costed: the model and the cloud price basis its file names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Costing {
+    /// The cost model the chip is priced in.
     pub model: CostModel,
+    /// The basis the chip's cloud price is on (`runpod-secure-on-demand-2026-02-26`), if any.
     pub price_basis: Option<String>,
 }
 
 impl Costing {
+    /// How `chip` is costed: its cost model and cloud price basis.
     pub fn of(chip: &Chip) -> Costing {
         Costing {
             model: chip.cost_model(),
@@ -169,18 +172,22 @@ impl CostModel {
         })
     }
 
+    /// Which cost a chip-hour is priced at.
     pub fn view(&self) -> CostView {
         self.view
     }
 
+    /// Years of service the TCO amortises the purchase over.
     pub fn years(&self) -> f64 {
         self.years
     }
 
+    /// The facility's power usage effectiveness: power drawn from the grid over the chips' own.
     pub fn pue(&self) -> f64 {
         self.pue
     }
 
+    /// Electricity price, in USD per kWh.
     pub fn usd_per_kwh(&self) -> f64 {
         self.usd_per_kwh
     }

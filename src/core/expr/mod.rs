@@ -38,8 +38,11 @@ pub struct ParseError(pub String);
 /// Why an expression could not be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
+    /// A division by zero, in the expression whose text it holds.
     #[error("division by zero in `{0}`")]
     DivisionByZero(String),
+    /// A value that overflowed to infinity or is not a number, in the expression whose text
+    /// it holds.
     #[error("`{0}` is not a finite number (overflow)")]
     NotFinite(String),
 }

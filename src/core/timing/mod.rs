@@ -44,7 +44,9 @@ use totals::Totals;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
+    /// The compute units: the kernel's FLOPs take longer than its bytes.
     Compute,
+    /// HBM bandwidth: the kernel's bytes take longer than its FLOPs.
     Memory,
     /// The fixed cost of a kernel (launch, first load, last store) outweighs both roofs: the
     /// seeds' "third limit under both roofs". Expected mode only.
@@ -54,6 +56,7 @@ pub enum Bound {
 }
 
 impl Bound {
+    /// The bound's name, as the `bound` column writes it.
     pub fn name(self) -> &'static str {
         match self {
             Bound::Compute => "compute",
@@ -68,13 +71,16 @@ impl Bound {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Unit {
+    /// The matrix unit (tensor cores).
     Matrix,
+    /// The vector unit, which runs elementwise work.
     Vector,
     /// A fused kernel with both matrix and vector work.
     Mixed,
 }
 
 impl Unit {
+    /// The unit's name, as the `unit` column writes it.
     pub fn name(self) -> &'static str {
         match self {
             Unit::Matrix => "matrix",
@@ -89,11 +95,14 @@ impl Unit {
 pub struct Price {
     /// The op's name, or the fused ops' names joined by `+`.
     pub name: String,
+    /// The name of the block the kernel's ops belong to.
     pub block: String,
     /// `gemm`, `gemv`, `kv_read`, `elementwise`, or `fused`.
     pub kind: KernelKind,
+    /// The kernel's numbers for one execution.
     #[serde(flatten)]
     pub cost: KernelCost,
+    /// Arithmetic intensity: `flops / bytes`, in FLOP/byte.
     pub intensity_flop_per_byte: f64,
     /// FLOPs over time: the kernel's ceiling on this chip.
     pub attainable_flop_per_s: f64,
@@ -104,14 +113,19 @@ pub struct Price {
 /// The step's totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepSummary {
+    /// The step's time: every kernel's executions, and the host time waited for.
     pub step_time_s: f64,
     /// The step on the datasheet roofline (equal to `step_time_s` in roofline mode).
     pub roofline_step_time_s: f64,
     /// `roofline_step_time_s / step_time_s`: how close to the ceiling the step gets.
     pub fraction_of_roofline: f64,
+    /// FLOPs of the step, every kernel's executions counted.
     pub flops: f64,
+    /// Bytes moved between HBM and the chip in the step (a collective's cross the link instead).
     pub bytes: f64,
+    /// Arithmetic intensity of the step: `flops / bytes`, in FLOP/byte.
     pub intensity_flop_per_byte: f64,
+    /// FLOPs per second over the step: `flops / step_time_s`.
     pub attained_flop_per_s: f64,
     /// Model FLOPs utilisation: the time the step's FLOPs need at the matrix-unit peak of
     /// each op's compute type (the vector peak where the matrix unit lacks the type), over the
@@ -138,7 +152,9 @@ pub struct StepSummary {
     pub pipeline_time_s: f64,
     /// Chips one replica of the step runs on (the workload's `chips`, e.g. `tp * pp`).
     pub chips: u64,
+    /// `tokens_per_s` over `chips`.
     pub tokens_per_s_per_chip: Option<f64>,
+    /// What the step costs in the chip's cost model, for the replica's chips.
     #[serde(flatten)]
     pub cost: StepCost,
     /// Share of the step time spent in compute-bound kernels.
@@ -184,9 +200,13 @@ pub struct StepSummary {
 /// A priced scenario: what was priced, each kernel, and the totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepReport {
+    /// The workload's id, its file stem (`llama-3.1-70b`).
     pub workload: String,
+    /// The model's name (`Llama-3.1-70B`).
     pub workload_name: String,
+    /// The chip's id, its file stem (`h100-sxm`).
     pub chip: String,
+    /// The chip's product name (`NVIDIA H100 SXM`).
     pub chip_name: String,
     /// The chip's family (`nvidia-hopper`), where its file names one: the group of an
     /// expected-mode prediction's band.
@@ -195,12 +215,18 @@ pub struct StepReport {
     pub capacity_bytes: f64,
     /// How the chip's hours are costed.
     pub costing: Costing,
+    /// The pricing mode: roofline or expected.
     pub mode: Mode,
+    /// The name of the fusion plan the kernels follow.
     pub fusion: String,
     /// Every param with the value used, in the file's order.
     pub params: Vec<(String, f64)>,
+    /// The format of every slot (weights, KV cache, activations, ...) in the scenario.
     pub dtypes: Types,
+    /// Each kernel in the step, in the order of its first op; those of a block repeated 0
+    /// times are left out.
     pub prices: Vec<Price>,
+    /// The step's totals.
     pub summary: StepSummary,
     /// A whole request priced at this scenario's batch, when one was asked for
     /// ([`StepReport::with_request`]).
@@ -233,15 +259,21 @@ impl StepReport {
 pub struct KernelCost {
     /// Executions per step (the block's repeat count).
     pub count: u64,
+    /// FLOPs of one execution (less a causal attention kernel's skipped tiles: `causal_share`).
     pub flops: f64,
     /// Bytes moved between HBM and the chip.
     pub bytes: f64,
     /// The type the kernel's largest share of FLOPs is computed in.
     pub compute_dtype: DType,
+    /// The unit (or units) the kernel's FLOPs run on.
     pub unit: Unit,
+    /// FLOPs over the datasheet peak of each op's unit in its compute type.
     pub compute_time_s: f64,
+    /// `bytes` over the datasheet HBM bandwidth.
     pub memory_time_s: f64,
+    /// The kernel's time in the scenario's mode: `roofline_time_s` in roofline mode.
     pub time_s: f64,
+    /// Which limit sets `time_s`.
     pub bound: Bound,
     /// Activation bytes the kernel reads and writes: what must be live in HBM while it runs.
     pub activation_bytes: f64,

@@ -10,8 +10,11 @@ use super::{Evaluation, Field};
 /// mode prices through `Causal::share_in`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Causal {
+    /// New tokens per sequence: the score matrix's rows.
     pub queries: Field,
+    /// Positions cached before the new tokens.
     pub context: Field,
+    /// Most positions a query attends to (sliding-window attention); unbounded when `None`.
     pub window: Option<Field>,
 }
 

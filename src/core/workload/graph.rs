@@ -10,7 +10,9 @@ use crate::base::types::Slot;
 pub struct Kernel {
     /// The op's name, or the fused ops' names joined by `+`.
     pub name: String,
+    /// What the kernel is: its one op's kind, or `Fused`.
     pub kind: KernelKind,
+    /// The block its ops belong to (index into `Workload::blocks`).
     pub block: usize,
     /// Op indices, in file order.
     pub members: Vec<usize>,
@@ -36,6 +38,7 @@ pub struct KernelRead {
 /// A named way to group ops into kernels; ops in no group run alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FusionPlan {
+    /// The plan's name, as `--fusion` names it; `none` runs every op alone.
     pub name: String,
     /// Groups of op indices; each group is one kernel.
     pub groups: Vec<Vec<usize>>,
@@ -219,13 +222,19 @@ fn boundary_writes(members: &[usize], consumers: &[Vec<usize>]) -> Vec<usize> {
 /// What a kernel is, as rows and pictures name it: one op's kind, or a fused group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelKind {
+    /// A single GEMM op.
     Gemm,
+    /// A single GEMV op: a GEMM of few rows (a decode step's matrix-vector products).
     Gemv,
+    /// A single KV-cache read (attention over the cached context).
     KvRead,
+    /// A single elementwise op: vector work.
     Elementwise,
+    /// A single state-space scan.
     Scan,
     /// Several ops run as one kernel.
     Fused,
+    /// A single collective, on the interconnect; never fused.
     Collective(Collective),
 }
 

@@ -43,24 +43,29 @@ use crate::core::expr::Expr;
 pub struct Field {
     /// Index into `Workload::exprs`.
     pub id: usize,
+    /// Where the expression is written in the file, for errors.
     pub origin: Origin,
 }
 
 /// A named number the file's expressions use; `--set` overrides its default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
+    /// The param's name, as expressions and `--set` write it.
     pub name: String,
     /// A number, or an expression over other params.
     pub default: Expr,
+    /// Where the param is declared in the file, for errors.
     pub origin: Origin,
 }
 
 /// A tensor that lives in HBM before the step starts (weights, KV cache, inputs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
+    /// The tensor's name, as ops' `of:` lists write it.
     pub name: String,
     /// Its role, and for a weight its group: where its format comes from.
     pub slot: Slot,
+    /// Its dimensions, in elements; their product is its size.
     pub shape: Vec<Field>,
     /// The block it belongs to (one copy per repeat), or `None` for the whole step.
     pub block: Option<usize>,
@@ -73,7 +78,9 @@ pub struct Tensor {
 /// A run of ops executed `repeat` times (a model's layers); one repeated 0 times is absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
+    /// The block's name, as the file writes it.
     pub name: String,
+    /// How many times the block's ops run in a step (its layers); once when `None`.
     pub repeat: Option<Field>,
     /// Repeats one chip holds the tensors of, when fewer than it runs (`layers / pp`: a
     /// pipeline stage holds its share of the layers, while a step runs them all in turn).
@@ -98,7 +105,9 @@ pub enum Stage {
 /// What an op reads: a declared tensor, another op's output, or a GEMM's own weight matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ref {
+    /// A declared tensor, by index into `Workload::tensors`.
     Tensor(usize),
+    /// Another op's output, by index into `Workload::ops`.
     Op(usize),
     /// The `[k x n]` weight (per batch entry) of the GEMM with this op index, implied when the
     /// GEMM names only one input.
@@ -119,6 +128,7 @@ pub enum ReadSize {
 }
 
 impl Tensor {
+    /// The tensor's role (weight, KV cache, activation, ...), from its slot.
     pub fn role(&self) -> Role {
         self.slot.role()
     }
@@ -127,7 +137,9 @@ impl Tensor {
 /// One input of an op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Input {
+    /// What is read.
     pub source: Ref,
+    /// How many elements of it are read.
     pub size: ReadSize,
     /// The role (and weight group) of what is read, which decides its format.
     pub slot: Slot,
@@ -149,6 +161,7 @@ pub enum Collective {
 }
 
 impl Collective {
+    /// The name the file writes the collective under, and the `kind` column shows.
     pub fn name(self) -> &'static str {
         match self {
             Collective::AllReduce => "allreduce",
@@ -174,21 +187,31 @@ pub enum Algorithm {
 pub enum OpKind {
     /// `batch` independent `[m x k] x [k x n]` products. `gemv` is the same with `m` small.
     Gemm {
+        /// Rows of the left matrix (1 for a GEMV that gives none).
         m: Field,
+        /// Columns of the right matrix.
         n: Field,
+        /// The shared inner dimension.
         k: Field,
+        /// Independent products; one when `None`.
         batch: Option<Field>,
+        /// Whether the file wrote it as a `gemv` (its kernel kind), not a `gemm`.
         gemv: bool,
     },
     /// A read of stored tensors (the KV cache) with `flops` of matrix work, writing `out`.
     KvRead {
+        /// FLOPs of matrix work; none when `None`.
         flops: Option<Field>,
+        /// Elements written; none when `None`.
         out: Option<Field>,
     },
     /// `elements x flops_per_element` of vector work, writing `out` elements.
     Elementwise {
+        /// Elements worked on; the size of the first input when `None`.
         elements: Option<Field>,
+        /// FLOPs per element worked on.
         flops_per_element: Field,
+        /// Elements written; as many as are worked on when `None`.
         out: Option<Field>,
     },
     /// A state-space scan (Mamba-2's SSD) of the sizes in [`ScanDims`]: its FLOPs follow
@@ -200,10 +223,15 @@ pub enum OpKind {
     /// the network where the span passes one scale-up domain. `algorithm`: the fastest when
     /// `None`.
     Collective {
+        /// Which collective.
         collective: Collective,
+        /// Elements moved, in the sense the [`Collective`] variant gives.
         elements: Field,
+        /// Chips in the group.
         group: Field,
+        /// Chips the group is laid over, when its members are not neighbours (`tp * ep`).
         span: Option<Field>,
+        /// The algorithm the file names, if any.
         algorithm: Option<Algorithm>,
     },
 }
@@ -212,9 +240,13 @@ pub enum OpKind {
 /// not a GEMM.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GemmDims {
+    /// Independent products (the GEMM's `batch`).
     pub count: f64,
+    /// Rows of the left matrix.
     pub m: f64,
+    /// Columns of the right matrix.
     pub n: f64,
+    /// The shared inner dimension.
     pub k: f64,
 }
 
@@ -231,6 +263,7 @@ impl OpKind {
         }
     }
 
+    /// The name of the op's kind, as in the `kind` column.
     pub fn name(&self) -> &'static str {
         self.kernel_kind().name()
     }
@@ -246,9 +279,13 @@ impl OpKind {
 /// One kernel's worth of work; its output is a tensor named after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
+    /// The op's name, which its output tensor takes.
     pub name: String,
+    /// The block it runs in (index into `Workload::blocks`).
     pub block: usize,
+    /// What it does, with its dimensions.
     pub kind: OpKind,
+    /// What it reads, in the order of its `of:` list.
     pub inputs: Vec<Input>,
     /// The role of the output.
     pub out_role: Role,
@@ -263,6 +300,7 @@ pub struct Op {
     /// Its block's causal mask's expressions not among `deps`: they move the op's numbers
     /// only through the mask's share.
     pub mask_deps: Vec<usize>,
+    /// Where the op is declared in the file, for errors.
     pub origin: Origin,
 }
 

@@ -27,24 +27,38 @@ use super::Field;
 /// The sizes of a scan as the file writes them (expressions over params).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanDims {
+    /// Sequences in the step, each with its own recurrent state.
     pub sequences: Field,
+    /// New tokens per sequence.
     pub tokens: Field,
+    /// Heads, each with its own state.
     pub heads: Field,
+    /// Channels per head.
     pub head_dim: Field,
+    /// Width of the recurrent state per channel (the B and C projections' size).
     pub state: Field,
+    /// Groups of heads sharing one B and C.
     pub groups: Field,
+    /// Tokens per chunk of the chunked kernel.
     pub chunk: Field,
 }
 
 /// The sizes of a scan in one scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScanSizes {
+    /// Sequences in the step, each with its own recurrent state.
     pub sequences: f64,
+    /// New tokens per sequence.
     pub tokens: f64,
+    /// Heads, each with its own state.
     pub heads: f64,
+    /// Channels per head.
     pub head_dim: f64,
+    /// Width of the recurrent state per channel (the B and C projections' size).
     pub state: f64,
+    /// Groups of heads sharing one B and C.
     pub groups: f64,
+    /// Tokens per chunk of the chunked kernel.
     pub chunk: f64,
 }
 
