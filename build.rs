@@ -39,11 +39,24 @@ fn list(dir: &str) -> Vec<(String, String)> {
 
 fn main() {
     let mut out = String::new();
-    for (name, dir) in [
-        ("CHIPS", "hardware"),
-        ("WORKLOADS", "workloads"),
-        ("TEMPLATES", "workloads/templates"),
+    for (name, dir, doc) in [
+        (
+            "CHIPS",
+            "hardware",
+            "The built-in chips: `(id, YAML text)` for each `hardware/*.yaml`, the id being the file stem, sorted by id.",
+        ),
+        (
+            "WORKLOADS",
+            "workloads",
+            "The built-in workloads: `(id, YAML text)` for each `workloads/*.yaml`, the id being the file stem, sorted by id.",
+        ),
+        (
+            "TEMPLATES",
+            "workloads/templates",
+            "The built-in workload templates: `(id, YAML text)` for each `workloads/templates/*.yaml`, sorted by id.",
+        ),
     ] {
+        writeln!(out, "/// {doc}").unwrap();
         writeln!(out, "pub static {name}: &[(&str, &str)] = &[").unwrap();
         for (stem, path) in list(dir) {
             writeln!(out, "    ({stem:?}, include_str!({path:?})),").unwrap();

@@ -15,19 +15,25 @@ use crate::base::units::QuantityKind;
 pub enum ChipField {
     /// Usable (reported) memory; the memory utilisation and the reserve apply to it.
     MemoryCapacity,
+    /// `memory.bandwidth`: the datasheet memory (HBM) bandwidth.
     MemoryBandwidth,
     /// The matrix unit's dense peak in one type.
     Matrix(DType),
     /// The vector unit's peak in one type.
     Vector(DType),
+    /// `cache.size`: the on-chip last-level cache.
     CacheSize,
+    /// `cache.bandwidth`: the last-level cache's bandwidth.
     CacheBandwidth,
+    /// `interconnect.bandwidth`: the scale-up fabric's rate per chip and direction.
     InterconnectBandwidth,
+    /// `launch`: the fixed cost of one kernel inside a CUDA graph.
     Launch,
     /// Cloud price per chip-hour.
     PriceCloud,
     /// Purchase price per GPU.
     PricePurchase,
+    /// Power per chip, in watts.
     Power,
 }
 

@@ -38,6 +38,7 @@ pub struct Source {
     pub name: String,
     /// The id of the chip or workload: the file stem.
     pub id: String,
+    /// The file's whole text, which a diagnostic quotes its offending line from.
     pub text: String,
 }
 
@@ -81,6 +82,7 @@ pub struct Diagnostic {
     pub file: String,
     /// 1-based line; 0 when the problem has no single place in the file.
     pub line: u64,
+    /// 1-based column; 0 when unknown.
     pub column: u64,
     /// The field concerned (`memory.bandwidth`, `blocks[0].ops[3].gemm.m`); empty when unknown.
     pub field: String,

@@ -10,14 +10,23 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
+    /// 32-bit IEEE float, 4 bytes.
     Fp32,
+    /// NVIDIA's 19-bit TensorFloat: a matrix-unit compute type, stored as fp32 (4 bytes).
     Tf32,
+    /// bfloat16: 8 exponent bits, 7 mantissa bits, 2 bytes.
     Bf16,
+    /// 16-bit IEEE half float, 2 bytes.
     Fp16,
+    /// 8-bit float (E4M3 or E5M2), 1 byte.
     Fp8,
+    /// 6-bit float, 4 values packed in 3 bytes.
     Fp6,
+    /// 8-bit integer, 1 byte; its peaks are OP/s.
     Int8,
+    /// 4-bit float (E2M1), half a byte.
     Fp4,
+    /// 4-bit integer, half a byte.
     Int4,
 }
 
@@ -46,6 +55,7 @@ impl DType {
         }
     }
 
+    /// The lowercase name files and flags write (`bf16`), which `Display` and `FromStr` use.
     pub fn name(self) -> &'static str {
         match self {
             DType::Fp32 => "fp32",
@@ -104,14 +114,19 @@ impl FromStr for DType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// A model weight: what a checkpoint stores.
     Weight,
+    /// A value computed in the step: GEMM inputs and outputs, the residual stream.
     Activation,
+    /// The attention KV cache.
     Kv,
 }
 
 impl Role {
+    /// Every role, in the order tables list them.
     pub const ALL: [Role; 3] = [Role::Weight, Role::Activation, Role::Kv];
 
+    /// `weight`, `activation` or `kv`, as `--dtype` keys write it.
     pub fn name(self) -> &'static str {
         match self {
             Role::Weight => "weight",

@@ -7,7 +7,9 @@ use crate::base::dtype::DType;
 /// A name that is neither a file nor a built-in, with the closest built-in and the list.
 #[derive(Debug)]
 pub struct UnknownName {
+    /// `chip`, `workload` or `template`: what the name was looked up as.
     pub kind: &'static str,
+    /// The name as given.
     pub name: String,
     /// ` (did you mean `x`?)`, or empty.
     pub suggestion: String,
@@ -33,7 +35,9 @@ pub struct Unsupported {
 pub struct NotInWorkload {
     /// `param` or `fusion plan`.
     pub what: &'static str,
+    /// The param or fusion plan as named.
     pub name: String,
+    /// The workload's id.
     pub workload: String,
     /// ` (did you mean `x`?)`, or empty.
     pub suggestion: String,
@@ -48,9 +52,12 @@ pub enum Error {
     /// Problems in an input file, each with its file, line and field.
     #[error("{0}")]
     Invalid(Diagnostics),
+    /// A file that cannot be opened or read.
     #[error("cannot read `{path}`")]
     Io {
+        /// The path as given.
         path: String,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
@@ -79,8 +86,11 @@ pub enum Error {
     /// and `context`).
     #[error("workload `{workload}` has no `{param}` param, so {consequence}")]
     MissingParam {
+        /// The workload's id.
         workload: Box<str>,
+        /// The param's meaning the question needs.
         param: crate::base::param::ScenarioParam,
+        /// What cannot be done without it, as a clause after "so".
         consequence: &'static str,
     },
     /// Expected mode on a chip whose file has no `expected` section.

@@ -17,14 +17,19 @@ use super::dtype::DType;
 /// How a tensor is stored: its element type and its scale layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {
+    /// fp32 values, no scales: 4 bytes an element.
     Fp32,
+    /// tf32 values, stored as fp32: 4 bytes an element.
     Tf32,
+    /// bf16 values, no scales: 2 bytes an element.
     Bf16,
+    /// fp16 values, no scales: 2 bytes an element.
     Fp16,
     /// E4M3 values and one scale per tensor.
     Fp8,
     /// E4M3 values, an fp32 scale per 128 x 128 block (DeepSeek-V3's checkpoints).
     Fp8B128,
+    /// fp6 values, 4 packed in 3 bytes.
     Fp6,
     /// int8 values, a scale per tensor or per channel (a few bytes per row, left out).
     Int8,
@@ -58,6 +63,8 @@ impl Format {
         Format::Int4G128,
     ];
 
+    /// The name files and `--dtype` write: the element type's (`bf16`, `fp8`) where the format
+    /// has no block or group scales, else its own (`fp8-b128`, `mxfp4`, `nvfp4`, `int4-g128`).
     pub fn name(self) -> &'static str {
         match self {
             Format::Fp8B128 => "fp8-b128",
@@ -168,7 +175,9 @@ impl FromStr for Format {
 /// checkpoint is widened to bf16 (weight-only), `W8A8` where fp8 weights meet fp8 activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scheme {
+    /// How the weights are stored.
     pub weight: Format,
+    /// The type the matrix unit multiplies them in.
     pub compute: DType,
 }
 

@@ -26,11 +26,18 @@ use std::sync::OnceLock;
 /// The limits in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// Most bytes read of a chip, workload, template, case or config file
+    /// (`STEPCOST_MAX_FILE_BYTES`).
     pub file_bytes: u64,
+    /// Most bytes read of a sweep CSV that `plot sweep` reads (`STEPCOST_MAX_CSV_BYTES`).
     pub csv_bytes: u64,
+    /// Deepest nesting of YAML collections (`STEPCOST_MAX_YAML_DEPTH`).
     pub yaml_depth: usize,
+    /// Most YAML nodes, collections and scalars, aliases expanded (`STEPCOST_MAX_YAML_NODES`).
     pub yaml_nodes: usize,
+    /// Most characters of one expression (`STEPCOST_MAX_EXPR_LENGTH`).
     pub expr_length: usize,
+    /// Deepest nesting of parentheses and calls in one expression (`STEPCOST_MAX_EXPR_DEPTH`).
     pub expr_depth: usize,
 }
 

@@ -25,8 +25,12 @@ pub struct Range {
     /// The unit the bounds are in: an SI unit (`B/s`, `s`) shown with a prefix, or a plain
     /// one (`tokens`); empty for a count or a fraction of a chip file.
     pub unit: &'static str,
+    /// Smallest value accepted, in `unit`.
     pub min: f64,
+    /// Largest value accepted, in `unit`.
     pub max: f64,
+    /// Why the bounds are where they are, shown after them in a refusal and in the README's limits
+    /// table.
     pub why: &'static str,
 }
 
@@ -164,6 +168,7 @@ const fn range(
 const FRACTION_WHY: &str =
     "the share of a datasheet figure real kernels reach, at least 1% and at most all of it";
 
+/// A chip file's `memory.capacity`: the usable memory, in bytes.
 pub const MEMORY_CAPACITY: Range = range(
     "memory.capacity",
     "B",
@@ -171,10 +176,13 @@ pub const MEMORY_CAPACITY: Range = range(
     1e14,
     "an on-chip SRAM to a hundred times the largest HBM of today (288 GB)",
 );
+/// A chip file's `memory.marketed_capacity`: the memory as marketed, where the file gives it;
+/// bounded as `MEMORY_CAPACITY`.
 pub const MEMORY_MARKETED_CAPACITY: Range = Range {
     field: "memory.marketed_capacity",
     ..MEMORY_CAPACITY
 };
+/// A chip file's `memory.reserve`: what the runtime holds before any model loads, in bytes.
 pub const MEMORY_RESERVE: Range = range(
     "memory.reserve",
     "B",
@@ -182,6 +190,7 @@ pub const MEMORY_RESERVE: Range = range(
     1e12,
     "a kilobyte to 1 TB (runtimes hold back 0.5-2 GiB today: context, communication buffers, graphs)",
 );
+/// A chip file's `memory.bandwidth`: the datasheet memory (HBM) bandwidth, in bytes per second.
 pub const MEMORY_BANDWIDTH: Range = range(
     "memory.bandwidth",
     "B/s",
@@ -189,6 +198,8 @@ pub const MEMORY_BANDWIDTH: Range = range(
     1e15,
     "one DDR channel to a hundred times the fastest HBM of today (8 TB/s)",
 );
+/// A chip file's `matrix.TYPE`: the matrix unit's dense peak in one data type, in FLOP/s (OP/s for
+/// integer types).
 pub const MATRIX_PEAK: Range = range(
     "matrix.TYPE",
     "FLOP/s",
@@ -196,14 +207,18 @@ pub const MATRIX_PEAK: Range = range(
     1e19,
     "one CPU core to a thousand times the fastest chip of today (13 PFLOP/s in fp4)",
 );
+/// A chip file's `vector.TYPE`: the vector unit's peak in one data type; bounded as `MATRIX_PEAK`.
 pub const VECTOR_PEAK: Range = Range {
     field: "vector.TYPE",
     ..MATRIX_PEAK
 };
+/// A chip file's `sfu`: the special-function unit's exponentials (and tanh) per second; bounded as
+/// `MATRIX_PEAK`.
 pub const SFU: Range = Range {
     field: "sfu",
     ..MATRIX_PEAK
 };
+/// A chip file's `cache.size`: the on-chip last-level cache, in bytes.
 pub const CACHE_SIZE: Range = range(
     "cache.size",
     "B",
@@ -211,6 +226,7 @@ pub const CACHE_SIZE: Range = range(
     1e12,
     "a kilobyte to 1 TB (a wafer-scale chip holds 44 GB of SRAM)",
 );
+/// A chip file's `cache.bandwidth`: the last-level cache's bandwidth, in bytes per second.
 pub const CACHE_BANDWIDTH: Range = range(
     "cache.bandwidth",
     "B/s",
@@ -218,6 +234,7 @@ pub const CACHE_BANDWIDTH: Range = range(
     1e17,
     "one DDR channel to 100 PB/s (a wafer-scale chip's SRAM reaches 21 PB/s)",
 );
+/// A chip file's `compute_units`: SMs, CUs or cores, over which a GEMM's tiles run in waves.
 pub const COMPUTE_UNITS: Range = range(
     "compute_units",
     "",
@@ -225,6 +242,8 @@ pub const COMPUTE_UNITS: Range = range(
     1e6,
     "one unit to a million (a wafer-scale chip has 900,000 cores)",
 );
+/// A chip file's `launch`: the fixed cost of one kernel back to back inside a CUDA graph, in
+/// seconds.
 pub const LAUNCH: Range = range(
     "launch",
     "s",
@@ -232,6 +251,8 @@ pub const LAUNCH: Range = range(
     1e-3,
     "a kernel launch, 1-10 us today (omit the field for none)",
 );
+/// A chip file's `eager_launch`: the fixed cost of one kernel launched from the host without a
+/// graph, in seconds.
 pub const EAGER_LAUNCH: Range = range(
     "eager_launch",
     "s",
@@ -239,6 +260,8 @@ pub const EAGER_LAUNCH: Range = range(
     1e-3,
     "a kernel launched from the host without a graph, 2-3 us in a tight loop today",
 );
+/// A chip file's `interconnect.bandwidth`: the scale-up fabric's rate per chip and direction, in
+/// bytes per second.
 pub const INTERCONNECT_BANDWIDTH: Range = range(
     "interconnect.bandwidth",
     "B/s",
@@ -246,6 +269,7 @@ pub const INTERCONNECT_BANDWIDTH: Range = range(
     1e15,
     "gigabit Ethernet (125 MB/s) to a thousand times NVLink 5 (900 GB/s)",
 );
+/// A chip file's `interconnect.domain`: the chips one scale-up fabric joins.
 pub const INTERCONNECT_DOMAIN: Range = range(
     "interconnect.domain",
     "",
@@ -253,6 +277,7 @@ pub const INTERCONNECT_DOMAIN: Range = range(
     1e6,
     "one chip to a million in one scale-up domain (a TPU v5p pod has 8,960)",
 );
+/// A chip file's `interconnect.latency`: one step of a collective over the fabric, in seconds.
 pub const INTERCONNECT_LATENCY: Range = range(
     "interconnect.latency",
     "s",
@@ -260,14 +285,19 @@ pub const INTERCONNECT_LATENCY: Range = range(
     1.0,
     "one step of a collective, 1-10 us on today's links",
 );
+/// A chip file's `network.bandwidth`: the scale-out network's rate per chip, between domains;
+/// bounded as `INTERCONNECT_BANDWIDTH`.
 pub const NETWORK_BANDWIDTH: Range = Range {
     field: "network.bandwidth",
     ..INTERCONNECT_BANDWIDTH
 };
+/// A chip file's `network.latency`: one step of a collective across the network; bounded as
+/// `INTERCONNECT_LATENCY`.
 pub const NETWORK_LATENCY: Range = Range {
     field: "network.latency",
     ..INTERCONNECT_LATENCY
 };
+/// A chip file's `power`: watts per chip, a system's share per GPU where sourced, else the TDP.
 pub const POWER: Range = range(
     "power",
     "W",
@@ -275,27 +305,39 @@ pub const POWER: Range = range(
     1e5,
     "an edge chip to 100 kW (a wafer-scale system draws 23 kW)",
 );
+/// A chip file's `expected.matrix.TYPE`: the fraction of the matrix peak a large GEMM reaches in
+/// one type.
 pub const EXPECTED_MATRIX: Range = range("expected.matrix.TYPE", "", 0.01, 1.0, FRACTION_WHY);
+/// A chip file's `expected.vector`: the fraction of the vector peak elementwise work reaches.
 pub const EXPECTED_VECTOR: Range = Range {
     field: "expected.vector",
     ..EXPECTED_MATRIX
 };
+/// A chip file's `expected.memory`: the fraction of memory bandwidth a large stream reaches.
 pub const EXPECTED_MEMORY: Range = Range {
     field: "expected.memory",
     ..EXPECTED_MATRIX
 };
+/// A chip file's `expected.small_m_memory`: the fraction of that stream bandwidth library GEMMs
+/// reach at small M (decode).
 pub const EXPECTED_SMALL_M_MEMORY: Range = Range {
     field: "expected.small_m_memory",
     ..EXPECTED_MATRIX
 };
+/// A chip file's `expected.attention_memory`: the fraction of memory bandwidth a fused attention
+/// kernel reaches streaming the KV cache.
 pub const EXPECTED_ATTENTION_MEMORY: Range = Range {
     field: "expected.attention_memory",
     ..EXPECTED_MATRIX
 };
+/// A chip file's `expected.exp_overlap`: the share of a fused attention kernel's exponential time
+/// (or of its matrix time, whichever is shorter) that hides under the other.
 pub const EXPECTED_EXP_OVERLAP: Range = Range {
     field: "expected.exp_overlap",
     ..EXPECTED_MATRIX
 };
+/// A chip file's `expected.row_tile`: the rows a GEMM's M is padded to (the matrix instruction's
+/// M).
 pub const EXPECTED_ROW_TILE: Range = range(
     "expected.row_tile",
     "",
@@ -303,6 +345,8 @@ pub const EXPECTED_ROW_TILE: Range = range(
     4096.0,
     "rows a matrix instruction pads M to, 16-256 today",
 );
+/// A chip file's `expected.cta_tiles`: each row and column count of the output tiles a CTA may
+/// compute.
 pub const EXPECTED_CTA_TILES: Range = range(
     "expected.cta_tiles",
     "",
@@ -310,6 +354,8 @@ pub const EXPECTED_CTA_TILES: Range = range(
     4096.0,
     "rows and columns of a CTA's output tile, 64-256 today",
 );
+/// A chip file's `expected.dram_latency`: time to first byte from memory, paid as a kernel starts
+/// loading and again as its stores drain, in seconds.
 pub const EXPECTED_DRAM_LATENCY: Range = range(
     "expected.dram_latency",
     "s",
@@ -317,6 +363,8 @@ pub const EXPECTED_DRAM_LATENCY: Range = range(
     1e-3,
     "time to first byte from memory, 100-800 ns today",
 );
+/// A chip file's `expected.host_step`: a serving engine's host work per step, which the chip waits
+/// for, in seconds.
 pub const EXPECTED_HOST_STEP: Range = range(
     "expected.host_step",
     "s",
@@ -324,6 +372,8 @@ pub const EXPECTED_HOST_STEP: Range = range(
     0.1,
     "a serving engine's host work per step, tens of microseconds to milliseconds today",
 );
+/// A chip file's `expected.host_sequence`: the part of that host work that grows with each sequence
+/// in the step, in seconds.
 pub const EXPECTED_HOST_SEQUENCE: Range = range(
     "expected.host_sequence",
     "s",
@@ -392,6 +442,7 @@ pub const MEMORY_UTILIZATION: Range = range(
     1.0,
     "the share of the chip's memory the engine uses, above 0 and at most 1 (vLLM: 0.9)",
 );
+/// `plan --target-tokens-per-s`: the tokens per second the deployment must serve.
 pub const TARGET_TOKENS_PER_S: Range = range(
     "--target-tokens-per-s",
     "tokens/s",

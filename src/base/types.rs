@@ -29,6 +29,7 @@ pub enum WeightGroup {
 }
 
 impl WeightGroup {
+    /// Every group, in the order of their slots in [`Slot::ALL`].
     pub const ALL: [WeightGroup; 4] = [
         WeightGroup::Embed,
         WeightGroup::Attention,
@@ -36,6 +37,7 @@ impl WeightGroup {
         WeightGroup::Experts,
     ];
 
+    /// `embed`, `attention`, `ffn` or `experts`, as a `GROUP.weight` key writes it.
     pub fn name(self) -> &'static str {
         match self {
             WeightGroup::Embed => "embed",
@@ -67,9 +69,15 @@ impl FromStr for WeightGroup {
 /// otherwise (a GEMM's output, the residual stream).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Slot {
+    /// A weight: of one group, or (`None`) of no group, such as a norm's scale, which follows
+    /// `weight`.
     Weight(Option<WeightGroup>),
+    /// A GEMM's activation input, which a quantised GEMM reads in its own format.
     Activation,
+    /// The KV cache.
     Kv,
+    /// Every other activation value: GEMM outputs, the residual stream, attention's and norms'
+    /// inputs.
     Output,
 }
 
@@ -97,6 +105,7 @@ impl Slot {
         }
     }
 
+    /// The role the slot's tensors play (`Output` is an activation).
     pub fn role(self) -> Role {
         match self {
             Slot::Weight(_) => Role::Weight,
@@ -120,7 +129,9 @@ impl From<Role> for Slot {
 /// of weights, the activations (GEMM inputs), the GEMM outputs or the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TypeKey {
+    /// A role's key (`weight`, `activation`, `kv`): `weight` sets every weight slot.
     Role(Role),
+    /// One group's weights: `GROUP.weight`.
     Group(WeightGroup),
     /// What GEMMs write, and the activations no GEMM with a weight reads.
     Output,
@@ -205,6 +216,8 @@ impl Default for Types {
 }
 
 impl Types {
+    /// The format of `slot`'s tensors; `Output`, unset, follows `activation` where that is 16 bits
+    /// or wider and is bf16 otherwise.
     pub fn get(&self, slot: Slot) -> Format {
         match slot {
             Slot::Output => self.output.unwrap_or_else(|| self.default_output()),

@@ -68,6 +68,8 @@ thread_local! {
 }
 
 impl SweepRows {
+    /// Rows of a sweep of `workload` in `format`, one per kernel of each scenario with `per_op`; no
+    /// shape, filter or ranking until one is set.
     pub fn new(workload: &Workload, format: StreamFormat, per_op: bool) -> SweepRows {
         SweepRows {
             format,

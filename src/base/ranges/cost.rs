@@ -3,6 +3,7 @@
 
 use super::{range, Range};
 
+/// A chip file's `price.cloud`: USD per chip-hour on the file's cloud price basis.
 pub const PRICE_CLOUD: Range = range(
     "price.cloud",
     "USD/h",
@@ -10,6 +11,8 @@ pub const PRICE_CLOUD: Range = range(
     1e4,
     "a tenth of a cent to 10,000 USD per chip-hour (`none` for no price on the basis)",
 );
+/// A chip file's `price.purchase`: USD for the whole system its `purchase_gpus` GPUs come in; also
+/// a what-if chip's purchase price per GPU.
 pub const PRICE_PURCHASE: Range = range(
     "price.purchase",
     "USD",
@@ -17,6 +20,7 @@ pub const PRICE_PURCHASE: Range = range(
     1e10,
     "one dollar to 10 billion USD for the system `purchase_gpus` GPUs come in",
 );
+/// A chip file's `price.purchase_gpus`: the GPUs the purchase price buys, which it is divided over.
 pub const PRICE_PURCHASE_GPUS: Range = range(
     "price.purchase_gpus",
     "",

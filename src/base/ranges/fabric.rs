@@ -3,10 +3,14 @@
 
 use super::{range, Range};
 
+/// A chip file's `interconnect.link_bandwidth`: a mesh's one peer link, per direction; bounded as
+/// `INTERCONNECT_BANDWIDTH`.
 pub const INTERCONNECT_LINK_BANDWIDTH: Range = Range {
     field: "interconnect.link_bandwidth",
     ..super::INTERCONNECT_BANDWIDTH
 };
+/// A chip file's `interconnect.expected`: the measured share of a group's bandwidth a collective
+/// reaches, per group size.
 pub const INTERCONNECT_EXPECTED: Range = range(
     "interconnect.expected",
     "",

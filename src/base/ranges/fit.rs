@@ -6,6 +6,8 @@
 
 use super::{range, Range};
 
+/// The bounds `stepcost fit` keeps `expected.matrix.TYPE` inside: the share of the dense matrix
+/// peak a large GEMM reaches.
 pub const FIT_MATRIX: Range = range(
     "expected.matrix.TYPE",
     "",
@@ -13,6 +15,8 @@ pub const FIT_MATRIX: Range = range(
     0.95,
     "the best GEMMs measured reach 51 % (MI300X bf16) to 87 % (A100 bf16) of the dense peak",
 );
+/// The bounds `stepcost fit` keeps `expected.vector` inside: the share of the vector peak
+/// elementwise work reaches.
 pub const FIT_VECTOR: Range = range(
     "expected.vector",
     "",
@@ -20,6 +24,8 @@ pub const FIT_VECTOR: Range = range(
     1.0,
     "vector work is rarely what sets a kernel's time; any share from a fifth up",
 );
+/// The bounds `stepcost fit` keeps `expected.memory` inside: the share of memory bandwidth a large
+/// stream reaches.
 pub const FIT_MEMORY: Range = range(
     "expected.memory",
     "",
@@ -27,6 +33,8 @@ pub const FIT_MEMORY: Range = range(
     0.98,
     "large streams reach 81 % (MI300X) to 93 % (H200 dot) of the datasheet bandwidth",
 );
+/// The bounds `stepcost fit` keeps `expected.small_m_memory` inside: the share of the stream
+/// bandwidth library GEMMs reach at small M.
 pub const FIT_SMALL_M_MEMORY: Range = range(
     "expected.small_m_memory",
     "",
@@ -34,6 +42,8 @@ pub const FIT_SMALL_M_MEMORY: Range = range(
     1.0,
     "library GEMMs at small M stream 1/1.44 of a custom GEMV's bandwidth at worst",
 );
+/// The bounds `stepcost fit` keeps `expected.attention_memory` inside: the share of memory
+/// bandwidth decode attention reaches streaming the KV cache.
 pub const FIT_ATTENTION_MEMORY: Range = range(
     "expected.attention_memory",
     "",
@@ -41,6 +51,8 @@ pub const FIT_ATTENTION_MEMORY: Range = range(
     0.98,
     "decode attention kernels stream the KV cache at 90 % (FlashMLA) to nearly all of it",
 );
+/// The bounds `stepcost fit` keeps `expected.weight_only_memory` inside: a weight-only GEMM's share
+/// of a 16-bit one's small-M bandwidth.
 pub const FIT_WEIGHT_ONLY_MEMORY: Range = range(
     "expected.weight_only_memory",
     "",
@@ -48,6 +60,8 @@ pub const FIT_WEIGHT_ONLY_MEMORY: Range = range(
     1.0,
     "weight-only decode kernels stream their weights at half to all of a bf16 GEMV's rate",
 );
+/// The bounds `stepcost fit` keeps `expected.fp4_memory` inside: an fp4 GEMM's share of a 16-bit
+/// one's small-M bandwidth.
 pub const FIT_FP4_MEMORY: Range = range(
     "expected.fp4_memory",
     "",
@@ -55,6 +69,7 @@ pub const FIT_FP4_MEMORY: Range = range(
     1.0,
     "fp4 GEMMs at M = 1 stream at 1.78 of a 16-bit GEMM's 5-6 TB/s on B200, up to all of it",
 );
+/// The bounds `stepcost fit` keeps `expected.dram_latency` inside, in seconds: 100-800 ns.
 pub const FIT_DRAM_LATENCY: Range = range(
     "expected.dram_latency",
     "s",
@@ -62,6 +77,8 @@ pub const FIT_DRAM_LATENCY: Range = range(
     8e-7,
     "unloaded DRAM latency measured at 337-408 ns; 100-800 ns spans HBM generations",
 );
+/// The bounds `stepcost fit` keeps `expected.exp_overlap` inside: the share of a fused attention
+/// kernel's exponential time that hides under its GEMMs.
 pub const FIT_EXP_OVERLAP: Range = range(
     "expected.exp_overlap",
     "",
@@ -69,6 +86,8 @@ pub const FIT_EXP_OVERLAP: Range = range(
     0.95,
     "FlashAttention-3's pipelining hides about 0.4 of the exponentials' time at head dim 128",
 );
+/// The bounds `stepcost fit` keeps `expected.host_step` inside: a serving engine's host work per
+/// step, in seconds.
 pub const FIT_HOST_STEP: Range = range(
     "expected.host_step",
     "s",
@@ -76,6 +95,8 @@ pub const FIT_HOST_STEP: Range = range(
     5e-3,
     "a graph replay's launch (tens of microseconds) to vLLM 0.5.3's host work, 62 % of a Llama 3 8B step on H100",
 );
+/// The bounds `stepcost fit` keeps `expected.host_sequence` inside: the host work per sequence of a
+/// step, in seconds.
 pub const FIT_HOST_SEQUENCE: Range = range(
     "expected.host_sequence",
     "s",

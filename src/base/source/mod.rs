@@ -16,13 +16,16 @@ use crate::base::error::Error;
 /// What a file describes; decides which built-ins a bare name is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// A chip file: built-ins in `hardware/`.
     Chip,
+    /// A workload file: built-ins in `workloads/`.
     Workload,
     /// A workload graph other workloads reuse with their own param values.
     Template,
 }
 
 impl FileKind {
+    /// `chip`, `workload` or `template`, as messages name the kind.
     pub fn name(self) -> &'static str {
         match self {
             FileKind::Chip => "chip",

@@ -29,9 +29,13 @@ use crate::export::rows::{Captured, Row, Value};
 /// What a column holds, where it is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// Not known (a CSV field, an empty cell): compares with a literal of any kind.
     Any,
+    /// A number.
     Num,
+    /// A string.
     Text,
+    /// `true` or `false`.
     Bool,
 }
 
@@ -49,9 +53,13 @@ impl Kind {
 /// One cell as a filter reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Cell<'a> {
+    /// No value: every comparison with it is false.
     Empty,
+    /// A number.
     Num(f64),
+    /// Text, compared in byte order.
     Text(&'a str),
+    /// A boolean, compared only with `==` and `!=`.
     Bool(bool),
 }
 
@@ -70,6 +78,7 @@ impl Cell<'_> {
 /// untyped text (a CSV field `4090` is a number when compared with one, text when compared
 /// with a string).
 pub trait Cells {
+    /// The cell in `column` (by index), read as `want` where the row's cells are untyped text.
     fn cell(&self, column: usize, want: Kind) -> Cell<'_>;
 }
 

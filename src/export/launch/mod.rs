@@ -27,9 +27,13 @@ use crate::base::format::Format;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Vendor {
+    /// An `nvidia-*` family.
     Nvidia,
+    /// An `amd-*` family.
     Amd,
+    /// A `google-*` family: a TPU.
     Google,
+    /// An `intel-*` family: a Gaudi.
     Intel,
     /// The chip file names no family, or one of a vendor not listed here.
     Unknown,
@@ -71,6 +75,7 @@ pub struct LaunchLayout {
     pub checkpoint: Format,
     /// The format the layout serves the weights in.
     pub weight: Format,
+    /// The format the layout keeps the KV cache in.
     pub kv: Format,
     /// The format the priced GEMMs read their activations in: with fp8 weights quantised at
     /// load, whether what was priced is the W8A8 an engine runs on a chip with fp8 math.
@@ -93,22 +98,33 @@ pub struct LaunchLayout {
     pub max_batched_tokens: u64,
     /// The fraction of each chip's memory the engine may take (`--memory-utilization`).
     pub memory_utilization: f64,
+    /// The chip's vendor, from its family: which engines run on it and with which flags.
     pub vendor: Vendor,
 }
 
 /// Why a layout cannot be written as commands.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LaunchError {
+    /// A count (`tp`, `pp`, `ep`, `dp`, `max_seqs`, `max_batched_tokens`) of 0.
     #[error("{field} must be at least 1, got 0")]
-    Zero { field: &'static str },
+    Zero {
+        /// The count's name, as `LaunchLayout` spells it.
+        field: &'static str,
+    },
+    /// A count past what any engine takes.
     #[error("{field} = {value} is larger than any serving engine takes (at most {max})")]
     TooLarge {
+        /// The count's name, as `LaunchLayout` spells it.
         field: &'static str,
+        /// The count given.
         value: u64,
+        /// The largest count accepted.
         max: u64,
     },
+    /// A memory utilisation outside `(0, 1]` (the value given).
     #[error("memory utilisation must be above 0 and at most 1, got {0}")]
     MemoryUtilization(f64),
+    /// A model id that is not safe to paste into a command as a Hugging Face id (the id given).
     #[error(
         "model id `{0}` is not a Hugging Face id: expected letters, digits, `.`, `_`, `-` and \
          `/`, not starting with `-`"
@@ -120,12 +136,16 @@ pub enum LaunchError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
+    /// vLLM (`vllm serve`).
     Vllm,
+    /// SGLang (`python -m sglang.launch_server`).
     Sglang,
+    /// TensorRT-LLM (`trtllm-serve`).
     Trtllm,
 }
 
 impl Engine {
+    /// Every engine, in the order they are written.
     pub const ALL: [Engine; 3] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm];
 
     /// The engine and the version whose flags are used.
@@ -141,6 +161,7 @@ impl Engine {
 /// One engine's command, or why there is none, with what it leaves out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EngineLaunch {
+    /// The engine the command is for.
     pub engine: Engine,
     /// [`Engine::title`].
     pub version: &'static str,
@@ -155,9 +176,11 @@ pub struct EngineLaunch {
 pub struct Launch {
     /// Says that the commands are untested starting points.
     pub caveat: &'static str,
+    /// One entry per engine, in [`Engine::ALL`] order.
     pub engines: Vec<EngineLaunch>,
 }
 
+/// The caveat every [`Launch`] carries: the commands are untested starting points.
 pub const CAVEAT: &str = "a starting point, not a tested configuration: check every flag \
                           against the engine version you run";
 

@@ -5,11 +5,13 @@
 /// What a column holds when its cell is not empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
+    /// Text (UTF-8).
     Text,
     /// A real number (`f64`).
     Number,
     /// A count (`u64`).
     Integer,
+    /// `true` or `false`.
     Boolean,
 }
 

@@ -22,7 +22,9 @@ use crate::export::filter::{Filter, Kind};
 /// Options of a sweep chart.
 #[derive(Debug, Clone, Default)]
 pub struct SweepChart {
+    /// The column on the x axis, by name.
     pub x: String,
+    /// The column on the y axis, by name.
     pub y: String,
     /// Columns whose values split the rows into lines (`chip`, `weight_dtype`): one line per
     /// combination, labelled with the values joined by `, `.
@@ -33,7 +35,9 @@ pub struct SweepChart {
     /// it a curve stops where memory ends. A CSV without a `fits` column is drawn whole, and
     /// the chart says so.
     pub include_unfit: bool,
+    /// A logarithmic x axis; points whose x is not above 0 are left out.
     pub log_x: bool,
+    /// A logarithmic y axis; points whose y is not above 0 are left out.
     pub log_y: bool,
     /// A column whose value is written beside each point where it differs from the previous
     /// point's along the line (and at each line's first point): the layout of a serving

@@ -47,6 +47,7 @@ impl TypedTable {
         &self.columns
     }
 
+    /// The batches, in row order.
     pub fn batches(&self) -> &[TypedBatch] {
         &self.batches
     }
@@ -109,6 +110,7 @@ impl TypedTable {
 }
 
 impl TypedBatch {
+    /// Rows in the batch: the length of each of its columns.
     pub fn rows(&self) -> usize {
         self.rows
     }

@@ -10,23 +10,34 @@ use crate::export::rows::ColumnType;
 /// it does not, the value in its place is 0, `false` or an empty text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypedValues {
+    /// Real numbers (`f64`).
     Number {
+        /// Each row's value, 0 where it holds none.
         values: Vec<f64>,
+        /// Whether each row holds a value.
         valid: Vec<bool>,
     },
     /// Counts, stored signed as Parquet and Arrow store them (a count past 2^63 is refused).
     Integer {
+        /// Each row's count, 0 where it holds none.
         values: Vec<i64>,
+        /// Whether each row holds a value.
         valid: Vec<bool>,
     },
+    /// Booleans.
     Boolean {
+        /// Each row's value, `false` where it holds none.
         values: Vec<bool>,
+        /// Whether each row holds a value.
         valid: Vec<bool>,
     },
     /// Every row's text one after the other; row `i` is `text[offsets[i]..offsets[i + 1]]`.
     Text {
+        /// Every row's text, concatenated; empty for a row that holds none.
         text: String,
+        /// Where each row's text starts in `text`, one more than the rows: the last is its length.
         offsets: Vec<i32>,
+        /// Whether each row holds a value.
         valid: Vec<bool>,
     },
 }
@@ -34,10 +45,15 @@ pub enum TypedValues {
 /// One cell of a [`TypedTable`](super::TypedTable).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Cell<'a> {
+    /// An empty cell.
     Null,
+    /// A real number.
     Number(f64),
+    /// A count.
     Integer(i64),
+    /// A boolean.
     Boolean(bool),
+    /// Text.
     Text(&'a str),
 }
 
