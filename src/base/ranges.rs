@@ -434,7 +434,8 @@ pub const WORKLOAD_CHIPS: Range = range(
     "one chip to a million, the largest clusters built",
 );
 
-/// `plan --target-tokens-per-s`.
+/// `--memory-utilization`: the share of the chip's reported memory a serving engine uses
+/// (vLLM's `gpu_memory_utilization`).
 pub const MEMORY_UTILIZATION: Range = range(
     "--memory-utilization",
     "",
