@@ -3,7 +3,7 @@
 //! and `--price`. Each parser is a pure function from text to a value, or to a sentence
 //! saying what was expected. The command line's flags, the scenario files' keys and the web
 //! page's fields all read through them, so a bad value gets the same message wherever it was
-//! typed. (`KEY=TYPE` is [`crate::base::types::parse_type`], beside the type keys it reads;
+//! typed. (`KEY=TYPE` is `base::types::parse_type`, beside the type keys it reads;
 //! numbers with units, `3.35 TB/s`, are [`crate::base::units`].)
 
 mod axis;

@@ -138,7 +138,7 @@ pub struct TypedRows {
 
 impl TypedRows {
     /// An empty table of `columns` (names and types, in order), such as
-    /// [`SweepRows::column_types`](crate::SweepRows::column_types) gives.
+    /// [`SweepRows::column_types`](crate::sweep::SweepRows::column_types) gives.
     pub fn new(columns: Vec<(String, ColumnType)>) -> TypedRows {
         let batch = TypedBatch::empty(&columns);
         TypedRows {
