@@ -151,6 +151,19 @@ class Result:
         )
 
 
+
+def _scenario(set, dtypes, fusion, mode, memory_utilization, overlap_comm):
+    """The scenario's arguments as ``run`` and ``compare`` hand them to the native module,
+    each read as its flag reads it."""
+    return (
+        _args.sets(set),
+        _args.dtypes(dtypes),
+        _args.text("fusion", fusion),
+        _args.text("mode", mode, optional=False),
+        _args.optional_number("memory_utilization", memory_utilization),
+        _args.flag("overlap_comm", overlap_comm),
+    )
+
 def run(
     workload,
     chip,
@@ -176,12 +189,7 @@ def run(
     native = _native.run(
         _args.workload(workload),
         _args.chip(chip),
-        _args.sets(set),
-        _args.dtypes(dtypes),
-        _args.text("fusion", fusion),
-        _args.text("mode", mode, optional=False),
-        _args.optional_number("memory_utilization", memory_utilization),
-        _args.flag("overlap_comm", overlap_comm),
+        *_scenario(set, dtypes, fusion, mode, memory_utilization, overlap_comm),
         _args.request(request),
     )
     return Result(native)
@@ -209,12 +217,7 @@ def compare(
     stream = _native.compare(
         _args.workload(workload),
         _args.chips(chips),
-        _args.sets(set),
-        _args.dtypes(dtypes),
-        _args.text("fusion", fusion),
-        _args.text("mode", mode, optional=False),
-        _args.optional_number("memory_utilization", memory_utilization),
-        _args.flag("overlap_comm", overlap_comm),
+        *_scenario(set, dtypes, fusion, mode, memory_utilization, overlap_comm),
     )
     return _table(stream)
 
