@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+#[cfg(feature = "ui")]
+pub(crate) mod server;
+
 use assert_cmd::Command;
 use stepcost::{
     price, workload::FileKind, Chip, Scenario, ScenarioSpec, Source, StepReport, Workload,
