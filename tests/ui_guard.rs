@@ -539,7 +539,7 @@ fn ui_load() {
     const IDLE: usize = 100;
     const SLOW: usize = 20;
     /// The server's peak resident memory must stay under this.
-    const RSS_CAP_KB: u64 = 512 * 1024;
+    const RSS_CAP_KB: u64 = 256 * 1024;
     let server = Server::start(&[]);
     let duration = Duration::from_secs(30);
     let start = Instant::now();
