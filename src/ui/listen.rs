@@ -24,8 +24,9 @@ use tokio::time::Sleep;
 
 use super::Limits;
 
-/// Largest buffer hyper keeps for a connection's reads: a request head is at most this long
-/// (431 past it), and an open connection holds at most this much of what it was sent.
+/// Largest request head (request line and headers; 431 past it), and largest buffer hyper
+/// keeps for a connection: room for a browser's cookies for `localhost`, which every local
+/// server shares.
 const BUF_BYTES: usize = 64 * 1024;
 
 /// How the server stopped after Ctrl-C.
@@ -47,6 +48,7 @@ pub(crate) async fn run(listener: TcpListener, router: Router, limits: &Limits) 
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        .max_header_size(BUF_BYTES)
         .max_buf_size(BUF_BYTES);
     loop {
         // Past the cap, nothing is accepted until a connection ends (each ends within the
