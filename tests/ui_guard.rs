@@ -360,10 +360,11 @@ fn idle_connections_are_closed_after_the_header_timeout() {
 #[test]
 fn idle_connections_past_the_cap_do_not_lock_others_out() {
     let server = Server::start(&["--max-connections", "8"]);
-    let mut idle: Vec<TcpStream> = (0..40).map(|_| server.connect()).collect();
+    let mut idle: Vec<TcpStream> = (0..24).map(|_| server.connect()).collect();
     std::thread::sleep(Duration::from_millis(200));
     // Queued behind them, a well-formed client is answered once they time out (the cap
-    // makes it wait, never refuses it): within the connect's 30-s read timeout.
+    // makes it wait, never refuses it): three rounds of the 5-s header timeout, within the
+    // connection's 30-s read timeout.
     let (status, body) = server.send("POST", "/api/run", GOOD.as_bytes());
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     for (i, stream) in idle.iter_mut().enumerate() {
@@ -429,9 +430,17 @@ fn a_client_that_never_reads_its_answers_is_dropped() {
         "/api/run",
         &json!({"workload": "llama-3.1-8b", "chips": "h200"}),
     );
-    // Past the write timeout (10 s) the server has given up on them: what they can still
-    // read ends before the last answer.
-    std::thread::sleep(Duration::from_secs(14));
+    // Two of them read their answers 100 bytes at a time, twice a second (200 B/s, far below
+    // the 64 KiB per write timeout that keeps an answer going). Past the write timeout
+    // (10 s) the server has given up on all four: what they can still read ends before the
+    // last answer.
+    let mut crumb = [0u8; 100];
+    for _ in 0..28 {
+        for stream in &mut greedy[..2] {
+            let _ = stream.read(&mut crumb);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
     for stream in &mut greedy {
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))

@@ -1,7 +1,8 @@
 //! The server's connections: hyper's HTTP/1 on each accepted socket, with a cap on open
 //! connections (past it the server stops accepting and the system queues the rest), a
 //! timeout on reading a request's head that also closes idle kept-alive connections, a
-//! timeout on an answer that the client stops reading, and the two-step stop on Ctrl-C.
+//! timeout on an answer that the client stops reading (or reads a byte at a time), and the
+//! two-step stop on Ctrl-C.
 //! `axum::serve` offers none of these timeouts, hence this loop over hyper's own builder.
 
 use std::future::Future;
@@ -131,14 +132,22 @@ impl Interrupts {
     }
 }
 
-/// A socket whose writes fail once they have made no progress for `limit`: a client that
-/// stops reading its answer is dropped, and the answer's memory with it.
+/// A socket whose writes fail once what was handed to it has not moved on by
+/// [`PROGRESS_BYTES`] (or to its end) within `limit`: a client that stops reading its answer,
+/// or reads it a byte at a time, is dropped, and the answer's memory with it.
 struct Stalling<S> {
     inner: S,
     limit: Duration,
-    /// Runs from the first write that could not proceed; cleared by any progress.
+    /// Runs from the first write that could not proceed; cleared by enough progress, or by a
+    /// flush (hyper flushes once everything it holds is written).
     stalled: Option<Pin<Box<Sleep>>>,
+    /// Bytes written since `stalled` started.
+    moved: usize,
 }
+
+/// The progress that clears a stall: a client reading at least this much every write
+/// timeout (6.4 KB/s at 10 s) keeps its connection, however long its answer.
+const PROGRESS_BYTES: usize = 64 * 1024;
 
 impl<S> Stalling<S> {
     fn new(inner: S, limit: Duration) -> Stalling<S> {
@@ -146,29 +155,58 @@ impl<S> Stalling<S> {
             inner,
             limit,
             stalled: None,
+            moved: 0,
         }
     }
 
-    /// A write's result: progress clears the stall; a stall past the limit is an error.
-    fn watch<T>(
+    /// A write's result: enough progress clears the stall; a stall past the limit is an
+    /// error.
+    fn watch(
         &mut self,
         cx: &mut Context<'_>,
-        result: Poll<io::Result<T>>,
-    ) -> Poll<io::Result<T>> {
-        if result.is_ready() {
-            self.stalled = None;
-            return result;
+        result: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match result {
+            Poll::Ready(Ok(n)) => {
+                self.moved = self.moved.saturating_add(n);
+                if self.moved >= PROGRESS_BYTES {
+                    self.stalled = None;
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => self.pending(cx),
         }
+    }
+
+    /// A write that could not proceed: starts the timer if none runs; its end is an error.
+    fn pending<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
         let limit = self.limit;
-        let timer = self
-            .stalled
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        if self.stalled.is_none() {
+            self.moved = 0;
+        }
+        let timer = (self.stalled).get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
         match timer.as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                "the client read nothing of its answer within the write timeout",
+                "the client read too little of its answer within the write timeout",
             ))),
             Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The result of a flush: once everything handed over is written, no stall runs.
+    fn flushed(
+        &mut self,
+        cx: &mut Context<'_>,
+        result: Poll<io::Result<()>>,
+    ) -> Poll<io::Result<()>> {
+        match result {
+            Poll::Ready(result) => {
+                self.stalled = None;
+                Poll::Ready(result)
+            }
+            Poll::Pending => self.pending(cx),
         }
     }
 }
@@ -211,12 +249,12 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Stalling<S> {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let result = Pin::new(&mut this.inner).poll_flush(cx);
-        this.watch(cx, result)
+        this.flushed(cx, result)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let result = Pin::new(&mut this.inner).poll_shutdown(cx);
-        this.watch(cx, result)
+        this.flushed(cx, result)
     }
 }

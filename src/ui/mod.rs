@@ -51,7 +51,7 @@ pub(crate) struct Limits {
     pub body_bytes: usize,
     /// Scenarios of one sweep.
     pub max_scenarios: u64,
-    /// From a request's arrival to its answer, waiting for a slot included.
+    /// From a request's read body to its answer, waiting for a slot included.
     pub time_limit: Duration,
     /// Requests in flight (their bodies read); more wait for a slot.
     pub max_requests: usize,
@@ -65,8 +65,8 @@ pub(crate) struct Limits {
     /// From a request's head to the last byte of its body: a body sent more slowly gets 408
     /// and holds no slot meanwhile.
     pub body_timeout: Duration,
-    /// How long an answer may make no progress (its client reading none of it) before the
-    /// connection is dropped.
+    /// How long an answer may stall (its client reading less than 64 KiB of it, and not its
+    /// end) before the connection is dropped.
     pub write_timeout: Duration,
     /// After the first Ctrl-C, how long open connections get to finish.
     pub shutdown_grace: Duration,
