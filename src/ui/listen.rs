@@ -258,3 +258,71 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Stalling<S> {
         this.flushed(cx, result)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A client that reads `per_read` bytes of its answer every 10 ms (none: never reads).
+    struct Reader {
+        per_read: usize,
+        last: Instant,
+    }
+
+    impl AsyncWrite for Reader {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            if self.per_read == 0 || self.last.elapsed() < Duration::from_millis(10) {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.last = Instant::now();
+            Poll::Ready(Ok(buf.len().min(self.per_read)))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Whether a 1-MiB answer written for 600 ms to `per_read`'s reader, under a 200-ms
+    /// write timeout, failed.
+    fn dropped(per_read: usize) -> bool {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let reader = Reader {
+                per_read,
+                last: Instant::now(),
+            };
+            let mut io = Stalling::new(reader, Duration::from_millis(200));
+            let answer = vec![0u8; 1 << 20];
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(600) {
+                let write = std::future::poll_fn(|cx| Pin::new(&mut io).poll_write(cx, &answer));
+                if write.await.is_err() {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
+    #[test]
+    fn an_answer_must_move_on_by_64_kib_per_write_timeout() {
+        assert!(dropped(0), "a client that never reads");
+        assert!(dropped(100), "100 bytes every 10 ms: 2 KB per timeout");
+        assert!(!dropped(PROGRESS_BYTES), "64 KiB every 10 ms");
+    }
+}
