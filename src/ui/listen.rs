@@ -42,8 +42,12 @@ pub(crate) enum Stop {
 /// Serves `router` on `listener` until Ctrl-C: the first stops accepting and gives open
 /// connections [`Limits::shutdown_grace`] to finish; a second, or the grace period over,
 /// stops at once.
-pub(crate) async fn run(listener: TcpListener, router: Router, limits: &Limits) -> Result<Stop> {
-    let mut interrupts = Interrupts::new()?;
+pub(crate) async fn run(
+    listener: TcpListener,
+    router: Router,
+    limits: &Limits,
+    mut interrupts: Interrupts,
+) -> Result<Stop> {
     let open = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
@@ -108,15 +112,16 @@ async fn pause_after(error: &io::Error) {
     }
 }
 
-/// Ctrl-C, each time it is pressed: one registration for the server's life, so that a
-/// second press between two waits is not lost.
-struct Interrupts {
+/// Ctrl-C, each time it is pressed: one registration for the server's life, made before the
+/// address is printed (a Ctrl-C as soon as it is, is caught), so that a second press between
+/// two waits is not lost either.
+pub(crate) struct Interrupts {
     #[cfg(unix)]
     signal: tokio::signal::unix::Signal,
 }
 
 impl Interrupts {
-    fn new() -> Result<Interrupts> {
+    pub(crate) fn new() -> Result<Interrupts> {
         Ok(Interrupts {
             #[cfg(unix)]
             signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())

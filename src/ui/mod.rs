@@ -132,6 +132,7 @@ pub(crate) fn serve(options: &Options) -> Result<Stop> {
             .await
             .with_context(|| format!("cannot listen on {address}"))?;
         let bound = listener.local_addr()?;
+        let interrupts = listen::Interrupts::new()?;
         let url = match &access.token {
             Some(token) => format!("http://{bound}/?token={token}"),
             None => format!("http://{bound}/"),
@@ -150,7 +151,7 @@ pub(crate) fn serve(options: &Options) -> Result<Stop> {
             open_browser(&url);
         }
         let router = router(options.limits, options.host, &access);
-        listen::run(listener, router, &options.limits).await
+        listen::run(listener, router, &options.limits, interrupts).await
     });
     // Work a dropped request left on a blocking thread is not waited for: it ends with the
     // process (dropping the runtime would wait for it).
