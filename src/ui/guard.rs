@@ -52,7 +52,9 @@ impl Guard {
         }
         let read = async {
             let mut body = std::pin::pin!(body);
-            let mut bytes = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+            // Room for what arrives, not for what a header promises: a client that declares
+            // a megabyte and sends nothing must not have it reserved.
+            let mut bytes = Vec::new();
             while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
                 let frame = frame
                     .map_err(|e| ApiError::bad(format!("cannot read the request body: {e}")))?;
