@@ -1,91 +1,104 @@
-//! The limits every request runs under: a cap on requests in flight (the excess waits for a
-//! slot up to the time limit, then gets 503), and a time limit on each request from its
-//! first byte of body to its last byte of answer (408 past it, which also ends a client that
-//! sends its body too slowly).
+//! The limits every request runs under, in order: who may ask ([`Gate`]: host, origin,
+//! token, content type), its body read whole within the body limit and the body-read
+//! timeout, and only then a slot among the requests in flight (the excess waits for one up
+//! to the time limit, then gets 503) and the time limit from the read body to the answer
+//! (408 past it). A client that trickles its body holds a connection, never a slot.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State as Extract};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
-use tokio::time::{timeout_at, Instant};
+use tokio::time::{timeout, timeout_at, Instant};
 
 use super::error::ApiError;
+use super::origin::{Access, Gate};
 use super::state::State;
 
-/// Slots for requests in flight, the limits, and the host names a loopback server answers.
+/// Slots for requests in flight, the limits, and who may ask.
 pub(crate) struct Guard {
     pub(crate) state: Arc<State>,
     slots: Arc<Semaphore>,
-    /// On a loopback address, the names a request may be addressed to: a page of another
-    /// site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
-    hosts: Option<Vec<String>>,
+    gate: Gate,
 }
 
 impl Guard {
-    pub(crate) fn new(state: Arc<State>, host: std::net::IpAddr) -> Guard {
+    pub(crate) fn new(state: Arc<State>, host: std::net::IpAddr, access: &Access) -> Guard {
         let slots = Arc::new(Semaphore::new(state.limits.max_requests));
-        let hosts = host.is_loopback().then(|| {
-            let own = match host {
-                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-                ip => ip.to_string(),
-            };
-            vec![
-                "localhost".to_owned(),
-                "127.0.0.1".to_owned(),
-                "[::1]".to_owned(),
-                own,
-            ]
-        });
         Guard {
             state,
             slots,
-            hosts,
+            gate: Gate::new(host, access),
         }
     }
 
-    /// Why a request addressed to `host` (its `Host` header) is not answered, if it is not.
-    fn misaddressed(&self, host: Option<&str>) -> Option<ApiError> {
-        let hosts = self.hosts.as_ref()?;
-        let host = host.unwrap_or_default();
-        // `name:port`, `[v6]:port`, or the name alone.
-        let name = match host.rsplit_once(':') {
-            Some((name, port))
-                if !name.is_empty()
-                    && port.bytes().all(|b| b.is_ascii_digit())
-                    && !host.ends_with(']') =>
-            {
-                name
-            }
-            _ => host,
+    /// The whole body: 413 past the body limit (at once when its `Content-Length` says so),
+    /// 408 when it has not all arrived within the body-read timeout.
+    async fn body(&self, body: Body, declared: Option<u64>) -> Result<Bytes, ApiError> {
+        let limits = &self.state.limits;
+        let limit = limits.body_bytes;
+        let too_large = || {
+            ApiError::with_status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than the limit of {limit} bytes"),
+            )
         };
-        if hosts.iter().any(|h| h.eq_ignore_ascii_case(name)) {
-            return None;
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
         }
-        Some(ApiError::with_status(
-            StatusCode::FORBIDDEN,
-            format!(
-                "Host `{}`: this server listens on a loopback address and answers only requests \
-                 addressed to localhost or 127.0.0.1 (a page of another site must not read it)",
-                host.escape_debug()
-            ),
-        ))
+        let read = async {
+            let mut body = std::pin::pin!(body);
+            // Room for what arrives, not for what a header promises: a client that declares
+            // a megabyte and sends nothing must not have it reserved.
+            let mut bytes = Vec::new();
+            while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+                let frame = frame
+                    .map_err(|e| ApiError::bad(format!("cannot read the request body: {e}")))?;
+                if let Ok(data) = frame.into_data() {
+                    if bytes.len() + data.len() > limit {
+                        return Err(too_large());
+                    }
+                    bytes.extend_from_slice(&data);
+                }
+            }
+            Ok(Bytes::from(bytes))
+        };
+        timeout(limits.body_timeout, read)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ApiError::with_status(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within the body-read timeout of {} s (it \
+                     was sent too slowly); nothing was done",
+                        limits.body_timeout.as_secs_f64()
+                    ),
+                ))
+            })
     }
 }
 
-/// Runs a request in a slot, within the time limit.
+/// Runs a request that may ask, its body read, in a slot, within the time limit.
 pub(crate) async fn limit(
     Extract(guard): Extract<Arc<Guard>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let host = request.headers().get(axum::http::header::HOST);
-    if let Some(refusal) = guard.misaddressed(host.and_then(|h| h.to_str().ok())) {
+    if let Some(refusal) = guard.gate.refusal(&request) {
         return refusal.into_response();
     }
+    let (parts, body) = request.into_parts();
+    let declared = (parts.headers.get(header::CONTENT_LENGTH))
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let body = match guard.body(body, declared).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let request = Request::from_parts(parts, Body::from(body));
     let limits = &guard.state.limits;
     let deadline = Instant::now() + limits.time_limit;
     let Ok(Ok(_slot)) = timeout_at(deadline, Arc::clone(&guard.slots).acquire_owned()).await else {
@@ -104,7 +117,7 @@ pub(crate) async fn limit(
         Err(_) => ApiError::with_status(
             StatusCode::REQUEST_TIMEOUT,
             format!(
-                "the request took longer than the time limit of {} s (a body sent too slowly, or too large a sweep); nothing was answered",
+                "the request took longer than the time limit of {} s (too large a sweep); nothing was answered",
                 limits.time_limit.as_secs_f64()
             ),
         )

@@ -3,13 +3,17 @@
 //! values, ask the study, and hand the result to an exporter, as the command line does; the
 //! pictures are the exporters' SVG. Nothing is read from the file system on a request's
 //! behalf: workloads and chips are built-in names or pasted text. The page's HTML, CSS and
-//! JavaScript are compiled into the binary.
+//! JavaScript are compiled into the binary. Every request is bounded (`guard`: who may ask,
+//! then its body, then a slot and a time limit) and so is every connection (`listen`: a
+//! cap, and timeouts on its head, on an idle connection and on an answer left unread).
 
 mod api;
 mod assets;
 mod command;
 mod error;
 mod guard;
+mod listen;
+mod origin;
 mod request;
 mod state;
 mod sweep;
@@ -23,6 +27,9 @@ use anyhow::{Context, Result};
 use axum::routing::{get, post};
 use axum::Router;
 
+pub(crate) use listen::Stop;
+pub(crate) use origin::Access;
+
 /// Where the server listens and what it allows a request.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
@@ -32,6 +39,9 @@ pub(crate) struct Options {
     /// Open the page in the default browser once the server listens.
     pub open: bool,
     pub limits: Limits,
+    /// Host names and the token; a server on an address that is not loopback and given no
+    /// token gets a random one.
+    pub access: Access,
 }
 
 /// What one request may take (documented in docs/api.md).
@@ -41,10 +51,25 @@ pub(crate) struct Limits {
     pub body_bytes: usize,
     /// Scenarios of one sweep.
     pub max_scenarios: u64,
-    /// From a request's arrival to its answer, waiting for a slot included.
+    /// From a request's read body to its answer, waiting for a slot included.
     pub time_limit: Duration,
-    /// Requests in flight; more wait for a slot.
+    /// Requests in flight (their bodies read); more wait for a slot.
     pub max_requests: usize,
+    /// Open connections; past it the server accepts no more until one ends (the system
+    /// queues them). Below the usual 1024 open files a process may have; with
+    /// [`Limits::body_bytes`] it also bounds the bodies being read (512 MiB at most).
+    pub max_connections: usize,
+    /// From a connection's opening, or its previous answer, to the end of its next request's
+    /// head: a connection idle for longer (or sending its head too slowly) is closed.
+    pub header_timeout: Duration,
+    /// From a request's head to the last byte of its body: a body sent more slowly gets 408
+    /// and holds no slot meanwhile.
+    pub body_timeout: Duration,
+    /// How long an answer may stall (its client reading less than 64 KiB of it, and not its
+    /// end) before the connection is dropped.
+    pub write_timeout: Duration,
+    /// After the first Ctrl-C, how long open connections get to finish.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for Limits {
@@ -54,14 +79,20 @@ impl Default for Limits {
             max_scenarios: 10_000,
             time_limit: Duration::from_secs(10),
             max_requests: 64,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(5),
+            body_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(5),
         }
     }
 }
 
-/// The routes: the page, its assets, and the API, every one under the guard's limits (and,
-/// on a loopback address, answered only when addressed to it).
-fn router(limits: Limits, host: IpAddr) -> Router {
-    let guard = Arc::new(guard::Guard::new(Arc::new(state::State::new(limits)), host));
+/// The routes: the page, its assets, and the API, every one under the guard's limits, and
+/// every answer with the headers that keep it out of other sites' frames.
+fn router(limits: Limits, host: IpAddr, access: &Access) -> Router {
+    let state = Arc::new(state::State::new(limits));
+    let guard = Arc::new(guard::Guard::new(state, host, access));
     Router::new()
         .route("/", get(assets::index))
         .route("/app.js", get(assets::script))
@@ -79,28 +110,38 @@ fn router(limits: Limits, host: IpAddr) -> Router {
             Arc::clone(&guard),
             guard::limit,
         ))
+        .layer(axum::middleware::from_fn(origin::headers))
         .with_state(guard)
 }
 
-/// Serves the page until Ctrl-C. Prints the address it listens on (the port the system
-/// picked, for `--port 0`), and a warning when that is not a loopback address.
-pub(crate) fn serve(options: &Options) -> Result<()> {
+/// Serves the page until Ctrl-C (see [`listen::run`] for how it stops). Prints the address
+/// it listens on (the port the system picked, for `--port 0`), with the access token when
+/// there is one, and a warning when that is not a loopback address.
+pub(crate) fn serve(options: &Options) -> Result<Stop> {
+    let mut access = options.access.clone();
+    if access.token.is_none() && !options.host.is_loopback() {
+        access.token = Some(origin::random_token()?);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the server's threads")?;
-    runtime.block_on(async {
+    let stop = runtime.block_on(async {
         let address = SocketAddr::new(options.host, options.port);
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .with_context(|| format!("cannot listen on {address}"))?;
         let bound = listener.local_addr()?;
-        let url = format!("http://{bound}/");
+        let interrupts = listen::Interrupts::new()?;
+        let url = match &access.token {
+            Some(token) => format!("http://{bound}/?token={token}"),
+            None => format!("http://{bound}/"),
+        };
         if !options.host.is_loopback() {
             let _ = writeln!(
                 std::io::stderr(),
                 "warning: listening on {bound}, which other machines can reach: anyone who can \
-                 reach it can use the page and its API (there is no login)"
+                 reach it and has the address with its token can use the page and its API"
             );
         }
         let mut stdout = std::io::stdout();
@@ -109,13 +150,13 @@ pub(crate) fn serve(options: &Options) -> Result<()> {
         if options.open {
             open_browser(&url);
         }
-        axum::serve(listener, router(options.limits, options.host))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("the server stopped")
-    })
+        let router = router(options.limits, options.host, &access);
+        listen::run(listener, router, &options.limits, interrupts).await
+    });
+    // Work a dropped request left on a blocking thread is not waited for: it ends with the
+    // process (dropping the runtime would wait for it).
+    runtime.shutdown_background();
+    stop
 }
 
 /// Opens `url` in the default browser; a system without one gets a note, not an error.

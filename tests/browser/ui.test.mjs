@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -106,6 +106,34 @@ test("the page loads with no console error", async () => {
   assert.ok(await page.locator("#table thead th[data-chip]").count() >= 1);
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test("with a token, the page sends it from its address and keeps it there", async () => {
+  // A second server, with a token: the page is served without one, the API only with it.
+  const server = spawn(BIN, ["ui", "--port", "0", "--token", "browser-token-1"], { stdio: ["ignore", "pipe", "ignore"] });
+  try {
+    const line = await new Promise((resolve, reject) => {
+      server.stdout.once("data", (d) => resolve(String(d)));
+      server.once("exit", () => reject(new Error("the server with a token did not start")));
+    });
+    const address = line.match(/http:\/\/\S+/)[0];
+    assert.match(address, /\?token=browser-token-1$/);
+    const page = await context.newPage();
+    page.errors = [];
+    page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
+    await page.goto(address);
+    await settled(page, 0);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
+    await fill(page, "#batch", 12);
+    assert.match(page.url(), /[?&]token=browser-token-1&/);
+    assert.deepEqual(page.errors, []);
+    // Without it, the page's API calls are refused, and the page says so.
+    await page.goto(new URL("/", address).href);
+    await page.waitForFunction(() => document.body.textContent.includes("access token"), null, { timeout: 15_000 });
+    await page.close();
+  } finally {
+    server.kill();
+  }
 });
 
 test("changing batch re-renders the table with the numbers `stepcost run` prints", async () => {

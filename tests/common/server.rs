@@ -12,6 +12,8 @@ use serde_json::Value;
 pub(crate) struct Server {
     pub(crate) child: Child,
     pub(crate) port: u16,
+    /// The access token in the address it printed, if any.
+    pub(crate) token: Option<String>,
 }
 
 impl Server {
@@ -30,13 +32,27 @@ impl Server {
         let mut line = String::new();
         let stdout = child.stdout.take().expect("its stdout");
         BufReader::new(stdout).read_line(&mut line).unwrap();
-        let port = line
-            .split("127.0.0.1:")
+        // `stepcost ui: http://HOST:PORT/[?token=TOKEN] (...)`; the tests connect to 127.0.0.1
+        // whatever the host.
+        let address = line
+            .split("http://")
             .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .and_then(|p| p.parse().ok())
+            .and_then(|rest| rest.split(' ').next())
             .unwrap_or_else(|| panic!("no address in {line:?}"));
-        Server { child, port }
+        let port = (address.split('/').next())
+            .and_then(|host| host.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let token = address.split("?token=").nth(1).map(str::to_owned);
+        Server { child, port, token }
+    }
+
+    /// Sends `raw` bytes as they are, and reads the whole answer: status, head, body.
+    pub(crate) fn exchange(&self, raw: &[u8]) -> (u16, String, Vec<u8>) {
+        let mut stream = self.connect();
+        // A server that answers before the whole request is sent may close: that is its answer.
+        let _ = stream.write_all(raw);
+        answer_with_head(stream)
     }
 
     pub(crate) fn connect(&self) -> TcpStream {
@@ -112,9 +128,19 @@ pub(crate) fn error_of(bytes: &[u8]) -> String {
 }
 
 /// Reads an HTTP/1.1 answer to its end: status, and body (de-chunked where chunked).
-pub(crate) fn answer(mut stream: TcpStream) -> (u16, Vec<u8>) {
+pub(crate) fn answer(stream: TcpStream) -> (u16, Vec<u8>) {
+    let (status, _, body) = answer_with_head(stream);
+    (status, body)
+}
+
+/// [`answer`], with the head (its status line and headers, in lower case).
+pub(crate) fn answer_with_head(mut stream: TcpStream) -> (u16, String, Vec<u8>) {
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
+    // A server that answered before reading the whole request may reset the connection
+    // after its answer: what came before the reset is the answer.
+    if let Err(e) = stream.read_to_end(&mut raw) {
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
+    }
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -136,5 +162,5 @@ pub(crate) fn answer(mut stream: TcpStream) -> (u16, Vec<u8>) {
         }
         body = out;
     }
-    (status, body)
+    (status, head, body)
 }

@@ -11,6 +11,9 @@ const LINK_LIMIT = 32 * 1024;
 // Params the form sets, each with its input.
 const PARAMS = ["batch", "context", "tokens", "tp", "pp", "ep"];
 const DEFAULT_CHIPS = ["h200", "b200"];
+// The server's access token, when it has one: the address it printed carries it
+// (`?token=...`), every API request sends it, and the page's own address keeps it.
+const TOKEN = new URLSearchParams(location.search).get("token");
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -28,7 +31,7 @@ class ApiError extends Error {}
 async function api(path, body, as, signal) {
   const response = await fetch(path, {
     method: body === undefined ? "GET" : "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...(TOKEN ? { "x-stepcost-token": TOKEN } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal,
   });
@@ -369,6 +372,7 @@ async function unpack(code) {
 // sent to a server), unless it is too long for a link, which the page then says.
 async function saveAddress(request) {
   const query = new URLSearchParams();
+  if (TOKEN) query.set("token", TOKEN);
   query.set("workload", request.workload ?? (pastedKind() === "hf_config" ? "config" : "yaml"));
   query.set("chips", request.chips.join(","));
   for (const s of request.set) query.set(...s.split("="));
