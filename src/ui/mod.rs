@@ -7,6 +7,7 @@
 
 mod api;
 mod assets;
+mod budget;
 mod command;
 mod error;
 mod guard;
@@ -45,6 +46,9 @@ pub(crate) struct Limits {
     pub time_limit: Duration,
     /// Requests in flight; more wait for a slot.
     pub max_requests: usize,
+    /// Bytes of one answer (`--max-answer-bytes`); answers not yet read by their clients are
+    /// held up to 8 times this in all (see `budget`).
+    pub answer_bytes: u64,
 }
 
 impl Default for Limits {
@@ -54,6 +58,7 @@ impl Default for Limits {
             max_scenarios: 10_000,
             time_limit: Duration::from_secs(10),
             max_requests: 64,
+            answer_bytes: 32 << 20,
         }
     }
 }
