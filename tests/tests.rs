@@ -53,4 +53,6 @@ mod suggest;
 mod sweep;
 #[cfg(feature = "ui")]
 mod ui;
+#[cfg(feature = "ui")]
+mod ui_budget;
 mod whatif;

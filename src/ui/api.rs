@@ -247,18 +247,20 @@ fn priced(
 }
 
 /// A chip's verdict: whether the scenario fits, and the line the command line prints under
-/// its table: the cheapest changes that make it fit, or the next step worth taking.
+/// its table: the cheapest changes that make it fit, or the next step worth taking. `cancel`
+/// stops it between levers.
 fn verdict(
     workload: &Workload,
     chip: &Chip,
     scenario: &Scenario,
     report: &StepReport,
+    cancel: &AtomicBool,
 ) -> Result<Value, ApiError> {
     let fixes = || fix::fixes(workload, chip, scenario, report);
     let advice = match exporter::unfit_warning(report, fixes) {
         Some(warning) => Some(warning),
         None => {
-            let levers = lever::levers(workload, chip, scenario, report)?;
+            let levers = lever::levers_until(workload, chip, scenario, report, cancel)?;
             lever::next_step(&levers).map(exporter::next_step_line)
         }
     };
@@ -279,7 +281,7 @@ fn envelope(
             if cancel.load(Ordering::Relaxed) {
                 return Err(ApiError::from(Error::Cancelled));
             }
-            verdict(&compared.workload, chip, &compared.scenario, report)
+            verdict(&compared.workload, chip, &compared.scenario, report, cancel)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let axes = &request.sweep;

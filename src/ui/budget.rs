@@ -41,9 +41,11 @@ const FRAME_BYTES: u64 = 64 * 1024;
 const ROW_BYTES: u64 = 4 * 1024;
 /// A kernel's marker and its label on the roofline picture (about 190 bytes measured).
 const MARKER_BYTES: u64 = 256;
-/// A sweep cell in CSV (a number, its comma) and in JSON Lines (also its column's name).
-const CSV_CELL_BYTES: u64 = 24;
-const JSON_CELL_BYTES: u64 = 56;
+/// A sweep cell's value and its separator, as most are written (a number of a dozen
+/// digits): a typical row, not the longest; [`Capped`] holds the answer to its limit whatever
+/// the rows turn out to take. (Measured: 6 to 7 bytes a CSV cell of `gemm` and
+/// `llama-3.1-8b`, 22 a JSON Lines cell with its column's name.)
+pub(crate) const CELL_BYTES: u64 = 12;
 /// A point of a sweep's chart.
 const POINT_BYTES: u64 = 256;
 
@@ -54,10 +56,10 @@ pub(crate) enum Answer {
     Verdicts,
     /// `plot/roofline`: each chip priced once, each kernel a marker.
     Roofline,
-    /// `sweep`: a row per scenario, `columns` cells each, as CSV (or Parquet) or JSON Lines.
-    Rows { columns: u64, json: bool },
-    /// `plot/sweep`: the sweep's CSV (`columns` cells a row), then a point per scenario.
-    Chart { columns: u64 },
+    /// `sweep`: a row per scenario of `row_bytes` (see [`row_bytes`]).
+    Rows { row_bytes: u64 },
+    /// `plot/sweep`: the sweep's CSV (`row_bytes` a row), then a point per scenario.
+    Chart { row_bytes: u64 },
 }
 
 /// A request's work and answer, counted before it starts.
@@ -104,16 +106,10 @@ impl Budget {
         let rows = match answer {
             Answer::Verdicts => chips.saturating_mul(ROW_BYTES),
             Answer::Roofline => chips.saturating_mul(ROW_BYTES + ops.saturating_mul(MARKER_BYTES)),
-            Answer::Rows { columns, json } => {
-                let cell = if json {
-                    JSON_CELL_BYTES
-                } else {
-                    CSV_CELL_BYTES
-                };
-                pricings.saturating_mul(columns.saturating_mul(cell))
+            Answer::Rows { row_bytes } => pricings.saturating_mul(row_bytes),
+            Answer::Chart { row_bytes } => {
+                pricings.saturating_mul(POINT_BYTES.saturating_add(row_bytes))
             }
-            Answer::Chart { columns } => pricings
-                .saturating_mul(POINT_BYTES.saturating_add(columns.saturating_mul(CSV_CELL_BYTES))),
         };
         Budget {
             chips,
@@ -153,6 +149,14 @@ impl Budget {
         }
         Ok(())
     }
+}
+
+/// A sweep row's bytes as most are written: [`CELL_BYTES`] a column, and in JSON Lines each
+/// column's name (quoted, with its colon).
+pub(crate) fn row_bytes<'a>(columns: impl IntoIterator<Item = &'a str>, json: bool) -> u64 {
+    (columns.into_iter())
+        .map(|name| CELL_BYTES + if json { name.len() as u64 + 3 } else { 0 })
+        .fold(0, u64::saturating_add)
 }
 
 /// 413 for an answer past the answer limit, with the ways to narrow it.
@@ -201,9 +205,13 @@ pub(crate) struct Capped {
 }
 
 impl Capped {
-    pub(crate) fn new(limit: u64) -> Capped {
+    /// A writer of at most `limit` bytes, with room for `expected` at the start: an answer
+    /// that grows by doubling leaves each smaller copy behind in the allocator's free lists,
+    /// resident until reused.
+    pub(crate) fn new(limit: u64, expected: u64) -> Capped {
+        let room = usize::try_from(expected.min(limit)).unwrap_or(0);
         Capped {
-            buffer: Vec::new(),
+            buffer: Vec::with_capacity(room),
             limit,
         }
     }
@@ -277,6 +285,41 @@ impl http_body::Body for Held {
     }
 }
 
+/// The steps of an API request that read it without pricing, for the fuzz target: the JSON
+/// into a request, its scenario, cost settings and sweep axes through their flags' parsers,
+/// its chips' names counted (`all` expanded), and the budget of each answer for a workload
+/// of `ops` ops. `Ok` with the largest answer's estimated bytes, or the refusal's message;
+/// never a panic.
+pub fn parse_request(json: &[u8], ops: u64) -> Result<u64, String> {
+    use super::request::ScenarioRequest;
+    let refused = |e: ApiError| e.message;
+    let request: ScenarioRequest = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    request.spec().map_err(refused)?;
+    request.cost().map_err(refused)?;
+    let params = request.sweep_params().map_err(refused)?;
+    let types = request.sweep_types().map_err(refused)?;
+    let chips = super::state::chip_names(&request).map_err(refused)?.len() as u64;
+    let axes = (params.iter().map(|(_, values)| values.len()))
+        .chain(types.iter().map(|(_, types)| types.len()))
+        .try_fold(1u64, |product, n| product.checked_mul(n as u64))
+        .unwrap_or(u64::MAX);
+    let answers = [
+        (Answer::Verdicts, 1),
+        (Answer::Roofline, 1),
+        (Answer::Rows { row_bytes: 64 * 32 }, axes),
+        (Answer::Chart { row_bytes: 64 * 12 }, axes),
+    ];
+    let limits = Limits::default();
+    let mut largest = 0;
+    for (answer, scenarios) in answers {
+        let budget = Budget::counted(answer, ops, 2, chips, scenarios);
+        if budget.check(&limits).is_ok() {
+            largest = largest.max(budget.answer_bytes);
+        }
+    }
+    Ok(largest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,17 +333,11 @@ mod tests {
         let b = Budget::counted(Answer::Roofline, 3000, 2, 26, 1);
         assert_eq!(b.work, 26 * 3000);
         assert_eq!(b.answer_bytes, 26 * (4096 + 3000 * 256) + 65536);
-        let b = Budget::counted(
-            Answer::Rows {
-                columns: 50,
-                json: false,
-            },
-            10,
-            1,
-            2,
-            100,
-        );
-        assert_eq!(b.answer_bytes, 200 * 50 * 24 + 65536);
+        let row = row_bytes(["chip", "batch"], true);
+        assert_eq!(row, 12 + 4 + 3 + 12 + 5 + 3);
+        assert_eq!(row_bytes(["chip", "batch"], false), 24);
+        let b = Budget::counted(Answer::Rows { row_bytes: row }, 10, 1, 2, 100);
+        assert_eq!(b.answer_bytes, 200 * row + 65536);
         // Counts past u64 saturate, and so are past every limit.
         let b = Budget::counted(Answer::Roofline, u64::MAX, 1, 64, u64::MAX);
         assert_eq!((b.work, b.answer_bytes), (u64::MAX, u64::MAX));
@@ -308,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_capped_writer_refuses_past_its_limit() {
-        let mut out = Capped::new(4);
+        let mut out = Capped::new(4, 2);
         out.write_all(b"abcd").unwrap();
         let error = out.write_all(b"e").unwrap_err();
         assert_eq!(out.into_inner(), b"abcd");

@@ -7,7 +7,7 @@
 
 mod api;
 mod assets;
-mod budget;
+pub(crate) mod budget;
 mod command;
 mod error;
 mod guard;
@@ -47,7 +47,7 @@ pub(crate) struct Limits {
     /// Requests in flight; more wait for a slot.
     pub max_requests: usize,
     /// Bytes of one answer (`--max-answer-bytes`); answers not yet read by their clients are
-    /// held up to 8 times this in all (see `budget`).
+    /// held up to 4 times this in all (see `budget`).
     pub answer_bytes: u64,
 }
 

@@ -27,7 +27,7 @@ const CACHE_TEXT_BYTES: usize = 256 * 1024;
 
 /// Answers held for clients that have not read them yet, in all, in answer limits: past
 /// this, a request waits for room before its work starts (and gets 408 at its time limit).
-pub(crate) const HELD_ANSWERS: u64 = 8;
+pub(crate) const HELD_ANSWERS: u64 = 4;
 
 /// The server's state, shared by every request.
 pub(crate) struct State {

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use super::budget::{past_limit, Answer, Budget, Capped};
+use super::budget::{past_limit, row_bytes, Answer, Budget, Capped};
 use super::error::ApiError;
 use super::request::ScenarioRequest;
 use super::state::{self, State};
@@ -16,6 +16,8 @@ use crate::study::sweep::{self, Axes, Grid, SweepOptions};
 
 /// A sweep loaded and counted, not yet priced.
 pub(crate) struct Planned {
+    /// The answer's bytes, as the budget estimates them.
+    answer_bytes: u64,
     workload: Arc<Workload>,
     chips: Vec<Chip>,
     format: StreamFormat,
@@ -53,20 +55,18 @@ pub(crate) fn plan(
             )))
         }
     };
-    let columns = SweepRows::new(&workload, format, false)
-        .column_types()
-        .len() as u64;
+    let columns = SweepRows::new(&workload, format, false).column_types();
+    let names = columns.iter().map(|(name, _)| name.as_str());
+    let row_bytes = row_bytes(names, format == StreamFormat::JsonLines);
     let answer = match chart {
-        true => Answer::Chart { columns },
-        false => Answer::Rows {
-            columns,
-            json: format == StreamFormat::JsonLines,
-        },
+        true => Answer::Chart { row_bytes },
+        false => Answer::Rows { row_bytes },
     };
     // The grid's count is of every chip's scenarios: the budget's, of each chip's.
     let per_chip = scenarios / chips.len().max(1) as u64;
     let budget = Budget::of(answer, &workload, chips.len(), per_chip);
     let planned = Planned {
+        answer_bytes: budget.answer_bytes,
         workload,
         chips,
         format,
@@ -83,6 +83,7 @@ pub(crate) fn rows(
     cancel: &AtomicBool,
 ) -> Result<Vec<u8>, ApiError> {
     let Planned {
+        answer_bytes: planned_bytes,
         workload,
         chips,
         format,
@@ -100,7 +101,7 @@ pub(crate) fn rows(
         memory_utilization: spec.memory_utilization,
     };
     let grid = Grid::new(&workload, axes)?;
-    let mut out = Capped::new(state.limits.answer_bytes);
+    let mut out = Capped::new(state.limits.answer_bytes, planned_bytes);
     let options = SweepOptions::default();
     let quiet = |_| {};
     #[cfg(feature = "parquet")]

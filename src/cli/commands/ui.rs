@@ -28,6 +28,11 @@ pub(crate) struct UiArgs {
     #[arg(long, default_value_t = 10_000,
           value_parser = |t: &str| whole_in(t, &ranges::MAX_SCENARIOS))]
     max_scenarios: u64,
+    /// Most bytes of one answer (from 64 KiB to 1 GiB); answers that clients have not read
+    /// yet are held up to 4 times this in all
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20,
+          value_parser = clap::value_parser!(u64).range(65_536..=1 << 30))]
+    max_answer_bytes: u64,
 }
 
 /// `ui`: serves the page until Ctrl-C.
@@ -35,6 +40,7 @@ pub(crate) fn run(args: UiArgs) -> Result<()> {
     let limits = Limits {
         time_limit: std::time::Duration::from_secs(args.time_limit),
         max_scenarios: args.max_scenarios,
+        answer_bytes: args.max_answer_bytes,
         ..Limits::default()
     };
     crate::ui::serve(&Options {
