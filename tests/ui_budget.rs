@@ -126,8 +126,24 @@ fn work_and_answers_past_the_budget_are_refused_before_pricing() {
             && message.contains("bytes per answer; name fewer chips, narrow the sweep's axes"),
         "{message}"
     );
-    // A sweep of 10,000 scenarios on a 6,000-op workload: 60 million op pricings.
+    // Every chip's report on a 6,000-op workload: 144,000 kernel prices held at once.
     let wide = chain(6000);
+    let request = json!({"workload_yaml": wide, "chips": "all"});
+    let (status, message) = server.refused("/api/compare", &request);
+    assert_eq!(status, 422, "{message}");
+    let chips = (6000..)
+        .step_by(6000)
+        .take(64)
+        .position(|n| message.starts_with(&format!("the request would hold {n} kernel prices (")));
+    assert!(
+        chips.is_some_and(|c| c + 1 > 16)
+            && message.ends_with(
+                " chips × the workload's ops), more than the limit of 100000 per request; \
+                 name fewer chips, or run the command line"
+            ),
+        "{message}"
+    );
+    // A sweep of 10,000 scenarios on a 6,000-op workload: 60 million op pricings.
     let request = json!({"workload_yaml": wide, "chips": "h200,b200",
         "sweep": {"set": ["n=1..=5000"]}});
     let (status, message) = server.refused("/api/sweep", &request);

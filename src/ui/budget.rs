@@ -29,6 +29,11 @@ pub(crate) const MAX_CHIPS: usize = 64;
 /// chips with verdicts: about 0.3 million).
 pub(crate) const MAX_WORK: u64 = 50_000_000;
 
+/// Most kernel prices one request holds at once: each chip's report keeps a price per op
+/// (about 700 bytes each in all, so at most about 70 MB), for `run`, `compare` and
+/// `plot/roofline`. Built-in workloads have at most about 60 ops: 64 chips take 4,000.
+pub(crate) const MAX_PRICES: u64 = 100_000;
+
 /// Pricings of one chip's verdict beyond its own (`run`, `compare`): the levers (batch ×2 and
 /// ÷2, a narrower type per role) and the fixes (tensor parallel degrees, fp8, the largest
 /// batch that fits, found by bisection), each a pricing; the fusion plans are added apiece.
@@ -71,6 +76,8 @@ pub(crate) struct Budget {
     pub(crate) scenarios: u64,
     /// Op pricings in all (saturating: a count past `u64` is past every limit).
     pub(crate) work: u64,
+    /// Kernel prices held at once: each chip's report's (none for a sweep's rows).
+    pub(crate) prices: u64,
     /// The answer's bytes, an upper estimate.
     pub(crate) answer_bytes: u64,
 }
@@ -105,16 +112,23 @@ impl Budget {
             .saturating_mul(ops.max(1));
         let rows = match answer {
             Answer::Verdicts => chips.saturating_mul(ROW_BYTES),
-            Answer::Roofline => chips.saturating_mul(ROW_BYTES + ops.saturating_mul(MARKER_BYTES)),
+            Answer::Roofline => {
+                chips.saturating_mul(ROW_BYTES.saturating_add(ops.saturating_mul(MARKER_BYTES)))
+            }
             Answer::Rows { row_bytes } => pricings.saturating_mul(row_bytes),
             Answer::Chart { row_bytes } => {
                 pricings.saturating_mul(POINT_BYTES.saturating_add(row_bytes))
             }
         };
+        let prices = match answer {
+            Answer::Verdicts | Answer::Roofline => chips.saturating_mul(ops),
+            Answer::Rows { .. } | Answer::Chart { .. } => 0,
+        };
         Budget {
             chips,
             scenarios,
             work,
+            prices,
             answer_bytes: rows.saturating_add(FRAME_BYTES),
         }
     }
@@ -136,6 +150,17 @@ impl Budget {
                     } else {
                         ""
                     },
+                ),
+            ));
+        }
+        if self.prices > MAX_PRICES {
+            return Err(ApiError::with_status(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the request would hold {} kernel prices ({} chips × the workload's ops), \
+                     more than the limit of {MAX_PRICES} per request; name fewer chips, or \
+                     run the command line",
+                    self.prices, self.chips
                 ),
             ));
         }
@@ -330,6 +355,7 @@ mod tests {
         let b = Budget::counted(Answer::Verdicts, 3000, 2, 26, 1);
         assert_eq!(b.work, 26 * (1 + 32 + 2) * 3000);
         assert_eq!(b.answer_bytes, 26 * 4096 + 65536);
+        assert_eq!(b.prices, 26 * 3000);
         let b = Budget::counted(Answer::Roofline, 3000, 2, 26, 1);
         assert_eq!(b.work, 26 * 3000);
         assert_eq!(b.answer_bytes, 26 * (4096 + 3000 * 256) + 65536);
