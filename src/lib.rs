@@ -362,4 +362,8 @@ pub mod internals {
         pub use crate::export::{write_compare, write_run, OutputFormat};
     }
     pub use crate::study::{band, fit, import, lever, sweep, validate};
+    /// The web API's request, read and counted without pricing (the `api_request` fuzz
+    /// target's entry).
+    #[cfg(feature = "ui")]
+    pub use crate::ui::budget::parse_request;
 }

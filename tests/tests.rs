@@ -53,6 +53,7 @@ mod suggest;
 mod sweep;
 #[cfg(feature = "ui")]
 mod ui;
+mod ui_budget;
 #[cfg(feature = "ui")]
 mod ui_guard;
 mod whatif;

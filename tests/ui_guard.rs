@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::server::{answer, answer_with_head, error_of, Server};
+use crate::common::server::{answer, answer_with_head, chain, error_of, Server};
 
 const GOOD: &str = r#"{"workload": "llama-3.1-8b", "chips": "h200"}"#;
 
@@ -506,10 +506,12 @@ fn exit_within(mut child: Child, limit: Duration) -> (Option<i32>, String) {
     (status.code(), stderr)
 }
 
-/// A sweep of a hundred million scenarios (minutes of work), its answer not come yet.
+/// A sweep whose work is near the server's budget: 12,000 scenarios of a pasted chain of
+/// 4,000 ops (48 million op pricings, seconds of work even in a release build), its answer
+/// not come yet.
 fn start_long_sweep(port: u16) -> TcpStream {
-    let body = json!({"workload": "llama-3.1-405b", "chips": "h200", "format": "csv",
-        "sweep": {"set": ["batch=1..=100000", "context=1..=1000"]}})
+    let body = json!({"workload_yaml": chain(4000), "chips": "h200", "format": "csv",
+        "sweep": {"set": ["n=1..=12000"]}})
     .to_string();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream

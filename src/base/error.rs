@@ -106,6 +106,10 @@ pub enum Error {
     /// A picture that cannot be drawn from what it was given.
     #[error("{0}")]
     Plot(Box<str>),
+    /// Work stopped before its end because its caller asked it to (the flag it passed was
+    /// set: a web request past its time limit, or gone). Nothing is wrong with the inputs.
+    #[error("cancelled before the end")]
+    Cancelled,
 }
 
 impl Error {

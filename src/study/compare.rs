@@ -1,5 +1,7 @@
 //! One scenario priced on several chips: what `compare`, `plot roofline` and `report` show.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::base::error::Error;
 use crate::core::chip::Chip;
 use crate::core::scenario::{Scenario, ScenarioSpec};
@@ -35,10 +37,24 @@ pub fn compare(
     chips: Vec<Chip>,
     spec: &ScenarioSpec,
 ) -> Result<Compared, Error> {
+    compare_until(workload, chips, spec, &AtomicBool::new(false))
+}
+
+/// [`compare`], stopped with [`Error::Cancelled`] once `cancel` is set: it is read before
+/// each chip is priced, so a caller that sets it waits at most one chip's pricing.
+pub(crate) fn compare_until(
+    workload: Workload,
+    chips: Vec<Chip>,
+    spec: &ScenarioSpec,
+    cancel: &AtomicBool,
+) -> Result<Compared, Error> {
     let scenario = Scenario::resolve(&workload, spec)?;
     let reports = chips
         .into_iter()
         .map(|chip| {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
             let report = price(&workload, &chip, &scenario)?;
             Ok((chip, report))
         })

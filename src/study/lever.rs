@@ -2,6 +2,8 @@
 //! narrower data type for one role, another fusion plan), each priced against the scenario so
 //! a report can say which one moves the step.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::Serialize;
 
 use crate::base::dtype::Role;
@@ -57,6 +59,18 @@ pub fn levers(
     scenario: &Scenario,
     base: &StepReport,
 ) -> Result<Vec<Lever>, Error> {
+    levers_until(workload, chip, scenario, base, &AtomicBool::new(false))
+}
+
+/// [`levers`], stopped with [`Error::Cancelled`] once `cancel` is set: it is read before each
+/// lever is priced (a workload with many fusion plans has a lever for each).
+pub(crate) fn levers_until(
+    workload: &Workload,
+    chip: &Chip,
+    scenario: &Scenario,
+    base: &StepReport,
+    cancel: &AtomicBool,
+) -> Result<Vec<Lever>, Error> {
     let mut candidates: Vec<(String, Scenario)> = Vec::new();
     if let Some(index) = workload.param(ScenarioParam::Batch) {
         let batch = base.params[index].1;
@@ -89,6 +103,9 @@ pub fn levers(
     }
     let mut levers = Vec::new();
     for (change, s) in candidates {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
         // A type the chip lacks for one of the ops is not a lever on this chip; any other
         // failure is a real one.
         let report = match price(workload, chip, &s) {

@@ -3,20 +3,23 @@
 //! line uses for the same answer; the work runs on a blocking thread.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State as Extract;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use super::budget::{too_large, Answer, Budget, Held};
 use super::command;
 use super::error::ApiError;
 use super::guard::{Cancel, CancelOnDrop, Guard};
 use super::request::{FormatName, ScenarioRequest};
 use super::state::{self, State};
+use crate::base::error::Error;
 use crate::core::chip::Chip;
 use crate::core::scenario::Scenario;
 use crate::core::timing::StepReport;
@@ -24,7 +27,7 @@ use crate::core::workload::Workload;
 use crate::export::rows::Shape;
 use crate::export::stream::StreamFormat;
 use crate::export::{self as exporter, svg, OutputFormat};
-use crate::study::compare::{compare, Compared};
+use crate::study::compare::{compare_until, Compared};
 use crate::study::{fix, lever, models};
 
 type Shared = Extract<Arc<Guard>>;
@@ -64,22 +67,86 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-fn bytes(content_type: &'static str, body: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+/// An answer's bytes, with its type and, for a download, its file's name.
+struct Reply {
+    content_type: &'static str,
+    file: Option<&'static str>,
+    body: Vec<u8>,
 }
 
-fn download(content_type: &'static str, file: &str, body: Vec<u8>) -> Response {
-    let disposition = format!("attachment; filename=\"{file}\"");
-    let headers = [
-        (header::CONTENT_TYPE, content_type.to_owned()),
-        (header::CONTENT_DISPOSITION, disposition),
-    ];
-    (headers, body).into_response()
+fn bytes(content_type: &'static str, body: Vec<u8>) -> Reply {
+    Reply {
+        content_type,
+        file: None,
+        body,
+    }
 }
 
-fn json_bytes(value: &Value) -> Result<Response, ApiError> {
+fn download(content_type: &'static str, file: &'static str, body: Vec<u8>) -> Reply {
+    Reply {
+        content_type,
+        file: Some(file),
+        body,
+    }
+}
+
+fn json_bytes(value: &Value) -> Result<Reply, ApiError> {
     let body = serde_json::to_vec(value).map_err(anyhow::Error::from)?;
     Ok(bytes("application/json", body))
+}
+
+impl Reply {
+    /// The response, its body holding `room` among the answers held until it is sent.
+    fn into_response(self, room: tokio::sync::OwnedSemaphorePermit) -> Response {
+        let mut response = Response::new(Body::new(Held::new(self.body, room)));
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(self.content_type),
+        );
+        let disposition = self.file.map(|f| format!("attachment; filename=\"{f}\""));
+        if let Some(Ok(value)) = disposition.map(HeaderValue::try_from) {
+            headers.insert(header::CONTENT_DISPOSITION, value);
+        }
+        response
+    }
+
+    /// The response of a list (`GET`): small, and the same for every request.
+    fn into_plain(self) -> Response {
+        ([(header::CONTENT_TYPE, self.content_type)], self.body).into_response()
+    }
+}
+
+/// Does a request's work within its budget, in two steps on blocking threads: `plan` loads
+/// and counts it (refused past the budget, before any pricing); then, once room is held for
+/// its answer, `work` prices it and writes the answer, reading the request's cancel flag,
+/// which is set when the request is dropped (at its time limit, or when its client goes).
+async fn budgeted<P: Send + 'static>(
+    guard: &Guard,
+    plan: impl FnOnce(&State) -> Result<(P, Budget), ApiError> + Send + 'static,
+    work: impl FnOnce(&State, P, &AtomicBool) -> Result<Reply, ApiError> + Send + 'static,
+) -> Result<Response, ApiError> {
+    let state = Arc::clone(&guard.state);
+    let cancel = Cancel::default();
+    let _stop = CancelOnDrop(cancel.clone());
+    let shared = Arc::clone(&state);
+    let (planned, budget) = blocking(move || {
+        let (planned, budget) = plan(&shared)?;
+        budget.check(&shared.limits)?;
+        Ok((planned, budget))
+    })
+    .await?;
+    let room = state.hold(budget.answer_bytes).await?;
+    let shared = Arc::clone(&state);
+    let reply = blocking(move || work(&shared, planned, cancel.flag())).await?;
+    let limit = state.limits.answer_bytes;
+    if reply.body.len() as u64 > limit {
+        return Err(too_large(format!(
+            "the answer is larger than the limit of {limit} bytes"
+        )));
+    }
+    let room = state.resize(room, reply.body.len())?;
+    Ok(reply.into_response(room))
 }
 
 /// An exporter's bytes, or its I/O error (into memory: none is expected).
@@ -95,7 +162,7 @@ pub(crate) async fn chips() -> Result<Response, ApiError> {
         let chips = Chip::load_all(&["all"])?;
         let json =
             written(|b| exporter::write_chips(b, &chips, OutputFormat::Json, &Shape::default()))?;
-        Ok(bytes("application/json", json))
+        Ok(bytes("application/json", json).into_plain())
     })
     .await
 }
@@ -124,7 +191,7 @@ pub(crate) async fn workloads(Extract(guard): Shared) -> Result<Response, ApiErr
                 row.extend(facts);
             }
         }
-        json_bytes(&Value::Array(rows))
+        Ok(json_bytes(&Value::Array(rows))?.into_plain())
     })
     .await
 }
@@ -141,32 +208,59 @@ pub(crate) async fn workload(Extract(guard): Shared, body: Body) -> Result<Respo
         if let (Value::Object(value), Value::Object(facts)) = (&mut value, facts) {
             value.extend(facts);
         }
-        json_bytes(&value)
+        Ok(json_bytes(&value)?.into_plain())
     })
     .await
 }
 
-/// The request's scenario priced on its chips.
-fn priced(state: &State, request: &ScenarioRequest) -> Result<Compared, ApiError> {
+/// The request's workload and chips, loaded and counted for `answer`.
+struct Loaded {
+    workload: Arc<Workload>,
+    chips: Vec<Chip>,
+}
+
+fn load(
+    state: &State,
+    request: &ScenarioRequest,
+    answer: Answer,
+) -> Result<(Loaded, Budget), ApiError> {
     let workload = state.workload(request)?;
     let chips = state::chips(request)?;
+    let budget = Budget::of(answer, &workload, chips.len(), 1);
+    Ok((Loaded { workload, chips }, budget))
+}
+
+/// The request's scenario priced on its chips; `cancel` stops it between chips.
+fn priced(
+    loaded: Loaded,
+    request: &ScenarioRequest,
+    cancel: &AtomicBool,
+) -> Result<Compared, ApiError> {
     let spec = request.spec()?;
-    Ok(compare(Workload::clone(&workload), chips, &spec)?)
+    let Loaded { workload, chips } = loaded;
+    Ok(compare_until(
+        Workload::clone(&workload),
+        chips,
+        &spec,
+        cancel,
+    )?)
 }
 
 /// A chip's verdict: whether the scenario fits, and the line the command line prints under
-/// its table: the cheapest changes that make it fit, or the next step worth taking.
+/// its table: the cheapest changes that make it fit, or the next step worth taking. `cancel`
+/// stops it between levers.
 fn verdict(
     workload: &Workload,
     chip: &Chip,
     scenario: &Scenario,
     report: &StepReport,
+    cancel: &AtomicBool,
 ) -> Result<Value, ApiError> {
     let fixes = || fix::fixes(workload, chip, scenario, report);
     let advice = match exporter::unfit_warning(report, fixes) {
         Some(warning) => Some(warning),
         None => {
-            let levers = lever::levers(workload, chip, scenario, report)?;
+            let levers = lever::levers_until(workload, chip, scenario, report, cancel)?;
             lever::next_step(&levers).map(exporter::next_step_line)
         }
     };
@@ -179,9 +273,16 @@ fn envelope(
     compared: &Compared,
     request: &ScenarioRequest,
     rows: Value,
-) -> Result<Response, ApiError> {
+    cancel: &AtomicBool,
+) -> Result<Reply, ApiError> {
     let verdicts = (compared.reports.iter())
-        .map(|(chip, report)| verdict(&compared.workload, chip, &compared.scenario, report))
+        .map(|(chip, report)| {
+            // Each verdict prices the scenario again with each lever and fix.
+            if cancel.load(Ordering::Relaxed) {
+                return Err(ApiError::from(Error::Cancelled));
+            }
+            verdict(&compared.workload, chip, &compared.scenario, report, cancel)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let axes = &request.sweep;
     let has_sweep = !(axes.set.is_empty() && axes.dtype.is_empty() && axes.fusion.is_empty());
@@ -201,10 +302,10 @@ fn not_parquet() -> ApiError {
 
 /// `POST /api/run`: one chip, as `stepcost run` prices it.
 pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, ApiError> {
-    let request: ScenarioRequest = read(&guard, body).await?;
-    let state = Arc::clone(&guard.state);
-    blocking(move || {
-        let names = request.chips.names();
+    let request = Arc::new(read::<ScenarioRequest>(&guard, body).await?);
+    let asked = Arc::clone(&request);
+    let plan = move |state: &State| {
+        let names = asked.chips.names();
         if names.len() > 1 || names.iter().any(|n| n == "all") {
             let names = names.join(",");
             return Err(ApiError::bad(format!(
@@ -212,7 +313,10 @@ pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, 
                  side with POST /api/compare"
             )));
         }
-        let compared = priced(&state, &request)?;
+        load(state, &asked, Answer::Verdicts)
+    };
+    budgeted(&guard, plan, move |_, loaded, cancel| {
+        let compared = priced(loaded, &request, cancel)?;
         let Some((_, report)) = compared.reports.first() else {
             return Err(ApiError::bad("give `chips`: one built-in chip name"));
         };
@@ -224,7 +328,7 @@ pub(crate) async fn run(Extract(guard): Shared, body: Body) -> Result<Response, 
             FormatName::Json => {
                 let json = written(|b| exporter::write_run(b, report, false, OutputFormat::Json))?;
                 let row: Value = serde_json::from_slice(&json).map_err(anyhow::Error::from)?;
-                envelope(&compared, &request, Value::Array(vec![row]))
+                envelope(&compared, &request, Value::Array(vec![row]), cancel)
             }
             FormatName::Parquet => Err(not_parquet()),
         }
@@ -237,22 +341,23 @@ pub(crate) async fn compare_chips(
     Extract(guard): Shared,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let request: ScenarioRequest = read(&guard, body).await?;
-    let state = Arc::clone(&guard.state);
-    blocking(move || {
-        let compared = priced(&state, &request)?;
-        let reports: Vec<StepReport> = compared.reports.iter().map(|(_, r)| r.clone()).collect();
+    let request = Arc::new(read::<ScenarioRequest>(&guard, body).await?);
+    let asked = Arc::clone(&request);
+    let plan = move |state: &State| load(state, &asked, Answer::Verdicts);
+    budgeted(&guard, plan, move |_, loaded, cancel| {
         let format = match request.format.unwrap_or(FormatName::Json) {
             FormatName::Csv => OutputFormat::Csv,
             FormatName::Json => OutputFormat::Json,
             FormatName::Parquet => return Err(not_parquet()),
         };
+        let compared = priced(loaded, &request, cancel)?;
+        let reports: Vec<StepReport> = compared.reports.iter().map(|(_, r)| r.clone()).collect();
         let out = written(|b| exporter::write_compare(b, &reports, format))?;
         if format == OutputFormat::Csv {
             return Ok(download("text/csv; charset=utf-8", "compare.csv", out));
         }
         let rows: Value = serde_json::from_slice(&out).map_err(anyhow::Error::from)?;
-        envelope(&compared, &request, rows)
+        envelope(&compared, &request, rows, cancel)
     })
     .await
 }
@@ -262,10 +367,11 @@ pub(crate) async fn plot_roofline(
     Extract(guard): Shared,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let request: ScenarioRequest = read(&guard, body).await?;
-    let state = Arc::clone(&guard.state);
-    blocking(move || {
-        let compared = priced(&state, &request)?;
+    let request = Arc::new(read::<ScenarioRequest>(&guard, body).await?);
+    let asked = Arc::clone(&request);
+    let plan = move |state: &State| load(state, &asked, Answer::Roofline);
+    budgeted(&guard, plan, move |_, loaded, cancel| {
+        let compared = priced(loaded, &request, cancel)?;
         let picture = svg::roofline(&compared.pairs())?;
         Ok(bytes("image/svg+xml", picture.into_bytes()))
     })
@@ -275,20 +381,25 @@ pub(crate) async fn plot_roofline(
 /// `POST /api/sweep`: the grid's rows as `stepcost sweep` writes them (CSV, JSON Lines or
 /// Parquet), at most the server's scenarios per request.
 pub(crate) async fn sweep(Extract(guard): Shared, body: Body) -> Result<Response, ApiError> {
-    let request: ScenarioRequest = read(&guard, body).await?;
-    let state = Arc::clone(&guard.state);
-    let cancel = Cancel::default();
-    let _stop = CancelOnDrop(cancel.clone());
-    blocking(move || {
-        let (stream, kind, file) = match request.format.unwrap_or(FormatName::Csv) {
-            FormatName::Csv => (StreamFormat::Csv, "text/csv; charset=utf-8", "sweep.csv"),
-            FormatName::Json => (StreamFormat::JsonLines, "application/jsonl", "sweep.jsonl"),
-            #[cfg(feature = "parquet")]
-            FormatName::Parquet => (StreamFormat::Parquet, "application/vnd.apache.parquet", "sweep.parquet"),
-            #[cfg(not(feature = "parquet"))]
-            FormatName::Parquet => return Err(ApiError::bad("format `parquet`: this stepcost was built without Parquet (cargo feature `parquet`)")),
-        };
-        let rows = super::sweep::rows(&state, &request, stream, cancel.flag())?;
+    let request = Arc::new(read::<ScenarioRequest>(&guard, body).await?);
+    let (stream, kind, file) = match request.format.unwrap_or(FormatName::Csv) {
+        FormatName::Csv => (StreamFormat::Csv, "text/csv; charset=utf-8", "sweep.csv"),
+        FormatName::Json => (StreamFormat::JsonLines, "application/jsonl", "sweep.jsonl"),
+        #[cfg(feature = "parquet")]
+        FormatName::Parquet => (
+            StreamFormat::Parquet,
+            "application/vnd.apache.parquet",
+            "sweep.parquet",
+        ),
+        #[cfg(not(feature = "parquet"))]
+        FormatName::Parquet => return Err(ApiError::bad(
+            "format `parquet`: this stepcost was built without Parquet (cargo feature `parquet`)",
+        )),
+    };
+    let asked = Arc::clone(&request);
+    let plan = move |state: &State| super::sweep::plan(state, &asked, stream, false);
+    budgeted(&guard, plan, move |state, planned, cancel| {
+        let rows = super::sweep::rows(state, &request, planned, cancel)?;
         Ok(download(kind, file, rows))
     })
     .await
@@ -297,12 +408,11 @@ pub(crate) async fn sweep(Extract(guard): Shared, body: Body) -> Result<Response
 /// `POST /api/plot/sweep`: a sweep drawn as `stepcost plot sweep` draws its CSV (by default
 /// tokens/s against batch, a line per chip).
 pub(crate) async fn plot_sweep(Extract(guard): Shared, body: Body) -> Result<Response, ApiError> {
-    let request: ScenarioRequest = read(&guard, body).await?;
-    let state = Arc::clone(&guard.state);
-    let cancel = Cancel::default();
-    let _stop = CancelOnDrop(cancel.clone());
-    blocking(move || {
-        let csv = super::sweep::rows(&state, &request, StreamFormat::Csv, cancel.flag())?;
+    let request = Arc::new(read::<ScenarioRequest>(&guard, body).await?);
+    let asked = Arc::clone(&request);
+    let plan = move |state: &State| super::sweep::plan(state, &asked, StreamFormat::Csv, true);
+    budgeted(&guard, plan, move |state, planned, cancel| {
+        let csv = super::sweep::rows(state, &request, planned, cancel)?;
         let chart = &request.chart;
         let options = svg::SweepChart {
             x: chart.x.clone().unwrap_or_else(|| "batch".to_owned()),

@@ -9,6 +9,7 @@
 
 mod api;
 mod assets;
+pub(crate) mod budget;
 mod command;
 mod error;
 mod guard;
@@ -70,6 +71,9 @@ pub(crate) struct Limits {
     pub write_timeout: Duration,
     /// After the first Ctrl-C, how long open connections get to finish.
     pub shutdown_grace: Duration,
+    /// Bytes of one answer (`--max-answer-bytes`); answers not yet read by their clients are
+    /// held up to 4 times this in all (see `budget`).
+    pub answer_bytes: u64,
 }
 
 impl Default for Limits {
@@ -84,6 +88,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(5),
+            answer_bytes: 32 << 20,
         }
     }
 }

@@ -20,9 +20,18 @@ impl Server {
     /// The server is this build's binary, or `STEPCOST_BIN` (the load test is timed on a
     /// release binary, whichever profile the test itself was built in).
     pub(crate) fn start(flags: &[&str]) -> Server {
+        Server::start_in(None, flags)
+    }
+
+    /// [`Server::start`] with `dir` as its working folder (the test's own when `None`).
+    pub(crate) fn start_in(dir: Option<&std::path::Path>, flags: &[&str]) -> Server {
         let binary = std::env::var_os("STEPCOST_BIN")
             .map_or_else(|| assert_cmd::cargo::cargo_bin("stepcost"), Into::into);
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .args(["ui", "--port", "0"])
             .args(flags)
             .stdout(Stdio::piped())
@@ -163,4 +172,20 @@ pub(crate) fn answer_with_head(mut stream: TcpStream) -> (u16, String, Vec<u8>) 
         body = out;
     }
     (status, head, body)
+}
+
+/// A workload of `ops` elementwise ops in a chain, each reading the one before.
+pub(crate) fn chain(ops: usize) -> String {
+    let mut text = String::from(
+        "name: chain\nparams:\n  n: 1024\ntensors:\n  x: {role: activation, shape: [n]}\n\
+         blocks:\n  - name: k\n    ops:\n",
+    );
+    let mut before = "x".to_owned();
+    for i in 0..ops {
+        text.push_str(&format!(
+            "      - elementwise: {{name: e{i}, of: [{before}], flops_per_element: 1}}\n"
+        ));
+        before = format!("e{i}");
+    }
+    text
 }

@@ -43,18 +43,23 @@ pub(crate) struct UiArgs {
     /// `?token=...`); 8 to 256 letters, digits, `-`, `_`, `.` or `~`
     #[arg(long, value_name = "TOKEN", value_parser = token)]
     token: Option<String>,
+    /// Most bytes of one answer (from 64 KiB to 1 GiB); answers that clients have not read
+    /// yet are held up to 4 times this in all
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20,
+          value_parser = clap::value_parser!(u64).range(65_536..=1 << 30))]
+    max_answer_bytes: u64,
 }
 
 /// `ui`: serves the page until Ctrl-C; stopped before open connections finished, it exits
 /// with 130, as a command interrupted by Ctrl-C does.
 pub(crate) fn run(args: UiArgs) -> Result<()> {
-    let defaults = Limits::default();
     let limits = Limits {
         time_limit: std::time::Duration::from_secs(args.time_limit),
         max_scenarios: args.max_scenarios,
         max_requests: args.max_requests as usize,
         max_connections: args.max_connections as usize,
-        ..defaults
+        answer_bytes: args.max_answer_bytes,
+        ..Limits::default()
     };
     let stop = crate::ui::serve(&Options {
         host: args.host,

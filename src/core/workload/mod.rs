@@ -422,7 +422,14 @@ impl Workload {
 
     /// Parses and validates a workload file; every problem found is reported.
     pub fn load(source: &Source) -> Result<Workload, Error> {
-        build::build(source)
+        build::build(source, build::Templates::Files)
+    }
+
+    /// [`Workload::load`] for text that came from no file the reader may open (a workload
+    /// pasted into the web page): a `template:` it names is a built-in template, never a file
+    /// on disk, whatever files the process's working folder holds.
+    pub(crate) fn load_detached(source: &Source) -> Result<Workload, Error> {
+        build::build(source, build::Templates::BuiltIn)
     }
 
     fn problem(&self, origin: &Origin, message: impl Into<String>) -> Error {

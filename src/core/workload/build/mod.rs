@@ -26,7 +26,17 @@ use crate::base::source::Source;
 use crate::base::types::WeightGroup;
 use crate::core::expr::Expr;
 
-pub(super) fn build(source: &Source) -> Result<Workload, Error> {
+/// Where a workload's `template:` is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Templates {
+    /// A path relative to the workload's file, an existing file, else a built-in (the
+    /// command line's rule, [`Source::resolve_template`]).
+    Files,
+    /// The built-in templates only: for text that no file on disk may stand in for.
+    BuiltIn,
+}
+
+pub(super) fn build(source: &Source, templates: Templates) -> Result<Workload, Error> {
     let file = super::file::read(source)?;
     let own = Arc::new(source.clone());
     let Some(template_name) = &file.template else {
@@ -36,7 +46,12 @@ pub(super) fn build(source: &Source) -> Result<Workload, Error> {
     let invalid = |origin: Origin, message: String| {
         Error::Invalid(Diagnostics(vec![source.problem(&origin, message)]))
     };
-    let template = Source::resolve_template(&template_name.value, source).map_err(|e| {
+    let name = &template_name.value;
+    let template = match templates {
+        Templates::Files => Source::resolve_template(name, source),
+        Templates::BuiltIn => Source::builtin(name, crate::base::source::FileKind::Template),
+    };
+    let template = template.map_err(|e| {
         let reason = std::error::Error::source(&e)
             .map(|s| format!(": {s}"))
             .unwrap_or_default();
