@@ -107,6 +107,17 @@ pub fn whole(value: f64, range: &Range, what: impl std::fmt::Display) -> Result<
     Ok(value as u64)
 }
 
+/// A value refused, as a message quotes it: `0.5`, `600`, `2e9`, `1e-7`, `1e300` (an
+/// exponent where plain digits would run long).
+pub fn quoted(value: f64) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-4..1e6).contains(&magnitude) {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
+}
+
 /// A bound for people: `1 GB/s`, `1 ns`, `10^6`, `0.01`.
 pub fn show(value: f64, unit: &str) -> String {
     if !value.is_finite() || value == 0.0 {

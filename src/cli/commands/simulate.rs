@@ -220,7 +220,7 @@ fn prefill_spec(
 fn config(args: &SimulateArgs) -> Result<SimConfig> {
     let within = |flag: &str, v: Option<f64>, range: &Range| -> Result<Option<f64>> {
         match v.map(|x| (x, range.check(x))) {
-            Some((x, Err(e))) => bail!("{flag} {x}: {e}"),
+            Some((x, Err(e))) => bail!("{flag} {}: {e}", ranges::quoted(x)),
             _ => Ok(v),
         }
     };

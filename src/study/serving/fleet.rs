@@ -35,14 +35,16 @@ impl Slo {
     ) -> Result<Slo, Error> {
         ranges::REQUEST_RATE
             .check(rate_per_s)
-            .map_err(|e| Error::value(format!("--rate {rate_per_s}: {e}")))?;
+            .map_err(|e| Error::value(format!("--rate {}: {e}", ranges::quoted(rate_per_s))))?;
         for (range, bound) in [
             (&ranges::MAX_TTFT_MS, max_ttft_s),
             (&ranges::MAX_MS_PER_TOKEN, max_tpot_s),
         ] {
             if let Some(s) = bound {
-                (range.check_ms_as_s(s))
-                    .map_err(|e| Error::value(format!("{} {}: {e}", range.field, s * 1e3)))?;
+                (range.check_ms_as_s(s)).map_err(|e| {
+                    let ms = ranges::quoted(s * 1e3);
+                    Error::value(format!("{} {ms}: {e}", range.field))
+                })?;
             }
         }
         Ok(Slo {

@@ -140,7 +140,7 @@ pub(super) fn requests(
     }
     ranges::REQUEST_RATE
         .check(rate)
-        .map_err(|e| Error::value(format!("--rate {rate}: {e}")))?;
+        .map_err(|e| Error::value(format!("--rate {}: {e}", ranges::quoted(rate))))?;
     let mut seeds = SplitMix64::new(seed);
     let (mut gaps, mut sizes) = (
         SplitMix64::new(seeds.next_u64()),
@@ -199,9 +199,8 @@ pub const MAX_REQUESTS: usize = ranges::SIM_REQUESTS.max as usize;
 /// Refuses an arrival window or a count of requests outside its range, before any is drawn.
 fn check_horizon(horizon: Horizon) -> Result<(), Error> {
     let checked = match horizon {
-        Horizon::Duration { s } => {
-            (ranges::SIM_DURATION.check(s)).map_err(|e| format!("--duration {s}: {e}"))
-        }
+        Horizon::Duration { s } => (ranges::SIM_DURATION.check(s))
+            .map_err(|e| format!("--duration {}: {e}", ranges::quoted(s))),
         Horizon::Requests { n } => ranges::whole(
             n as f64,
             &ranges::SIM_REQUESTS,
@@ -222,8 +221,10 @@ fn from_first(list: &[Request]) -> Result<Vec<Request>, Error> {
     let mut out = Vec::with_capacity(list.len());
     for (i, r) in list.iter().enumerate() {
         let t = r.arrival_s;
-        let bad =
-            |why: String| Error::value(format!("trace request {}: arrival_s {t}: {why}", i + 1));
+        let bad = |why: String| {
+            let t = ranges::quoted(t);
+            Error::value(format!("trace request {}: arrival_s {t}: {why}", i + 1))
+        };
         ranges::TRACE_ARRIVAL.check(t).map_err(bad)?;
         if t < before {
             return Err(bad(

@@ -108,8 +108,10 @@ pub(crate) fn check_config(config: &SimConfig) -> Result<(), Error> {
     ];
     for (bound_s, range) in bounds {
         if let Some(s) = bound_s {
-            (range.check_ms_as_s(s))
-                .map_err(|e| Error::value(format!("{} {}: {e}", range.field, s * 1e3)))?;
+            (range.check_ms_as_s(s)).map_err(|e| {
+                let ms = ranges::quoted(s * 1e3);
+                Error::value(format!("{} {ms}: {e}", range.field))
+            })?;
         }
     }
     Ok(())
