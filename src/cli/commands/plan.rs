@@ -44,7 +44,8 @@ pub(crate) struct PlanArgs {
     max_ms_per_token: Option<f64>,
     /// Requests per second a fleet must serve: per chip, the cheapest layout and instances
     /// that serve them within --max-ttft-ms and --max-ms-per-token, each instance in
-    /// continuous-batching steady state, with its launch settings (needs --request)
+    /// continuous-batching steady state, with its launch settings (needs --request); from
+    /// 1e-6 to 10^9
     #[arg(long, value_name = "R", requires = "request", value_parser = |t: &str| number_in(t, &ranges::REQUEST_RATE))]
     rate: Option<f64>,
     /// Prompt and output tokens of every request (with --rate)

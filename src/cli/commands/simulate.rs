@@ -32,7 +32,7 @@ pub(crate) struct SimulateArgs {
     chip: String,
     #[command(flatten)]
     scenario: ScenarioArgs,
-    /// Requests per second arriving (Poisson unless --arrival uniform)
+    /// Requests per second arriving (Poisson unless --arrival uniform), from 1e-6 to 10^9
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
     rate: Option<f64>,
     /// How requests arrive at --rate: a Poisson process, or evenly spaced
@@ -48,7 +48,8 @@ pub(crate) struct SimulateArgs {
     )]
     burstiness: f64,
     /// Requests from a CSV file with the columns arrival_s,input_tokens,output_tokens
-    /// (instead of --rate and --request)
+    /// (instead of --rate and --request); arrival_s from 0 to 10^10 s on any clock, the run
+    /// counted from the first arrival
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["rate", "request", "duration", "requests"])]
     trace: Option<PathBuf>,
     /// Nominal request: in=I,out=O tokens
@@ -63,7 +64,7 @@ pub(crate) struct SimulateArgs {
         allow_negative_numbers = true
     )]
     range_ratio: f64,
-    /// Simulated seconds of arrivals (default 600 unless --requests)
+    /// Simulated seconds of arrivals (default 600 unless --requests), from 0.001 to 10^9
     #[arg(
         long,
         value_name = "S",
@@ -71,7 +72,7 @@ pub(crate) struct SimulateArgs {
         allow_negative_numbers = true
     )]
     duration: Option<f64>,
-    /// Number of requests arriving (instead of --duration)
+    /// Number of requests arriving (instead of --duration), at most 2e7
     #[arg(long, value_name = "N")]
     requests: Option<u64>,
     /// Seed of the arrivals and lengths: the same seed gives the same bytes out
@@ -81,7 +82,8 @@ pub(crate) struct SimulateArgs {
     /// 1024 with 70 GiB or more, else 256)
     #[arg(long, value_name = "N")]
     max_seqs: Option<u64>,
-    /// Instances behind the router (the decode instances, with --disagg)
+    /// Instances behind the router (the decode instances, with --disagg), at most 10^6;
+    /// only those a request reaches take memory
     #[arg(long, value_name = "N", default_value_t = 1)]
     instances: u32,
     /// How requests are spread over instances (over each pool's, with --disagg)
@@ -100,7 +102,7 @@ pub(crate) struct SimulateArgs {
     /// then sent over the network to one of the --instances, which only decode
     #[arg(long)]
     disagg: bool,
-    /// Prefill instances, with --disagg
+    /// Prefill instances, with --disagg, at most 10^6
     #[arg(long, value_name = "N", default_value_t = 1, requires = "disagg")]
     prefill_instances: u32,
     /// The prefill instances' layout, with --disagg, e.g. --prefill-set tp=2 (repeatable;
