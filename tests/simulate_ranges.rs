@@ -308,3 +308,21 @@ fn the_library_refuses_what_the_command_line_does() {
     assert!(refused.contains("--rate 1e-7: out of range"), "{refused}");
     assert!(Slo::new(1e-6, Some(1e-6), Some(1.0)).is_ok());
 }
+
+/// The web API reads `set` through `--set`'s parser: the same refusal, as a 400.
+#[cfg(feature = "ui")]
+#[test]
+fn the_web_api_refuses_a_context_outside_its_range() {
+    let server = crate::common::server::Server::start(&[]);
+    let body = serde_json::json!({
+        "workload": "llama-3.1-8b",
+        "chips": "h100-sxm",
+        "set": ["context=1e10"],
+    });
+    let (status, message) = server.refused("/api/run", &body);
+    assert_eq!(status, 400);
+    assert!(
+        message.contains("`context=1e10`: the context is 10^10 tokens, a count too large"),
+        "{message}"
+    );
+}

@@ -1,7 +1,8 @@
 //! The event loop: arrivals routed to instances (to prefill instances first, where prompts
 //! are prefilled apart, and on to decode instances once each prompt's KV cache has arrived),
 //! iterations run back to back while an instance has work, each request's first and last
-//! token recorded.
+//! token recorded. The next event is the earliest of the next arrival, the pools' first
+//! iteration ends (`pool`) and the first cache in flight: O(log instances) an event.
 
 use crate::base::error::Error;
 use crate::study::request::SequenceBytes;
