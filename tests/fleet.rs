@@ -96,7 +96,10 @@ fn the_table_ends_with_launch_settings() {
 #[test]
 fn bad_fleet_targets_are_refused() {
     let cases: [(&[&str], &str); 3] = [
-        (&["--rate", "0", "--request", "in=10,out=10"], "positive"),
+        (
+            &["--rate", "0", "--request", "in=10,out=10"],
+            "out of range",
+        ),
         (&["--rate", "5"], "--request"),
         (
             &[
@@ -107,7 +110,7 @@ fn bad_fleet_targets_are_refused() {
                 "--max-ttft-ms",
                 "0",
             ],
-            "positive",
+            "out of range",
         ),
     ];
     for (args, message) in cases {

@@ -326,7 +326,10 @@ fn bad_input_is_refused_with_what_was_wrong_and_nothing_written() {
             &["--rate", "1", "--disagg", "--prefill-set", "batch=4"],
             "--prefill-set batch=4: a prefill layout sets only tp, pp or ep",
         ),
-        (&["--rate", "0"], "--rate 0: give a positive number"),
+        (
+            &["--rate", "0"],
+            "--rate 0: out of range: expected from 1e-6 requests/s",
+        ),
         (
             &["--rate", "1", "--burstiness", "0"],
             "--burstiness 0: a burstiness is a positive number (1 is Poisson)",
@@ -335,7 +338,10 @@ fn bad_input_is_refused_with_what_was_wrong_and_nothing_written() {
             &["--rate", "1", "--arrival", "uniform", "--burstiness", "4"],
             "--burstiness 4: it shapes Poisson arrivals at --rate",
         ),
-        (&["--rate", "-2"], "--rate -2: give a positive number"),
+        (
+            &["--rate", "-2"],
+            "--rate -2: out of range: expected from 1e-6",
+        ),
         (
             &["--rate", "1", "--range-ratio", "1"],
             "--range-ratio 1: a range ratio is at least 0 and below 1",

@@ -48,6 +48,7 @@ mod serving_band;
 mod serving_cases;
 mod shards;
 mod simulate;
+mod simulate_ranges;
 mod snapshots;
 mod suggest;
 mod sweep;

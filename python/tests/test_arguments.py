@@ -82,6 +82,18 @@ def test_plan_reads_context_and_its_bounds_as_plan_does():
                                    "--format", "csv", "--raw-text"))
 
 
+def test_a_context_set_as_a_param_is_inside_the_contexts_range_as_on_the_command_line():
+    # `set={"context": 1e10}` went past --context's range as `--set context=1e10` did: plan
+    # answered with an empty table. Both now read it through `--set`'s parser.
+    for call, command in [(lambda s: stepcost.run(W, C, set=s), "run"),
+                          (lambda s: stepcost.plan(W, C, set=s), "plan")]:
+        refused(lambda: call({"context": 10**10}), "set", command, W, "--chip", C, "--set",
+                "context=10000000000")
+        refused(lambda: call({"context": 100.5}), "set", command, W, "--chip", C, "--set",
+                "context=100.5")
+    assert stepcost.run(W, C, set={"context": 4096}).to_dict()["chip"] == C
+
+
 def test_an_empty_chip_list_is_refused_as_a_missing_chip_is():
     assert "--chip <CHIP>" in cli_error("compare", W)
     # compare([]) and plan(chips=[]) answered with empty tables.

@@ -15,7 +15,8 @@ mod expected;
 mod fabric;
 mod fit;
 mod serving;
-pub use self::{cost::*, expected::*, fabric::*, fit::*, serving::*};
+mod simulate;
+pub use self::{cost::*, expected::*, fabric::*, fit::*, serving::*, simulate::*};
 
 /// The range of one field: `min..=max` in `unit`, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +49,18 @@ impl Range {
         } else {
             Err(format!("out of range: {}", self.expected()))
         }
+    }
+
+    /// [`Range::check`] of a time in seconds against a range in milliseconds, compared as
+    /// `ms / 1000` gives the seconds (so a bound typed at the range's end is inside it).
+    pub fn check_ms_as_s(&self, value_s: f64) -> Result<(), String> {
+        let in_s = Range {
+            min: self.min / 1e3,
+            max: self.max / 1e3,
+            ..*self
+        };
+        in_s.check(value_s)
+            .map_err(|_| self.check(f64::NAN).unwrap_err())
     }
 
     /// `expected from 1 ns to 1 ms (why)`.
@@ -92,6 +105,17 @@ pub fn whole(value: f64, range: &Range, what: impl std::fmt::Display) -> Result<
         ));
     }
     Ok(value as u64)
+}
+
+/// A value refused, as a message quotes it: `0.5`, `600`, `2e9`, `1e-7`, `1e300` (an
+/// exponent where plain digits would run long).
+pub fn quoted(value: f64) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-4..1e6).contains(&magnitude) {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
 }
 
 /// A bound for people: `1 GB/s`, `1 ns`, `10^6`, `0.01`.
@@ -506,6 +530,12 @@ pub const FLAGS: &[Range] = &[
     REQUEST_TOKENS,
     SERVING_CONCURRENCY,
     REQUEST_RATE,
+    MAX_TTFT_MS,
+    SIM_INSTANCES,
+    SIM_PREFILL_INSTANCES,
+    SIM_DURATION,
+    SIM_REQUESTS,
+    TRACE_ARRIVAL,
     MAX_SCENARIOS,
     COST_YEARS,
     COST_PUE,

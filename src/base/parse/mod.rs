@@ -11,6 +11,7 @@ mod axis;
 pub use axis::{parse_values, AxisValues, MAX_AXIS_VALUES};
 
 use crate::base::format::Format;
+use crate::base::param::ScenarioParam;
 use crate::base::ranges::{self, Range};
 use crate::base::types::TypeKey;
 
@@ -46,7 +47,8 @@ pub fn whole_in(text: &str, range: &Range) -> Result<u64, String> {
 // a type key's formats (`--dtype weight=bf16,fp8`) and a buyer's quote (`--price h200=3.10`).
 // Spaces around `=` and each value are dropped.
 
-/// `NAME=VALUE` as `--set batch=32` writes it: the param's name and a finite number.
+/// `NAME=VALUE` as `--set batch=32` writes it: the param's name and a finite number (for
+/// `context`, a whole number of tokens inside [`ranges::CONTEXT`], as `--context` takes it).
 pub fn parse_set(text: &str) -> Result<(String, f64), String> {
     let (name, value) = text
         .split_once('=')
@@ -59,7 +61,15 @@ pub fn parse_set(text: &str) -> Result<(String, f64), String> {
     if !value.is_finite() {
         return Err(format!("`{text}`: the value must be a finite number"));
     }
-    Ok((name.trim().to_owned(), value))
+    let name = name.trim();
+    if name == ScenarioParam::Context.name() {
+        ranges::whole(
+            value,
+            &ranges::CONTEXT,
+            format_args!("`{text}`: the context"),
+        )?;
+    }
+    Ok((name.to_owned(), value))
 }
 
 /// A sweep's `NAME=LIST` (`batch=1..=64:x2`): the values counted, not made (the sweep's size

@@ -37,6 +37,23 @@ fn bounds_read_as_people_write_them() {
 }
 
 #[test]
+fn refused_values_are_quoted_short() {
+    let quoted: Vec<String> = [0.0, 0.5, 600.0, -2.0, 2e9, 1e-7, 1e300]
+        .into_iter()
+        .map(quoted)
+        .collect();
+    assert_eq!(quoted, ["0", "0.5", "600", "-2", "2e9", "1e-7", "1e300"]);
+}
+
+#[test]
+fn a_bound_in_ms_typed_at_its_end_is_inside_it_in_seconds() {
+    assert_eq!(MAX_MS_PER_TOKEN.check_ms_as_s(0.001 / 1e3), Ok(()));
+    assert_eq!(MAX_MS_PER_TOKEN.check_ms_as_s(1e6 / 1e3), Ok(()));
+    assert!(MAX_MS_PER_TOKEN.check_ms_as_s(2e6 / 1e3).is_err());
+    assert!(MAX_TTFT_MS.check_ms_as_s(f64::NAN).is_err());
+}
+
+#[test]
 fn counts_are_whole_and_never_saturate() {
     assert_eq!(whole(8.0, &WORKLOAD_CHIPS, "chips"), Ok(8));
     let big = whole(1e300, &WORKLOAD_CHIPS, "chips").unwrap_err();

@@ -44,14 +44,15 @@ pub(crate) struct PlanArgs {
     max_ms_per_token: Option<f64>,
     /// Requests per second a fleet must serve: per chip, the cheapest layout and instances
     /// that serve them within --max-ttft-ms and --max-ms-per-token, each instance in
-    /// continuous-batching steady state, with its launch settings (needs --request)
-    #[arg(long, value_name = "R", requires = "request")]
+    /// continuous-batching steady state, with its launch settings (needs --request); from
+    /// 1e-6 to 10^9
+    #[arg(long, value_name = "R", requires = "request", value_parser = |t: &str| number_in(t, &ranges::REQUEST_RATE))]
     rate: Option<f64>,
     /// Prompt and output tokens of every request (with --rate)
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request, requires = "rate")]
     request: Option<(u64, u64)>,
     /// Most milliseconds to a request's first token (with --rate)
-    #[arg(long, value_name = "T", requires = "rate")]
+    #[arg(long, value_name = "T", requires = "rate", value_parser = |t: &str| number_in(t, &ranges::MAX_TTFT_MS))]
     max_ttft_ms: Option<f64>,
     /// With --rate: prefill where sequences decode (off), on instances of its own (on), or
     /// whichever is cheaper (auto)

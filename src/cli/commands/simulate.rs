@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::base::param::ScenarioParam;
 use crate::base::parse::parse_set;
+use crate::base::ranges::{self, Range};
 use crate::base::source::{FileKind, Source};
 use crate::cli::flags::{OutputArgs, ScenarioArgs};
 use crate::cli::output::{self, emit, Inputs};
@@ -31,7 +32,7 @@ pub(crate) struct SimulateArgs {
     chip: String,
     #[command(flatten)]
     scenario: ScenarioArgs,
-    /// Requests per second arriving (Poisson unless --arrival uniform)
+    /// Requests per second arriving (Poisson unless --arrival uniform), from 1e-6 to 10^9
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
     rate: Option<f64>,
     /// How requests arrive at --rate: a Poisson process, or evenly spaced
@@ -47,7 +48,8 @@ pub(crate) struct SimulateArgs {
     )]
     burstiness: f64,
     /// Requests from a CSV file with the columns arrival_s,input_tokens,output_tokens
-    /// (instead of --rate and --request)
+    /// (instead of --rate and --request); arrival_s from 0 to 10^10 s on any clock, the run
+    /// counted from the first arrival
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["rate", "request", "duration", "requests"])]
     trace: Option<PathBuf>,
     /// Nominal request: in=I,out=O tokens
@@ -62,7 +64,7 @@ pub(crate) struct SimulateArgs {
         allow_negative_numbers = true
     )]
     range_ratio: f64,
-    /// Simulated seconds of arrivals (default 600 unless --requests)
+    /// Simulated seconds of arrivals (default 600 unless --requests), from 0.001 to 10^9
     #[arg(
         long,
         value_name = "S",
@@ -70,7 +72,7 @@ pub(crate) struct SimulateArgs {
         allow_negative_numbers = true
     )]
     duration: Option<f64>,
-    /// Number of requests arriving (instead of --duration)
+    /// Number of requests arriving (instead of --duration), at most 2e7
     #[arg(long, value_name = "N")]
     requests: Option<u64>,
     /// Seed of the arrivals and lengths: the same seed gives the same bytes out
@@ -80,7 +82,8 @@ pub(crate) struct SimulateArgs {
     /// 1024 with 70 GiB or more, else 256)
     #[arg(long, value_name = "N")]
     max_seqs: Option<u64>,
-    /// Instances behind the router (the decode instances, with --disagg)
+    /// Instances behind the router (the decode instances, with --disagg), at most 10^6;
+    /// only those a request reaches take memory
     #[arg(long, value_name = "N", default_value_t = 1)]
     instances: u32,
     /// How requests are spread over instances (over each pool's, with --disagg)
@@ -99,7 +102,7 @@ pub(crate) struct SimulateArgs {
     /// then sent over the network to one of the --instances, which only decode
     #[arg(long)]
     disagg: bool,
-    /// Prefill instances, with --disagg
+    /// Prefill instances, with --disagg, at most 10^6
     #[arg(long, value_name = "N", default_value_t = 1, requires = "disagg")]
     prefill_instances: u32,
     /// The prefill instances' layout, with --disagg, e.g. --prefill-set tp=2 (repeatable;
@@ -217,21 +220,30 @@ fn prefill_spec(
 
 /// The run the flags ask for, checked before any file is read but the trace.
 fn config(args: &SimulateArgs) -> Result<SimConfig> {
-    let positive = |name: &str, v: Option<f64>| -> Result<Option<f64>> {
-        match v {
-            Some(x) if !(x.is_finite() && x > 0.0) => {
-                bail!("--{name} {x}: give a positive number")
-            }
-            v => Ok(v),
+    let within = |flag: &str, v: Option<f64>, range: &Range| -> Result<Option<f64>> {
+        match v.map(|x| (x, range.check(x))) {
+            Some((x, Err(e))) => bail!("{flag} {}: {e}", ranges::quoted(x)),
+            _ => Ok(v),
         }
     };
-    let rate = positive("rate", args.rate)?;
-    let duration = positive("duration", args.duration)?;
-    let max_ttft_s = positive("max-ttft-ms", args.max_ttft_ms)?.map(|m| m / 1e3);
-    let max_tpot_s = positive("max-ms-per-token", args.max_ms_per_token)?.map(|m| m / 1e3);
+    let rate = within("--rate", args.rate, &ranges::REQUEST_RATE)?;
+    let duration = within("--duration", args.duration, &ranges::SIM_DURATION)?;
+    let max_ttft_s = within("--max-ttft-ms", args.max_ttft_ms, &ranges::MAX_TTFT_MS)?;
+    let max_tpot_s = within(
+        "--max-ms-per-token",
+        args.max_ms_per_token,
+        &ranges::MAX_MS_PER_TOKEN,
+    )?;
+    let (max_ttft_s, max_tpot_s) = (max_ttft_s.map(|m| m / 1e3), max_tpot_s.map(|m| m / 1e3));
     let lengths = Lengths::new(args.request.0, args.request.1, args.range_ratio)?;
     if args.disagg && args.prefill_instances == 0 {
         bail!("--prefill-instances 0: prompts prefilled apart need at least one prefill instance");
+    }
+    if args.disagg {
+        let n = args.prefill_instances;
+        let range = &ranges::SIM_PREFILL_INSTANCES;
+        ranges::whole(f64::from(n), range, format_args!("{} {n}", range.field))
+            .map_err(anyhow::Error::msg)?;
     }
     if args.burstiness != 1.0
         && (args.trace.is_some() || matches!(args.arrival, ArrivalArg::Uniform))
@@ -252,12 +264,16 @@ fn config(args: &SimulateArgs) -> Result<SimConfig> {
     };
     let horizon = match (args.requests, duration) {
         (Some(0), _) => bail!("--requests 0: a run needs at least one request"),
-        (Some(n), _) => Horizon::Requests { n },
+        (Some(n), _) => {
+            let what = format_args!("--requests {n}");
+            ranges::whole(n as f64, &ranges::SIM_REQUESTS, what).map_err(anyhow::Error::msg)?;
+            Horizon::Requests { n }
+        }
         (None, s) => Horizon::Duration {
             s: s.unwrap_or(600.0),
         },
     };
-    Ok(SimConfig {
+    let config = SimConfig {
         arrivals,
         horizon,
         lengths,
@@ -275,5 +291,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig> {
         exact: args.exact,
         audit: false,
         prefill: None,
-    })
+    };
+    simulate::check_config(&config)?;
+    Ok(config)
 }

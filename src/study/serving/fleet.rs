@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Server, ServingBand, ServingError, ServingPoint};
 use crate::base::error::Error;
+use crate::base::ranges;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
 use crate::core::cost::CostView;
@@ -25,24 +26,25 @@ pub struct Slo {
 }
 
 impl Slo {
-    /// Targets with a positive, finite rate and bounds.
+    /// Targets with a rate inside [`ranges::REQUEST_RATE`] and bounds inside
+    /// [`ranges::MAX_TTFT_MS`] and [`ranges::MAX_MS_PER_TOKEN`].
     pub fn new(
         rate_per_s: f64,
         max_ttft_s: Option<f64>,
         max_tpot_s: Option<f64>,
     ) -> Result<Slo, Error> {
-        let positive = |x: f64| x.is_finite() && x > 0.0;
-        if !positive(rate_per_s) {
-            return Err(Error::value(format!(
-                "--rate {rate_per_s}: a request rate is a positive number of requests per second"
-            )));
-        }
-        for (flag, bound) in [
-            ("--max-ttft-ms", max_ttft_s),
-            ("--max-ms-per-token", max_tpot_s),
+        ranges::REQUEST_RATE
+            .check(rate_per_s)
+            .map_err(|e| Error::value(format!("--rate {}: {e}", ranges::quoted(rate_per_s))))?;
+        for (range, bound) in [
+            (&ranges::MAX_TTFT_MS, max_ttft_s),
+            (&ranges::MAX_MS_PER_TOKEN, max_tpot_s),
         ] {
-            if bound.is_some_and(|b| !positive(b)) {
-                return Err(Error::value(format!("{flag}: a bound is a positive time")));
+            if let Some(s) = bound {
+                (range.check_ms_as_s(s)).map_err(|e| {
+                    let ms = ranges::quoted(s * 1e3);
+                    Error::value(format!("{} {ms}: {e}", range.field))
+                })?;
             }
         }
         Ok(Slo {

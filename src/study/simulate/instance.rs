@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 
 use super::clock::Mix;
+use super::pool::Member;
 
 /// Tokens a KV block holds (vLLM's default `--block-size` on GPUs).
 pub const BLOCK_TOKENS: u64 = 16;
@@ -64,6 +65,13 @@ pub(super) struct Instance {
     pub preemptions: u64,
 }
 
+impl Member for Instance {
+    /// Requests in flight and queued: what a least-loaded router compares.
+    fn load(&self) -> usize {
+        self.waiting.len() + self.running.len()
+    }
+}
+
 fn blocks_for(tokens: u64) -> u64 {
     tokens.div_ceil(BLOCK_TOKENS)
 }
@@ -85,11 +93,6 @@ impl Instance {
             busy_until: None,
             preemptions: 0,
         }
-    }
-
-    /// Requests in flight and queued: what a least-loaded router compares.
-    pub(super) fn load(&self) -> usize {
-        self.waiting.len() + self.running.len()
     }
 
     pub(super) fn has_work(&self) -> bool {

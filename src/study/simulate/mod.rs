@@ -24,6 +24,7 @@
 mod band;
 mod clock;
 mod instance;
+mod pool;
 mod prefill;
 mod report;
 mod requests;
@@ -41,6 +42,7 @@ pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
+pub(crate) use setup::check_config;
 pub use setup::simulate;
 
 pub use stats::Percentiles;

@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::clock::Mix;
+use super::pool::Member;
 
 /// A prompt waiting or being prefilled.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +33,13 @@ pub(super) struct PrefillInstance {
     pub busy_until: Option<f64>,
 }
 
+impl Member for PrefillInstance {
+    /// Prompts queued or being prefilled: what a least-loaded router compares.
+    fn load(&self) -> usize {
+        self.queue.len()
+    }
+}
+
 impl PrefillInstance {
     pub(super) fn new(max_batched_tokens: u64) -> PrefillInstance {
         PrefillInstance {
@@ -39,11 +47,6 @@ impl PrefillInstance {
             max_batched_tokens,
             busy_until: None,
         }
-    }
-
-    /// Prompts queued or being prefilled: what a least-loaded router compares.
-    pub(super) fn load(&self) -> usize {
-        self.queue.len()
     }
 
     pub(super) fn arrive(&mut self, request: u32, input_tokens: u64) {

@@ -72,7 +72,7 @@ pub(super) fn report(
         goodput_share: has_slo.then(|| good as f64 / (finished.max(1)) as f64),
         slo: config.slo,
         mean_batch: run.batch_sum as f64 / run.iterations.max(1) as f64,
-        preemptions: run.instances.iter().map(|i| i.preemptions).sum(),
+        preemptions: run.instances.made().iter().map(|i| i.preemptions).sum(),
         iterations: run.iterations + run.prefill_iterations,
         simulated_s,
         arrival_window_s: window_s,

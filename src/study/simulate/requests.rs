@@ -3,6 +3,7 @@
 
 use crate::base::diagnostic::{Diagnostics, Origin};
 use crate::base::error::Error;
+use crate::base::ranges;
 use crate::base::source::Source;
 
 use super::rng::SplitMix64;
@@ -10,7 +11,8 @@ use super::rng::SplitMix64;
 /// One request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {
-    /// When it arrives, seconds of simulated time (a trace's own clock).
+    /// When it arrives, seconds of simulated time (as read, a trace's own clock; a run
+    /// counts from its first arrival).
     pub arrival_s: f64,
     /// Prompt tokens.
     pub input_tokens: u64,
@@ -112,9 +114,10 @@ impl Lengths {
     }
 }
 
-/// The run's requests in arrival order. The arrival stream and the lengths draw from
-/// separate generators seeded from `seed`, so changing the lengths' ratio leaves arrival
-/// times as they were.
+/// The run's requests in arrival order, times counted from the first arrival (a trace's
+/// clock may start anywhere in [`ranges::TRACE_ARRIVAL`]: a Unix time keeps its
+/// microseconds). The arrival stream and the lengths draw from separate generators seeded
+/// from `seed`, so changing the lengths' ratio leaves arrival times as they were.
 pub(super) fn requests(
     arrivals: &Arrivals,
     horizon: Horizon,
@@ -122,11 +125,12 @@ pub(super) fn requests(
     seed: u64,
 ) -> Result<Vec<Request>, Error> {
     let rate = match arrivals {
-        Arrivals::Trace(list) => return Ok(list.clone()),
+        Arrivals::Trace(list) => return from_first(list),
         Arrivals::Poisson { rate_per_s }
         | Arrivals::Uniform { rate_per_s }
         | Arrivals::Gamma { rate_per_s, .. } => *rate_per_s,
     };
+    check_horizon(horizon)?;
     if let Arrivals::Gamma { burstiness, .. } = arrivals {
         if !(burstiness.is_finite() && *burstiness > 0.0) {
             return Err(Error::value(format!(
@@ -134,20 +138,27 @@ pub(super) fn requests(
             )));
         }
     }
-    if !(rate.is_finite() && rate > 0.0) {
-        return Err(Error::value(format!(
-            "--rate {rate}: an arrival rate is a positive number of requests per second"
-        )));
-    }
+    ranges::REQUEST_RATE
+        .check(rate)
+        .map_err(|e| Error::value(format!("--rate {}: {e}", ranges::quoted(rate))))?;
     let mut seeds = SplitMix64::new(seed);
     let (mut gaps, mut sizes) = (
         SplitMix64::new(seeds.next_u64()),
         SplitMix64::new(seeds.next_u64()),
     );
     let mut out = Vec::new();
+    // Far more than a run holds, on average: refused before any is drawn.
+    if let Horizon::Duration { s } = horizon {
+        if rate * s > 2.0 * MAX_REQUESTS as f64 {
+            return Err(Error::value(format!(
+                "the run would hold about {:.3e} requests, more than {MAX_REQUESTS}; shorten --duration or lower --rate",
+                rate * s
+            )));
+        }
+    }
     // Drawn gaps accumulate; evenly spaced arrivals place the n-th at n / rate.
     let mut drawn_t = 0.0;
-    loop {
+    let full = loop {
         let t = match arrivals {
             Arrivals::Uniform { .. } => out.len() as f64 / rate,
             _ => drawn_t,
@@ -157,7 +168,7 @@ pub(super) fn requests(
             Horizon::Requests { n } => out.len() as u64 >= n,
         };
         if done || out.len() >= MAX_REQUESTS {
-            break;
+            break !done;
         }
         let (input_tokens, output_tokens) = lengths.draw(&mut sizes);
         out.push(Request {
@@ -172,8 +183,8 @@ pub(super) fn requests(
             }
             Arrivals::Uniform { .. } | Arrivals::Trace(_) => {}
         }
-    }
-    if out.len() >= MAX_REQUESTS {
+    };
+    if full {
         return Err(Error::value(format!(
             "the run would hold more than {MAX_REQUESTS} requests; shorten --duration or lower --rate"
         )));
@@ -181,8 +192,53 @@ pub(super) fn requests(
     Ok(out)
 }
 
-/// The most requests one run holds (a bound on memory: 24 bytes each in, more out).
-pub const MAX_REQUESTS: usize = 20_000_000;
+/// The most requests one run holds (a bound on memory: 24 bytes each in, more out):
+/// [`ranges::SIM_REQUESTS`]'s largest.
+pub const MAX_REQUESTS: usize = ranges::SIM_REQUESTS.max as usize;
+
+/// Refuses an arrival window or a count of requests outside its range, before any is drawn.
+fn check_horizon(horizon: Horizon) -> Result<(), Error> {
+    let checked = match horizon {
+        Horizon::Duration { s } => (ranges::SIM_DURATION.check(s))
+            .map_err(|e| format!("--duration {}: {e}", ranges::quoted(s))),
+        Horizon::Requests { n } => ranges::whole(
+            n as f64,
+            &ranges::SIM_REQUESTS,
+            format_args!("--requests {n}"),
+        )
+        .map(|_| ()),
+    };
+    checked.map_err(Error::value)
+}
+
+/// A trace's requests with their times counted from its first arrival; each time inside
+/// [`ranges::TRACE_ARRIVAL`] and in order.
+fn from_first(list: &[Request]) -> Result<Vec<Request>, Error> {
+    let Some(first) = list.first() else {
+        return Err(Error::value("a trace needs at least one request"));
+    };
+    let mut before = first.arrival_s;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, r) in list.iter().enumerate() {
+        let t = r.arrival_s;
+        let bad = |why: String| {
+            let t = ranges::quoted(t);
+            Error::value(format!("trace request {}: arrival_s {t}: {why}", i + 1))
+        };
+        ranges::TRACE_ARRIVAL.check(t).map_err(bad)?;
+        if t < before {
+            return Err(bad(
+                "comes before the request above it; a trace is in arrival order".into(),
+            ));
+        }
+        before = t;
+        out.push(Request {
+            arrival_s: t - first.arrival_s,
+            ..*r
+        });
+    }
+    Ok(out)
+}
 
 /// Reads a trace: a CSV with the columns `arrival_s,input_tokens,output_tokens` (others are
 /// ignored), one request a row, arrival times not decreasing.
@@ -253,12 +309,13 @@ pub fn read_trace(source: &Source) -> Result<Vec<Request>, Error> {
 /// One trace row's arrival, prompt and output, or the field that is wrong and why.
 fn parse_row(fields: [&str; 3]) -> Result<(f64, u64, u64), (&'static str, String)> {
     let [a, i, o] = fields;
-    let arrival_s = (a.parse().ok())
+    let arrival_s: f64 = (a.parse().ok())
         .filter(|t: &f64| t.is_finite() && *t >= 0.0)
         .ok_or_else(|| {
             let why = format!("`{a}` is not a time in seconds (a number, at least 0)");
             ("arrival_s", why)
         })?;
+    (ranges::TRACE_ARRIVAL.check(arrival_s)).map_err(|e| ("arrival_s", format!("`{a}` is {e}")))?;
     let count = |text: &str, name: &'static str, least: u64| {
         (text.parse::<u64>().ok())
             .filter(|n| *n >= least)

@@ -1,13 +1,15 @@
 //! The event loop: arrivals routed to instances (to prefill instances first, where prompts
 //! are prefilled apart, and on to decode instances once each prompt's KV cache has arrived),
 //! iterations run back to back while an instance has work, each request's first and last
-//! token recorded.
+//! token recorded. The next event is the earliest of the next arrival, the pools' first
+//! iteration ends (`pool`) and the first cache in flight: O(log instances) an event.
 
 use crate::base::error::Error;
 use crate::study::request::SequenceBytes;
 
 use super::clock::{Clock, Mix};
 use super::instance::{Instance, Outcomes};
+use super::pool::Pool;
 use super::prefill::{PrefillInstance, Transfers};
 use super::requests::Request;
 use super::stats::SecondHalf;
@@ -46,40 +48,43 @@ pub(super) struct Setup {
 
 /// The prefill instances of a run that prefills apart, and the caches in flight from them.
 pub(super) struct PrefillSide<'a> {
-    instances: Vec<PrefillInstance>,
+    instances: Pool<PrefillInstance>,
+    /// An idle prefill instance, copied as a request first reaches one.
+    fresh: PrefillInstance,
     pub clock: Clock<'a>,
     transfers: Transfers,
     /// Each request's KV transfer time.
     transfer_s: Vec<f64>,
-    /// The round-robin router's next prefill instance.
-    turn: usize,
     /// Prompts the last prefill iteration finished (reused).
     done: Vec<u32>,
 }
 
 impl<'a> PrefillSide<'a> {
-    /// `instances` prefill instances of `setup`, idle, with each request's KV transfer time.
+    /// `instances` prefill instances of `setup` behind `router`, idle, with each request's
+    /// KV transfer time.
     pub(super) fn new(
         instances: u32,
+        router: Router,
         setup: &Setup,
         clock: Clock<'a>,
         transfer_s: Vec<f64>,
     ) -> Self {
         PrefillSide {
-            instances: (0..instances)
-                .map(|_| PrefillInstance::new(setup.max_batched_tokens))
-                .collect(),
+            instances: Pool::new(instances as usize, router),
+            fresh: PrefillInstance::new(setup.max_batched_tokens),
             clock,
             transfers: Transfers::default(),
             transfer_s,
-            turn: 0,
             done: Vec::new(),
         }
     }
 }
 
 pub(super) struct Run<'a> {
-    pub instances: Vec<Instance>,
+    /// The decode (or, with prefill together, all) instances, made as requests reach them.
+    pub instances: Pool<Instance>,
+    /// An idle instance, copied as a request first reaches one.
+    fresh: Instance,
     pub times: Times,
     pub clock: Clock<'a>,
     /// Decode (or, with prefill together, all) iterations, and the prefill instances'.
@@ -87,29 +92,29 @@ pub(super) struct Run<'a> {
     pub prefill_iterations: u64,
     /// Sequences over all decode iterations, for the mean batch.
     pub batch_sum: u64,
-    /// The round-robin router's next instance.
-    turn: usize,
     pub half: SecondHalf,
     pub prefill: Option<PrefillSide<'a>>,
 }
 
 impl<'a> Run<'a> {
-    /// `instances` decode (or, with prefill together, all) instances of `setup`, idle, for
-    /// `requests` requests, none of them arrived.
+    /// `instances` decode (or, with prefill together, all) instances of `setup` behind
+    /// `router`, idle, for `requests` requests, none of them arrived.
     pub(super) fn new(
         instances: u32,
+        router: Router,
         setup: &Setup,
         requests: usize,
         clock: Clock<'a>,
         prefill: Option<PrefillSide<'a>>,
     ) -> Self {
-        let blocks = (setup.kv_blocks, setup.state_blocks);
         Run {
-            instances: (0..instances)
-                .map(|_| {
-                    Instance::new(blocks.0, blocks.1, setup.max_seqs, setup.max_batched_tokens)
-                })
-                .collect(),
+            instances: Pool::new(instances as usize, router),
+            fresh: Instance::new(
+                setup.kv_blocks,
+                setup.state_blocks,
+                setup.max_seqs,
+                setup.max_batched_tokens,
+            ),
             times: Times {
                 first_s: vec![f64::NAN; requests],
                 finish_s: vec![f64::NAN; requests],
@@ -119,7 +124,6 @@ impl<'a> Run<'a> {
             iterations: 0,
             prefill_iterations: 0,
             batch_sum: 0,
-            turn: 0,
             half: SecondHalf::default(),
             prefill,
         }
@@ -142,28 +146,6 @@ enum Event {
     Decode(usize),
 }
 
-/// The earliest of `busy`'s ends: the instance and when.
-fn earliest(busy: impl Iterator<Item = Option<f64>>) -> Option<(usize, f64)> {
-    busy.enumerate()
-        .filter_map(|(k, t)| t.map(|t| (k, t)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-}
-
-/// The instance of `instances` a new request goes to: the round robin's turn (advanced), or
-/// the one of least `load`.
-fn route<T>(router: Router, turn: &mut usize, instances: &[T], load: fn(&T) -> usize) -> usize {
-    match router {
-        Router::RoundRobin => {
-            let k = *turn;
-            *turn = (*turn + 1) % instances.len();
-            k
-        }
-        Router::LeastLoaded => (0..instances.len())
-            .min_by_key(|&k| load(&instances[k]))
-            .unwrap_or(0),
-    }
-}
-
 impl Run<'_> {
     /// The next event and its time, if any is left.
     fn next_event(&self, arrival: Option<f64>) -> Option<(f64, Event)> {
@@ -174,26 +156,21 @@ impl Run<'_> {
             }
         };
         if let Some(p) = &self.prefill {
-            if let Some((k, t)) = earliest(p.instances.iter().map(|i| i.busy_until)) {
+            if let Some((k, t)) = p.instances.next() {
                 consider(t, Event::Prefill(k));
             }
             if let Some((t, _)) = p.transfers.next() {
                 consider(t, Event::Transfer);
             }
         }
-        if let Some((k, t)) = earliest(self.instances.iter().map(|i| i.busy_until)) {
+        if let Some((k, t)) = self.instances.next() {
             consider(t, Event::Decode(k));
         }
         next
     }
 
     /// Runs every event; returns when the last request finished or a cap was reached.
-    pub(super) fn events(
-        &mut self,
-        list: &[Request],
-        router: Router,
-        window_s: f64,
-    ) -> Result<End, Error> {
+    pub(super) fn events(&mut self, list: &[Request], window_s: f64) -> Result<End, Error> {
         let cap_s = TIME_CAP_WINDOWS * window_s + TIME_CAP_EXTRA_S;
         let (mut next, mut now) = (0usize, 0.0f64);
         let (mut mid_seen, mut end_seen) = (false, false);
@@ -219,14 +196,16 @@ impl Run<'_> {
                     if t >= window_s / 2.0 {
                         self.half.arrived += 1;
                     }
-                    self.arrive(next as u32, &list[next], router)?;
+                    self.arrive(next as u32, &list[next])?;
                     next += 1;
                 }
                 Event::Prefill(k) => self.prefilled(k, now)?,
-                Event::Transfer => self.transferred(list, router, now)?,
+                Event::Transfer => self.transferred(list, now)?,
                 Event::Decode(k) => {
+                    self.instances.pop();
                     let before = self.times.finished;
-                    self.instances[k].complete(now, &mut self.times);
+                    let times = &mut self.times;
+                    self.instances.update(k, |i| i.complete(now, times));
                     if now >= window_s / 2.0 && now <= window_s {
                         self.half.finished += self.times.finished - before;
                     }
@@ -245,32 +224,29 @@ impl Run<'_> {
 
     /// Request `i` arrives: to a prefill instance where prompts are prefilled apart, else to
     /// a serving instance.
-    fn arrive(&mut self, i: u32, r: &Request, router: Router) -> Result<(), Error> {
+    fn arrive(&mut self, i: u32, r: &Request) -> Result<(), Error> {
         let now = r.arrival_s;
         if let Some(p) = &mut self.prefill {
-            let k = route(router, &mut p.turn, &p.instances, PrefillInstance::load);
-            p.instances[k].arrive(i, r.input_tokens);
-            if p.instances[k].busy_until.is_none() {
+            let k = p.instances.route(|| p.fresh.clone());
+            p.instances.update(k, |inst| inst.arrive(i, r.input_tokens));
+            if p.instances.get(k).busy_until.is_none() {
                 self.start_prefill(k, now)?;
             }
             return Ok(());
         }
-        self.route_to_instance(router, now, |inst| {
-            inst.arrive(i, r.input_tokens, r.output_tokens)
-        })
+        self.route_to_instance(now, |inst| inst.arrive(i, r.input_tokens, r.output_tokens))
     }
 
     /// Routes a request to a serving (with prefill apart, a decode) instance, which `enter`
     /// queues it on, and starts that instance if it was idle.
     fn route_to_instance(
         &mut self,
-        router: Router,
         now_s: f64,
         enter: impl FnOnce(&mut Instance),
     ) -> Result<(), Error> {
-        let k = route(router, &mut self.turn, &self.instances, Instance::load);
-        enter(&mut self.instances[k]);
-        if self.instances[k].busy_until.is_none() {
+        let k = self.instances.route(|| self.fresh.clone());
+        self.instances.update(k, enter);
+        if self.instances.get(k).busy_until.is_none() {
             self.start(k, now_s)?;
         }
         Ok(())
@@ -280,8 +256,10 @@ impl Run<'_> {
     /// finished counts once the prompt's cache reaches the decode side.
     fn prefilled(&mut self, k: usize, now_s: f64) -> Result<(), Error> {
         let p = self.prefill.as_mut().expect("a prefill side");
+        p.instances.pop();
         p.done.clear();
-        p.instances[k].complete(&mut p.done);
+        let done = &mut p.done;
+        p.instances.update(k, |inst| inst.complete(done));
         for &r in &p.done {
             let at_s = now_s + p.transfer_s[r as usize];
             self.times.first_s[r as usize] = at_s;
@@ -291,14 +269,14 @@ impl Run<'_> {
     }
 
     /// The earliest cache in flight arrives: its request joins a decode instance's queue.
-    fn transferred(&mut self, list: &[Request], router: Router, now_s: f64) -> Result<(), Error> {
+    fn transferred(&mut self, list: &[Request], now_s: f64) -> Result<(), Error> {
         let p = self.prefill.as_mut().expect("a prefill side");
         let Some((_, r)) = p.transfers.next() else {
             return Ok(());
         };
         p.transfers.pop();
         let request = &list[r as usize];
-        self.route_to_instance(router, now_s, |inst| {
+        self.route_to_instance(now_s, |inst| {
             inst.arrive_prefilled(r, request.input_tokens, request.output_tokens)
         })
     }
@@ -306,31 +284,33 @@ impl Run<'_> {
     /// Starts prefill instance `k`'s next iteration at `now_s`, if it has prompts.
     fn start_prefill(&mut self, k: usize, now_s: f64) -> Result<(), Error> {
         let p = self.prefill.as_mut().expect("a prefill side");
-        let mix = p.instances[k].schedule();
+        let mix = p.instances.update(k, PrefillInstance::schedule);
         if mix.prefill_seqs == 0 {
             return Ok(());
         }
-        let dt = p.clock.time_s(&mix)?;
-        p.instances[k].busy_until = Some(now_s + dt);
+        let end_s = now_s + p.clock.time_s(&mix)?;
+        p.instances.update(k, |inst| inst.busy_until = Some(end_s));
+        p.instances.busy_until(k, end_s);
         self.prefill_iterations += 1;
         Ok(())
     }
 
     /// Starts instance `k`'s next iteration at `now_s`, if it has work.
     fn start(&mut self, k: usize, now_s: f64) -> Result<(), Error> {
-        let instance = &mut self.instances[k];
-        let mix: Mix = instance.schedule();
+        let mix: Mix = self.instances.update(k, Instance::schedule);
         let seqs = mix.decode_seqs + mix.prefill_seqs;
         if seqs == 0 {
-            if instance.has_work() {
+            if self.instances.get(k).has_work() {
                 return Err(Error::value(
                     "the scheduler could run nothing with requests waiting (KV cache too small for one prompt chunk)",
                 ));
             }
             return Ok(());
         }
-        let dt = self.clock.time_s(&mix)?;
-        self.instances[k].busy_until = Some(now_s + dt);
+        let end_s = now_s + self.clock.time_s(&mix)?;
+        self.instances
+            .update(k, |inst| inst.busy_until = Some(end_s));
+        self.instances.busy_until(k, end_s);
         self.iterations += 1;
         self.batch_sum += seqs as u64;
         Ok(())

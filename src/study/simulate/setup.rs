@@ -5,6 +5,7 @@
 
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
+use crate::base::ranges;
 use crate::core::chip::Chip;
 use crate::core::scenario::Scenario;
 use crate::core::timing::{Iteration, IterationPricer};
@@ -37,16 +38,7 @@ pub(super) fn simulate_scaled(
     config: &SimConfig,
     scale: StepScale,
 ) -> Result<SimReport, Error> {
-    if config.instances == 0 {
-        return Err(Error::value(
-            "--instances: a run needs at least one instance",
-        ));
-    }
-    if config.prefill.as_ref().is_some_and(|p| p.instances == 0) {
-        return Err(Error::value(
-            "--prefill-instances 0: prompts prefilled apart need at least one prefill instance",
-        ));
-    }
+    check_config(config)?;
     let list = requests(
         &config.arrivals,
         config.horizon,
@@ -75,14 +67,54 @@ pub(super) fn simulate_scaled(
     };
     let mut run = Run::new(
         config.instances,
+        config.router,
         &setup,
         list.len(),
         clock.scaled(scale),
         prefill,
     );
-    let end = run.events(&list, config.router, window_s)?;
+    let end = run.events(&list, window_s)?;
     let setups = (&setup, prefill_setup.as_ref());
     Ok(report(run, &list, config, setups, window_s, end))
+}
+
+/// Refuses a run whose instances or latency bounds lie outside their ranges (before any
+/// instance is made: a run makes only those its requests reach).
+pub(crate) fn check_config(config: &SimConfig) -> Result<(), Error> {
+    if config.instances == 0 {
+        return Err(Error::value(
+            "--instances: a run needs at least one instance",
+        ));
+    }
+    let prefill = config.prefill.as_ref().map(|p| p.instances);
+    if prefill == Some(0) {
+        return Err(Error::value(
+            "--prefill-instances 0: prompts prefilled apart need at least one prefill instance",
+        ));
+    }
+    let counts = [
+        (Some(config.instances), &ranges::SIM_INSTANCES),
+        (prefill, &ranges::SIM_PREFILL_INSTANCES),
+    ];
+    for (n, range) in counts {
+        if let Some(n) = n {
+            let what = format_args!("{} {n}", range.field);
+            ranges::whole(f64::from(n), range, what).map_err(Error::value)?;
+        }
+    }
+    let bounds = [
+        (config.slo.max_ttft_s, &ranges::MAX_TTFT_MS),
+        (config.slo.max_tpot_s, &ranges::MAX_MS_PER_TOKEN),
+    ];
+    for (bound_s, range) in bounds {
+        if let Some(s) = bound_s {
+            (range.check_ms_as_s(s)).map_err(|e| {
+                let ms = ranges::quoted(s * 1e3);
+                Error::value(format!("{} {ms}: {e}", range.field))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The prefill instances of `apart`, their clock and each request's KV transfer time; and
@@ -109,7 +141,13 @@ fn prefill_side<'a>(
             kv_transfer_s(chip, apart.link, sent.max(received))
         })
         .collect::<Result<Vec<f64>, Error>>()?;
-    let side = PrefillSide::new(apart.instances, &setup, clock.scaled(scale), transfer_s);
+    let side = PrefillSide::new(
+        apart.instances,
+        config.router,
+        &setup,
+        clock.scaled(scale),
+        transfer_s,
+    );
     Ok((side, setup))
 }
 
