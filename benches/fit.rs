@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use stepcost::internals::fit::fit_chip;
 use stepcost::internals::validate::{read_cases, Case};
 use stepcost::{Chip, Source};
@@ -36,7 +36,9 @@ fn cases(rows: usize) -> Vec<Case> {
 fn fit(c: &mut Criterion) {
     let chip = Chip::named("h100-sxm").unwrap();
     let mut group = c.benchmark_group("fit");
+    // One fit a sample (seconds each): flat sampling, not criterion's 1 + 2 + ... + 10 fits.
     group
+        .sampling_mode(SamplingMode::Flat)
         .sample_size(10)
         .measurement_time(Duration::from_secs(60))
         .warm_up_time(Duration::from_secs(1));
