@@ -565,3 +565,34 @@ fn an_engines_host_work_is_fitted_once_to_the_model_steps() {
     assert!(!fit.fitted.fitted.iter().any(held));
     assert!(fragment(&fit, "cases.csv").contains("host_step: 4e-4 s"));
 }
+
+/// Issue 38: a fit loaded the chip and the workload again for every row and held a copy of
+/// each (16 KB and 2.9 ms a row). Now 10,000 rows naming two workloads and one chip load three
+/// files in all, and every row holds the one chip.
+#[test]
+fn rows_share_the_files_they_name() {
+    use std::sync::Arc;
+    use stepcost::internals::fit::Row;
+    use stepcost::internals::validate::Loads;
+    let mut text = String::from(HEADER);
+    for i in 0..10_000 {
+        let workload = if i % 2 == 0 { "gemm" } else { "llama-3.1-8b" };
+        let params = if i % 2 == 0 {
+            format!("m={};n=4096;k=4096", 1 + i % 512)
+        } else {
+            format!("batch={}", 1 + i % 64)
+        };
+        text.push_str(&format!(
+            "S-{i},h100-sxm,{workload},{params},,,,1,step_time_us,100,,s,\n"
+        ));
+    }
+    let cases = read_cases(&Source::from_text("cases.csv", &text)).unwrap();
+    let mut loads = Loads::default();
+    let rows: Vec<Row> = (cases.into_iter())
+        .map(|case| Row::new(case, Path::new("cases.csv"), None, &mut loads).unwrap())
+        .collect();
+    assert_eq!(loads.loaded(), 3);
+    assert!(rows.iter().all(|r| Arc::ptr_eq(&r.chip, &rows[0].chip)));
+    // Each row's, the prepared case's own handle, and the one `loads` keeps.
+    assert_eq!(Arc::strong_count(&rows[0].chip), 2 * rows.len() + 1);
+}

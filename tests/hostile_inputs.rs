@@ -5,8 +5,9 @@
 //!   file over its limit, in bounded time: exit 1, a message naming the file and what it is,
 //!   and no file in the folder changed.
 //! - A file named by mistake (a secret given as a chip, workload, template, case file, case's
-//!   chip or workload, config or CSV) is never echoed: its text is quoted only once it reads
-//!   as the kind of file it was given as.
+//!   chip or workload, config, CSV, price book, scenario file or a scenario's price book) is
+//!   never echoed: its text is quoted only once it reads as the kind of file it was given
+//!   as, and a key that is no name (a password file's line) is never named (issue 38).
 //! - `plot sweep` streams a sweep CSV up to `STEPCOST_MAX_CSV_BYTES` (1 GiB by default).
 //!
 //! Everything is made in a temporary folder; devices are only ever named as inputs, and are
@@ -124,6 +125,17 @@ fn roles(f: &str) -> Vec<(&'static str, Vec<String>, &'static str)> {
         ("case's workload", args(&["validate", "cases-w.csv"]), file),
         ("config", args(&["import", "{F}", "--out", "o.yaml"]), file),
         (
+            "price book",
+            args(&["run", "gemm", "--chip", "h100-sxm", "--prices", "{F}"]),
+            file,
+        ),
+        ("scenario file", args(&["run", "--scenario", "{F}"]), file),
+        (
+            "scenario's price book",
+            args(&["run", "--scenario", "s.yaml"]),
+            file,
+        ),
+        (
             "sweep CSV",
             args(&[
                 "plot",
@@ -154,6 +166,10 @@ fn folder_for(dir: &Path, f: &str) {
     write(
         "cases.csv",
         format!("{CASE_HEADER}c1,{f},gemm,,,,,1,step_time_us,5,,x,\n"),
+    );
+    write(
+        "s.yaml",
+        format!("workload: gemm\nchips: [h100-sxm]\nprices: {f}\n"),
     );
     write(
         "cases-w.csv",
@@ -320,6 +336,11 @@ const SECRETS: &[&[u8]] = &[
     b"token: [hunter2\n",
     b"SECRET=hunter2\n\xff\n",
     b"SECRET=hunter2, more\n1, 2\n",
+    // A password file's line reads as a YAML key; a JSON file has keys that are names.
+    b"root:$6$hunter2$x:19000:0:99999:7:::\n",
+    b"root:$6$hunter2:1: 3\n",
+    b"{\"api_key\": \"hunter2\"}\n",
+    b"\"hunter2 is here\": 4\n",
 ];
 
 /// Before: every message about a file quoted its first line, whatever the file was.
@@ -392,6 +413,9 @@ fn a_file_of_its_kind_is_still_quoted() {
          blocks:\n  - name: b\n    ops:\n      - gemm: {name: p, of: [x], m: m, n: m, k: mm}\n",
     );
     write("w.yaml", "name: w\ntemplate: ./t.yaml\nparams: {m: 2}\n");
+    // A price book: a `.yaml` file, or a built-in chip's key.
+    write("p.yaml", "b200: 5 USD/h\nh100-sxm: 3.1O USD/h\n");
+    write("p.txt", "b200: 5 USD/h\nh100-sxm: 3.1O USD/h\n");
     write(
         "cases.csv",
         &format!("{CASE_HEADER}c1,h100-sxm,gemm,,,,,1,speed,5,,x,\n"),
@@ -403,6 +427,14 @@ fn a_file_of_its_kind_is_still_quoted() {
         ),
         (vec!["run", "w.yaml", "--chip", "h100-sxm"], "k: mm}"),
         (vec!["validate", "cases.csv"], " | c1,h100-sxm,gemm"),
+        (
+            vec!["run", "gemm", "--chip", "h100-sxm", "--prices", "p.yaml"],
+            " 2 | h100-sxm: 3.1O USD/h",
+        ),
+        (
+            vec!["run", "gemm", "--chip", "h100-sxm", "--prices", "p.txt"],
+            " 2 | h100-sxm: 3.1O USD/h",
+        ),
     ] {
         let (code, _, stderr) = run_unchanged(dir.path(), &args, &[]);
         assert_eq!(code, Some(1));

@@ -639,3 +639,48 @@ fn stdout_appended_to_an_input_is_refused() {
     );
     assert_eq!(folder.snapshot(), before);
 }
+
+/// Issue 38: the `--out` folder renamed while a sweep writes into it kept the whole temporary
+/// file. Now the sweep fails (exit 1) naming the folder, and leaves nothing in the renamed one
+/// (the same file code writes every shard of `--shard`). The rename waits for the temporary
+/// file to appear, so it lands while the sweep (some seconds of pricing) still runs.
+#[test]
+fn a_sweep_whose_folder_is_renamed_leaves_no_temporary_file() {
+    let folder = Folder::new();
+    let (out, moved) = (folder.path("out"), folder.path("moved"));
+    std::fs::create_dir(&out).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
+        .current_dir(folder.0.path())
+        .args([
+            "sweep",
+            "gemm",
+            "--chip",
+            "h100-sxm",
+            "--set",
+            "m=1..=300000",
+        ])
+        .args(["--shard", "1/2", "--out", "out/part.csv"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(&out).unwrap().next().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no temporary file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::fs::rename(&out, &moved).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write `out/part.csv`"), "{stderr}");
+    assert!(
+        stderr.contains("its folder `out` was moved or removed while it was written"),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&moved).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!out.exists());
+}

@@ -14,7 +14,14 @@
 //!   of that kind (`Source::parse` asks `source::shape` when a parse fails; problems found
 //!   after a successful parse are quoted). A file that is not UTF-8 or not YAML, whose top level is a
 //!   scalar or a sequence, or that has a top-level key the kind lacks is not quoted: the
-//!   message names the unknown key, as the field a typo would be, but no line or value;
+//!   message names the unknown key, as the field a typo would be, but no line or value, and
+//!   only where the key is a name (1 to 64 ASCII letters, digits, `_`, `-`, `.`, `+`): a
+//!   password file's `root:$6$...` line reads as a YAML key, and is named by no message;
+//! - a price book (a mapping of chip ids) is quoted only while its keys are names, and a
+//!   problem of its parse only where the file's name ends in `.yaml` or `.yml`; a bad
+//!   figure's line and value only where its key is a built-in chip or the name ends so (a
+//!   `.env` or JSON credentials file keyed `api_key` is told what was expected, not what it
+//!   holds; a YAML file named `.yaml` may be quoted);
 //! - a case file (CSV) is quoted only once its header holds the case columns: a missing
 //!   column or an unreadable header quotes nothing;
 //! - a `config.json` is quoted by no problem until it parsed as a JSON object;

@@ -25,7 +25,7 @@ pub enum QuantityKind {
 }
 
 impl QuantityKind {
-    fn examples(self) -> &'static str {
+    pub(crate) fn examples(self) -> &'static str {
         match self {
             QuantityKind::Rate => "a rate such as `989 TFLOPS` or `1979 TOPS`",
             QuantityKind::Bandwidth => "a bandwidth such as `3.35 TB/s` or `900 GB/s`",

@@ -4,6 +4,8 @@
 pub(crate) mod input;
 mod shape;
 
+pub(crate) use shape::is_name;
+
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -190,7 +192,21 @@ impl Source {
             let quote = shape::may_quote::<T>(&self.text, options, origin.line, origin.column);
             let problem = match quote {
                 true => self.problem(&origin, message),
-                false => self.unquoted_problem(&origin, message),
+                // Nor echo its text: a key that is no name (a password file's line) is not
+                // named, as field or in the message.
+                false => {
+                    let mut origin = origin;
+                    if !shape::is_name(&origin.field) {
+                        origin.field.clear();
+                    }
+                    let mut redacted = shape::redact(&message);
+                    if redacted != message {
+                        redacted.push_str(
+                            " (the file's text is not shown: it does not read as this kind of file)",
+                        );
+                    }
+                    self.unquoted_problem(&origin, redacted)
+                }
             };
             Diagnostics(vec![problem])
         })

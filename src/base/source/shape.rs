@@ -79,6 +79,44 @@ impl<'de> Deserializer<'de> for &mut FieldProbe {
     }
 }
 
+/// Most characters a key may have and still read as a name.
+const NAME_CHARS: usize = 64;
+
+/// Whether `text` reads as a name a file of stepcost's may hold (a field, a param, a chip
+/// id): 1 to 64 ASCII letters, digits, `_`, `-`, `.` and `+`. What is not a name (a line of
+/// a password file, a sentence, a token with `$` or `/`) is never echoed by a message about a
+/// file that does not read as its kind.
+pub(crate) fn is_name(text: &str) -> bool {
+    (1..=NAME_CHARS).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+'))
+}
+
+/// `message` with every span in backticks or double quotes that is not a name (see
+/// [`is_name`]) cut to `…`: for a problem in a file that does not read as its kind, whose
+/// text a parser's message may repeat.
+pub(crate) fn redact(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find(['`', '"']) {
+        let quote = rest[start..].chars().next().expect("found");
+        out.push_str(&rest[..=start]);
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(quote) else {
+            // An unclosed quote: what follows may be the file's text.
+            out.push('…');
+            return out;
+        };
+        let span = &after[..end];
+        out.push_str(if is_name(span) { span } else { "…" });
+        out.push(quote);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The top level of a file as [`may_quote`] reads it; what it finds goes to `SHAPE`.
 struct TopLevel;
 
@@ -109,7 +147,9 @@ impl<'de> Visitor<'de> for TopLevelVisitor {
         while let Some(key) = map.next_key::<Spanned<Key>>()? {
             let known = match (&key.value.0, fields) {
                 (Some(name), Some(fields)) => fields.contains(&name.as_str()),
-                (Some(_), None) => true,
+                // A map keyed by names (a price book's chip ids): a key that is no name is
+                // not of the kind (the `root:$6$...` line of a password file).
+                (Some(name), None) => is_name(name),
                 (None, _) => false,
             };
             let at = (key.referenced.line(), key.referenced.column());
@@ -208,5 +248,38 @@ mod tests {
         assert!(!quotes("name: a\ntoken: x\nsize: 1\n", 3, 7));
         assert!(quotes("name: a\nsize: q\ntoken: x\n", 2, 7));
         assert!(!quotes("[a]: x\n", 1, 1));
+    }
+
+    #[test]
+    fn a_map_keyed_by_names_quotes_only_names() {
+        let quotes = |text: &str, line, column| {
+            may_quote::<indexmap::IndexMap<String, u64>>(
+                text,
+                serde_saphyr::Options::default(),
+                line,
+                column,
+            )
+        };
+        assert!(quotes("h200: x\n", 1, 7));
+        assert!(quotes("h200: 1\nb200: x\n", 2, 7));
+        // a password file's line reads as a key, with a null value
+        assert!(!quotes("root:$6$salt$hash:19000:0:99999:7:::\n", 1, 37));
+        assert!(!quotes("h200: 1\nthe secret: x\n", 2, 13));
+    }
+
+    #[test]
+    fn names_and_redaction() {
+        assert!(is_name("h200") && is_name("nvidia-h100_sxm.v2+"));
+        assert!(!is_name("") && !is_name("a b") && !is_name("root:$6$x") && !is_name("a/b"));
+        assert!(!is_name(&"a".repeat(65)));
+        assert_eq!(
+            redact("unknown field `root:$6$x`, expected one of `name`"),
+            "unknown field `…`, expected one of `name`"
+        );
+        assert_eq!(
+            redact("invalid type: string \"hunter 2\""),
+            "invalid type: string \"…\""
+        );
+        assert_eq!(redact("bad `tail of the file"), "bad `…");
     }
 }

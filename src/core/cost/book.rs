@@ -15,7 +15,7 @@ use crate::base::builtin;
 use crate::base::diagnostic::{did_you_mean, Diagnostics, Origin};
 use crate::base::error::Error;
 use crate::base::ranges::{self, Range};
-use crate::base::source::Source;
+use crate::base::source::{is_name, Source};
 use crate::base::units::{parse_quantity, QuantityKind};
 use crate::core::chip::Chip;
 
@@ -38,6 +38,37 @@ struct FiguresFile {
     power: Option<Spanned<String>>,
 }
 
+/// The problem of a file that does not read as a price book, which quotes none of it.
+const NOT_A_BOOK: &str = "does not parse as a price book (a YAML mapping of chip ids to \
+     prices: `h200: 3.10 USD/h`); none of its text is shown, as it may be another file \
+     (a price book's text is quoted where its name ends in `.yaml` or `.yml`)";
+
+/// The problem of a top-level key that is not a chip id.
+const NOT_A_CHIP_NAME: &str = "expected a chip id (letters, digits, `_`, `-`, `.`) as a key: \
+     this file does not read as a price book, and its text is not shown";
+
+/// Why a bad figure's value is not shown: the book may not be one.
+const NOT_SHOWN: &str = "; the value is not shown, as the file does not read as a price book \
+     (its name does not end in `.yaml` or `.yml`, and the key is no built-in chip)";
+
+/// The parser's word for an entry of neither shape, told as what a price book expects. A
+/// problem not quoted (the file does not read as a price book up to it), or in a file whose
+/// name is not a YAML file's, is told with no word of the file.
+fn entry_expected(mut problems: Diagnostics, yaml_name: bool) -> Diagnostics {
+    for d in &mut problems.0 {
+        if d.source_line.is_none() || !yaml_name {
+            d.source_line = None;
+            d.field.clear();
+            d.message = NOT_A_BOOK.to_owned();
+        } else if d.message.contains("untagged enum EntryFile") {
+            d.message = "expected a cloud price per chip-hour (`3.10 USD/h`) or a mapping of \
+                 `cloud`, `purchase` and `power`"
+                .to_owned();
+        }
+    }
+    problems
+}
+
 /// A buyer's figures for one chip; absent ones keep the chip file's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Quote {
@@ -58,10 +89,22 @@ pub struct PriceBook {
 impl PriceBook {
     /// Reads a price book; every bad figure is reported with its line and field.
     pub fn load(source: &Source) -> Result<PriceBook, Error> {
-        let file: IndexMap<String, Spanned<EntryFile>> = source.parse().map_err(Error::Invalid)?;
+        let yaml_name = [".yaml", ".yml"].iter().any(|e| source.name.ends_with(e));
+        let file: IndexMap<String, Spanned<EntryFile>> = source
+            .parse()
+            .map_err(|d| Error::Invalid(entry_expected(d, yaml_name)))?;
         let mut problems = Vec::new();
         let mut book = PriceBook::default();
         for (chip, entry) in &file {
+            if !is_name(chip) {
+                // Not a price book (a password file's line reads as a key): name nothing.
+                let origin = Origin::of("", entry);
+                problems.push(source.unquoted_problem(&origin, NOT_A_CHIP_NAME));
+                continue;
+            }
+            // A figure's line and value are quoted only where the file reads as a price book
+            // (the rule of `base::diagnostic`).
+            let quoted = yaml_name || builtin::CHIPS.iter().any(|(id, _)| id == chip);
             // An untagged entry keeps no places inside it: a problem is placed at its start.
             let mut figure = |name: &str, range: &Range, v: Option<&Spanned<String>>, kind| {
                 let text = v?.value.trim();
@@ -75,7 +118,15 @@ impl PriceBook {
                     });
                 let origin = Origin::of(format!("{chip}.{name}"), entry);
                 parsed
-                    .map_err(|e| problems.push(source.problem(&origin, e)))
+                    .map_err(|e| {
+                        problems.push(match quoted {
+                            true => source.problem(&origin, e),
+                            false => source.unquoted_problem(
+                                &origin,
+                                format!("expected {}{NOT_SHOWN}", kind.examples()),
+                            ),
+                        })
+                    })
                     .ok()
             };
             let (cloud, purchase, power) = match &entry.value {

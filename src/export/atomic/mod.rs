@@ -7,6 +7,9 @@
 //! At the end it writes every file to a temporary file beside its target, and only once all
 //! are written renames them into place: a failed command writes nothing.
 //!
+//! A temporary file never outlives a failure the process sees, even where the target's
+//! folder was renamed or moved while the file was written ([`AtomicFile`]).
+//!
 //! A symlink is written through (the file it leads to is replaced, the link stays); a file
 //! that is replaced keeps its mode and, where the user may give it, its owner.
 
@@ -23,12 +26,80 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file being written; it takes its final name on [`AtomicFile::commit`]. Dropped without a
-/// commit (an error, an interrupted sweep), it removes its temporary file and leaves whatever
-/// was at the target untouched.
+/// commit (an error, an interrupted sweep), or when the commit fails, it removes its
+/// temporary file and leaves whatever was at the target untouched.
+///
+/// The temporary file is removed by its name in the folder it was made in, held open (on
+/// Unix): where that folder was renamed or moved while the file was written, the temporary
+/// file went with it, the commit fails (the target's path no longer leads to it) and the
+/// temporary file is removed from wherever the folder now is. A folder removed whole takes
+/// the file with it. Only a kill that runs no code (SIGKILL, a power cut) leaves a
+/// `.stepcost-PID-N.tmp` behind.
 pub(crate) struct AtomicFile {
     target: PathBuf,
-    temp: PathBuf,
+    temp: TempFile,
     writer: Option<File>,
+    committed: bool,
+}
+
+/// A temporary file's name and the folder it was made in, to remove it wherever the folder
+/// has gone since (see [`AtomicFile`]).
+pub(crate) struct TempFile {
+    /// Its path as made (the folder as named then).
+    path: PathBuf,
+    /// The folder it was made in, open; `None` where it cannot be opened (or off Unix): the
+    /// file is then removed by its path.
+    folder: Option<File>,
+}
+
+impl TempFile {
+    /// Removes the file; one already gone is no error.
+    pub(crate) fn remove(&self) {
+        #[cfg(unix)]
+        if let (Some(folder), Some(name)) = (&self.folder, self.path.file_name()) {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::ffi::OsStrExt;
+            if let Ok(name) = std::ffi::CString::new(name.as_bytes()) {
+                // SAFETY: a folder's open descriptor and a NUL-terminated name, both alive for
+                // the call; unlinkat does not keep them.
+                unsafe { libc::unlinkat(folder.as_raw_fd(), name.as_ptr(), 0) };
+                return;
+            }
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    /// A second handle on the same file, for a handler that must remove it when the process
+    /// ends without unwinding (a second Ctrl-C).
+    pub(crate) fn try_clone(&self) -> io::Result<TempFile> {
+        Ok(TempFile {
+            path: self.path.clone(),
+            folder: self.folder.as_ref().map(File::try_clone).transpose()?,
+        })
+    }
+
+    /// Whether the folder it was made in is no longer at the path it was named by.
+    fn folder_moved(&self) -> bool {
+        #[cfg(unix)]
+        if let Some(folder) = &self.folder {
+            use std::os::unix::fs::MetadataExt;
+            let dir = folder_of(&self.path);
+            return match (folder.metadata(), std::fs::metadata(dir)) {
+                (Ok(open), Ok(named)) => (open.dev(), open.ino()) != (named.dev(), named.ino()),
+                (Ok(_), Err(_)) => true,
+                _ => false,
+            };
+        }
+        false
+    }
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Temporary files made by this process so far: each gets a new number.
@@ -41,10 +112,9 @@ impl AtomicFile {
     /// written. The temporary name is short (`.stepcost-PID-N.tmp`), so a target whose name
     /// is as long as the system allows still works.
     pub(crate) fn beside(target: &Path, existing: Option<&Metadata>) -> io::Result<AtomicFile> {
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = folder_of(target);
+        // Opened before the file is made, so that it is the folder the file is in.
+        let folder = File::open(dir).ok().filter(|_| cfg!(unix));
         let pid = std::process::id();
         let mut attempts = 0;
         loop {
@@ -66,8 +136,9 @@ impl AtomicFile {
             };
             let atomic = AtomicFile {
                 target: target.to_owned(),
-                temp,
+                temp: TempFile { path: temp, folder },
                 writer: Some(file),
+                committed: false,
             };
             if let Some(existing) = existing {
                 take_mode_and_owner(atomic.writer.as_ref().expect("just opened"), existing)?;
@@ -83,24 +154,41 @@ impl AtomicFile {
             .expect("an AtomicFile has its writer until it is committed or dropped")
     }
 
-    /// The temporary file's path, for a handler that must remove it when the process ends
-    /// without unwinding.
-    pub(crate) fn temp_path(&self) -> &Path {
+    /// The temporary file, for a handler that must remove it when the process ends without
+    /// unwinding.
+    pub(crate) fn temp(&self) -> &TempFile {
         &self.temp
     }
 
     /// Flushes the file and moves it to its final name. (No fsync: the rename is what makes
-    /// the name appear only with the whole file; surviving a power cut is not the point.)
+    /// the name appear only with the whole file; surviving a power cut is not the point.) A
+    /// failed rename removes the temporary file (on drop); where the target's folder was
+    /// moved or removed meanwhile, the error says so.
     pub(crate) fn commit(mut self) -> io::Result<()> {
         self.writer.take();
-        std::fs::rename(&self.temp, &self.target)
+        match std::fs::rename(&self.temp.path, &self.target) {
+            Ok(()) => {
+                self.committed = true;
+                Ok(())
+            }
+            Err(e) if self.temp.folder_moved() => Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "its folder `{}` was moved or removed while it was written; nothing was \
+                     written, and the temporary file was removed",
+                    folder_of(&self.target).display()
+                ),
+            )),
+            Err(e) => Err(e),
+        }
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.writer.take().is_some() || self.temp.exists() {
-            let _ = std::fs::remove_file(&self.temp);
+        self.writer.take();
+        if !self.committed {
+            self.temp.remove();
         }
     }
 }

@@ -143,3 +143,60 @@ fn two_files_appear_together_or_not_at_all() {
     plan.unwrap().commit(&[b"svg", b"md"]).unwrap();
     assert_eq!(listing(dir.path()), ["a.svg", "b.md"]);
 }
+
+/// The target's folder renamed while its file is written (a sweep's `--out` folder): the
+/// commit fails, saying so, and the temporary file, which moved with the folder, is removed
+/// from it; dropped without a commit after such a move, the same.
+#[test]
+fn a_folder_moved_while_written_keeps_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (folder, moved) = (dir.path().join("out"), dir.path().join("moved"));
+    std::fs::create_dir(&folder).unwrap();
+    let target = folder.join("out.csv");
+    let plan = OutputPlan::new(file(&target), &[]).unwrap();
+    let mut out = plan.stream().unwrap().unwrap();
+    out.writer().write_all(&[b'x'; 1 << 16]).unwrap();
+    std::fs::rename(&folder, &moved).unwrap();
+    assert_eq!(
+        listing(&moved).len(),
+        1,
+        "the temporary file moved with the folder"
+    );
+    let error = out.commit().unwrap_err().to_string();
+    assert!(
+        error.contains("was moved or removed while it was written"),
+        "{error}"
+    );
+    assert!(error.contains(&folder.display().to_string()), "{error}");
+    assert!(listing(&moved).is_empty(), "{:?}", listing(&moved));
+    assert!(!folder.exists());
+
+    // Dropped (an error, Ctrl-C) after a move; and a folder named as the old one made since.
+    std::fs::rename(&moved, &folder).unwrap();
+    let plan = OutputPlan::new(file(&target), &[]).unwrap();
+    let mut out = plan.stream().unwrap().unwrap();
+    out.writer().write_all(b"partial").unwrap();
+    std::fs::rename(&folder, &moved).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    let second = out.temp().try_clone().unwrap();
+    drop(out);
+    assert!(listing(&moved).is_empty() && listing(&folder).is_empty());
+    second.remove(); // already gone: no error, nothing else removed
+    assert!(listing(&moved).is_empty());
+}
+
+/// A rename that fails for another reason (the target became a folder) removes the
+/// temporary file too, and says what the system said.
+#[test]
+fn a_failed_rename_removes_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out.csv");
+    let plan = OutputPlan::new(file(&target), &[]).unwrap();
+    let mut out = plan.stream().unwrap().unwrap();
+    out.writer().write_all(b"rows").unwrap();
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("inside"), "x").unwrap();
+    let error = out.commit().unwrap_err().to_string();
+    assert!(!error.contains("was moved"), "{error}");
+    assert_eq!(listing(dir.path()), ["out.csv"]);
+}

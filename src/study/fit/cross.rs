@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::base::error::Error;
 use crate::core::chip::{Achievable, Chip};
 use crate::study::band::{BandKind, Residual};
-use crate::study::validate::{self, stats_of, Case, ErrorStats, Outcome, RowError};
+use crate::study::validate::{self, stats_of, Case, ErrorStats, Loads, Outcome, RowError};
 
 use super::{fit_pooled, fit_rows, fit_shared, source_of, Constant, Fitted, Row, OWN_SOURCES};
 
@@ -51,10 +51,11 @@ pub struct CrossValidation {
 /// Holds out each source of `cases` in turn. A case that cannot be priced is an outcome with
 /// the reason, in both predictions.
 pub fn cross_validate(cases: Vec<Case>, cases_file: &Path) -> Result<CrossValidation, Error> {
+    let mut loads = Loads::default();
     let rows: Vec<Result<Row, Box<Outcome>>> = cases
         .into_iter()
         .map(|case| {
-            Row::new(case.clone(), cases_file, None)
+            Row::new(case.clone(), cases_file, None, &mut loads)
                 .map_err(|e| Box::new(validate::outcome(case, Err(e))))
         })
         .collect();
@@ -148,7 +149,7 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
     let mut chips: Vec<&Chip> = Vec::new();
     for r in held.iter().filter_map(|&i| priced[i]) {
         if !chips.iter().any(|c| c.id() == r.chip.id()) {
-            chips.push(&r.chip);
+            chips.push(r.chip.as_ref());
         }
     }
     let others = || (priced.iter().flatten()).filter(|r| !of_source(r)).copied();

@@ -16,7 +16,11 @@ pub mod cross;
 mod optimise;
 mod select;
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
 
 pub use constant::Constant;
 use optimise::least_squares;
@@ -25,7 +29,7 @@ pub use select::{fit_chip, shipped_family, source_of, ChipFit, Prior, OWN_SOURCE
 use crate::base::error::Error;
 use crate::core::chip::{Achievable, Chip};
 use crate::core::scenario::Mode;
-use crate::study::validate::{self, Case, Outcome, Prepared};
+use crate::study::validate::{self, Case, Loads, Outcome, Prepared};
 
 /// Significant digits a fitted constant keeps: the measurements behind it agree to a few
 /// percent, so more digits would only be noise, and fewer would not read back to the same
@@ -39,15 +43,21 @@ pub struct Row {
     /// The case's chip, workload and scenario, loaded and resolved in expected mode.
     pub prepared: Prepared,
     /// The chip the row is priced on: the case's own, or one given in its place (the chip
-    /// being fitted, for its own cases).
-    pub chip: Chip,
+    /// being fitted, for its own cases); shared by the rows on it.
+    pub chip: Arc<Chip>,
 }
 
 impl Row {
-    /// Prepares `case` in expected mode, priced on `chip` (the case's own where `None`).
-    pub fn new(case: Case, cases_file: &Path, chip: Option<&Chip>) -> Result<Row, Error> {
-        let prepared = validate::prepare(&case, cases_file, Mode::Expected)?;
-        let chip = chip.unwrap_or(&prepared.chip).clone();
+    /// Prepares `case` in expected mode, priced on `chip` (the case's own where `None`), its
+    /// chip and workload taken from `loads` (see [`Loads`]).
+    pub fn new(
+        case: Case,
+        cases_file: &Path,
+        chip: Option<&Arc<Chip>>,
+        loads: &mut Loads,
+    ) -> Result<Row, Error> {
+        let prepared = validate::prepare_with(&case, cases_file, Mode::Expected, loads)?;
+        let chip = Arc::clone(chip.unwrap_or(&prepared.chip));
         Ok(Row {
             case,
             prepared,
@@ -311,7 +321,9 @@ fn search(
     let lower: Vec<f64> = constants.iter().map(|c| c.range().min.ln()).collect();
     let upper: Vec<f64> = constants.iter().map(|c| c.range().max.ln()).collect();
     let pulls = pulls(constants, prior);
-    let mut chips: Vec<Chip> = rows.iter().map(|r| r.chip.clone()).collect();
+    // Each chip the rows are priced on once, and each row's: a trial makes each chip's
+    // constants once, not each row's.
+    let (chips, slots) = distinct_chips(rows);
     let at = |x: &[f64]| {
         let mut a = start.clone();
         for (c, v) in constants.iter().zip(x) {
@@ -322,13 +334,14 @@ fn search(
     let weights = source_weights(rows);
     let residuals = |x: &[f64]| -> Result<Vec<f64>, Error> {
         let a = at(x);
-        let mut r = rows
-            .iter()
-            .zip(chips.iter_mut())
+        let trial: Vec<Chip> = chips.iter().map(|c| with_own_numbers(c, &a)).collect();
+        // Rows price independently: in parallel, collected in order (the same sums).
+        let mut r = (rows.par_iter())
+            .zip(&slots)
             .zip(&weights)
-            .map(|((row, chip), w)| {
-                *chip = with_own_numbers(chip, &a);
-                let (predicted, _) = row.prepared.predict(chip)?;
+            .with_min_len(ROWS_PER_TASK)
+            .map(|((row, &slot), w)| {
+                let (predicted, _) = row.prepared.predict(&trial[slot])?;
                 Ok(w * soft_l1((predicted / row.case.measured).ln()))
             })
             .collect::<Result<Vec<f64>, Error>>()?;
@@ -387,6 +400,9 @@ fn pulls(constants: &[Constant], prior: Option<&Fitted>) -> Vec<Option<f64>> {
         .collect()
 }
 
+/// Fewest rows one task of a parallel evaluation prices (each a few microseconds).
+const ROWS_PER_TASK: usize = 256;
+
 /// The kind of a case that times one kernel.
 const KERNEL: &str = "kernel";
 
@@ -410,16 +426,33 @@ fn soft_l1(r: f64) -> f64 {
 
 /// Each row's weight: a source's rows count as much together as another source's (a
 /// publication's rows share its setup: twenty rows of one benchmark are not twenty
-/// independent looks at a chip), each row 1 / sqrt(rows of its source in the fit).
+/// independent looks at a chip), each row 1 / sqrt(rows of its source in the fit). Counted
+/// in one pass: linear in the rows.
 fn source_weights(rows: &[&Row]) -> Vec<f64> {
-    let count = |source: &str| {
-        rows.iter()
-            .filter(|r| source_of(&r.case.id) == source)
-            .count() as f64
-    };
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for r in rows {
+        *counts.entry(source_of(&r.case.id)).or_default() += 1;
+    }
     rows.iter()
-        .map(|r| 1.0 / count(source_of(&r.case.id)).sqrt())
+        .map(|r| 1.0 / (counts[source_of(&r.case.id)] as f64).sqrt())
         .collect()
+}
+
+/// The chips `rows` are priced on, each once (rows share a chip by pointer, see [`Loads`]),
+/// and each row's index among them.
+fn distinct_chips(rows: &[&Row]) -> (Vec<Arc<Chip>>, Vec<usize>) {
+    let mut chips: Vec<Arc<Chip>> = Vec::new();
+    let mut index: HashMap<*const Chip, usize> = HashMap::new();
+    let slots = rows
+        .iter()
+        .map(|r| {
+            *index.entry(Arc::as_ptr(&r.chip)).or_insert_with(|| {
+                chips.push(Arc::clone(&r.chip));
+                chips.len() - 1
+            })
+        })
+        .collect();
+    (chips, slots)
 }
 
 /// `x` to [`DIGITS`] significant digits.

@@ -2,11 +2,12 @@
 //! with the errors before and after.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::base::error::Error;
 use crate::base::suggest::did_you_mean;
 use crate::core::chip::{Achievable, Chip};
-use crate::study::validate::{self, Case, Outcome};
+use crate::study::validate::{self, Case, Loads, Outcome};
 
 use super::{fit_pooled, fit_rows, Fitted, Row};
 
@@ -157,8 +158,11 @@ fn load_rows(
     family: Option<&str>,
 ) -> Result<(Vec<Priced>, Vec<Loaded>), Error> {
     let mut chips: Vec<(String, Result<Chip, String>)> = Vec::new();
-    // Every case that prices, and whether it is the chip's own.
+    // Every case that prices, and whether it is the chip's own; the fitted chip and each
+    // file the cases name shared by their rows.
     let mut rows: Vec<Priced> = Vec::new();
+    let mut loads = Loads::default();
+    let fitted = Arc::new(chip.clone());
     for case in cases {
         let index = match chips.iter().position(|(name, _)| *name == case.chip) {
             Some(i) => i,
@@ -173,7 +177,7 @@ fn load_rows(
         let used =
             own || family.is_some_and(|f| matches!(case_chip, Ok(c) if c.family() == Some(f)));
         let (id, line) = (case.id.clone(), case.line);
-        match Row::new(case, cases_file, own.then_some(chip)) {
+        match Row::new(case, cases_file, own.then_some(&fitted), &mut loads) {
             Ok(row) => rows.push((row, own)),
             // A case the fit does not use only informs the prior: one that cannot be priced
             // is left out of it.

@@ -10,7 +10,9 @@ mod fields;
 mod serving;
 mod serving_predict;
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use cases::{read_case_file, read_cases, Case, CaseFile, Metric};
 pub use fields::parse_request;
@@ -122,10 +124,12 @@ fn resolve(name: &str, kind: FileKind, cases_file: &Path) -> Result<Source, Erro
 
 /// Prices every case in `mode`. A case that cannot be priced is an outcome with the reason.
 pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome> {
+    let mut loads = Loads::default();
     cases
         .into_iter()
         .map(|case| {
-            let predicted = prepare(&case, cases_file, mode).and_then(|p| p.predict(&p.chip));
+            let predicted =
+                prepare_with(&case, cases_file, mode, &mut loads).and_then(|p| p.predict(&p.chip));
             outcome(case, predicted)
         })
         .collect()
@@ -178,12 +182,55 @@ pub fn case_chip(case: &Case, cases_file: &Path) -> Result<Chip, Error> {
     Chip::load(&resolve(&case.chip, FileKind::Chip, cases_file)?)
 }
 
+/// The chips and workloads the cases of one case file name, each loaded once and shared by
+/// every case that names it: a case file's rows name a few files many times, and a row then
+/// holds its scenario alone, so that a fit of 10^5 rows loads and holds a few files, not 10^5
+/// copies of them. A name that does not load is tried again by the next case naming it.
+#[derive(Default)]
+pub struct Loads {
+    chips: HashMap<String, Arc<Chip>>,
+    workloads: HashMap<String, Arc<Workload>>,
+    loaded: usize,
+}
+
+impl Loads {
+    /// The chip `case` names, loaded by the first case that names it.
+    pub fn chip(&mut self, case: &Case, cases_file: &Path) -> Result<Arc<Chip>, Error> {
+        if let Some(chip) = self.chips.get(&case.chip) {
+            return Ok(Arc::clone(chip));
+        }
+        let chip = Arc::new(case_chip(case, cases_file)?);
+        self.loaded += 1;
+        self.chips.insert(case.chip.clone(), Arc::clone(&chip));
+        Ok(chip)
+    }
+
+    /// The workload `case` names, loaded by the first case that names it.
+    pub fn workload(&mut self, case: &Case, cases_file: &Path) -> Result<Arc<Workload>, Error> {
+        if let Some(workload) = self.workloads.get(&case.workload) {
+            return Ok(Arc::clone(workload));
+        }
+        let source = resolve(&case.workload, FileKind::Workload, cases_file)?;
+        let workload = Arc::new(Workload::load(&source)?);
+        self.loaded += 1;
+        self.workloads
+            .insert(case.workload.clone(), Arc::clone(&workload));
+        Ok(workload)
+    }
+
+    /// Files loaded so far (each chip and workload once, whatever the number of cases).
+    pub fn loaded(&self) -> usize {
+        self.loaded
+    }
+}
+
 /// A case ready to price: its chip, workload and scenario loaded and resolved once, so that a
-/// fit can price it again with other constants.
+/// fit can price it again with other constants. The chip and workload are shared with every
+/// case of the same [`Loads`].
 pub struct Prepared {
     /// The chip the case names.
-    pub chip: Chip,
-    workload: Workload,
+    pub chip: Arc<Chip>,
+    workload: Arc<Workload>,
     scenario: Scenario,
     request: Option<(u64, u64)>,
     metric: Metric,
@@ -191,8 +238,19 @@ pub struct Prepared {
 
 /// Loads what `case` names and resolves its scenario in `mode`.
 pub fn prepare(case: &Case, cases_file: &Path, mode: Mode) -> Result<Prepared, Error> {
-    let chip = case_chip(case, cases_file)?;
-    let workload = Workload::load(&resolve(&case.workload, FileKind::Workload, cases_file)?)?;
+    prepare_with(case, cases_file, mode, &mut Loads::default())
+}
+
+/// [`prepare`], the chip and workload taken from `loads` (loaded there by the first case that
+/// names them).
+pub fn prepare_with(
+    case: &Case,
+    cases_file: &Path,
+    mode: Mode,
+    loads: &mut Loads,
+) -> Result<Prepared, Error> {
+    let chip = loads.chip(case, cases_file)?;
+    let workload = loads.workload(case, cases_file)?;
     let spec = spec_of(
         &workload,
         &case.sets,

@@ -173,7 +173,7 @@ pub(crate) fn run(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
 
     let file = plan.stream()?;
     let bar = progress_bar(total, args.quiet);
-    let cancel = cancel_on_ctrl_c(file.as_ref().map(|f| f.temp_path().to_owned()));
+    let cancel = cancel_on_ctrl_c(file.as_ref().and_then(|f| f.temp().try_clone().ok()));
     let options = sweep::SweepOptions {
         skip_invalid: args.skip_invalid,
         request: args.request,

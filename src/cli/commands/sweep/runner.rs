@@ -3,14 +3,14 @@
 //! Parquet writer where asked), and what it tells on stderr when it ends.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::export::atomic::AtomicFile;
+use crate::export::atomic::{AtomicFile, TempFile};
 #[cfg(feature = "parquet")]
 use crate::export::stream::StreamFormat;
 use crate::export::stream::SweepRows;
@@ -80,7 +80,7 @@ pub(super) fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
 }
 
 /// A flag the first Ctrl-C sets, so the sweep stops after the chunk in flight.
-pub(super) fn cancel_on_ctrl_c(temp: Option<PathBuf>) -> Arc<AtomicBool> {
+pub(super) fn cancel_on_ctrl_c(temp: Option<TempFile>) -> Arc<AtomicBool> {
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     // A second Ctrl-C ends at once: the final file is still never half-written, and the
@@ -88,7 +88,7 @@ pub(super) fn cancel_on_ctrl_c(temp: Option<PathBuf>) -> Arc<AtomicBool> {
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
             if let Some(temp) = &temp {
-                let _ = std::fs::remove_file(temp);
+                temp.remove();
             }
             std::process::exit(130);
         }
