@@ -231,16 +231,7 @@ fn the_token_is_required_when_set_and_accepted_when_right() {
 
 #[test]
 fn a_server_other_machines_reach_prints_a_random_token_and_a_warning() {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
-        .args(["ui", "--port", "0", "--host", "0.0.0.0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, line) = spawn_ui_line(&["--host", "0.0.0.0"]);
     child.kill().unwrap();
     child.wait().unwrap();
     let token = line
@@ -453,8 +444,8 @@ fn a_client_that_never_reads_its_answers_is_dropped() {
     assert_eq!(server.send("GET", "/api/chips", b"").0, 200);
 }
 
-/// `stepcost ui` with `flags`, its stderr kept, and its port.
-fn spawn_ui(flags: &[&str]) -> (Child, u16) {
+/// `stepcost ui` with `flags`, its stderr kept, and the line it printed its address on.
+fn spawn_ui_line(flags: &[&str]) -> (Child, String) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
         .args(["ui", "--port", "0"])
         .args(flags)
@@ -466,6 +457,12 @@ fn spawn_ui(flags: &[&str]) -> (Child, u16) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    (child, line)
+}
+
+/// `stepcost ui` with `flags`, its stderr kept, and its port.
+fn spawn_ui(flags: &[&str]) -> (Child, u16) {
+    let (child, line) = spawn_ui_line(flags);
     let port = line
         .split("127.0.0.1:")
         .nth(1)

@@ -42,6 +42,7 @@ pub use band::{simulate_band, SimBand};
 pub use clock::CONTEXT_GRID;
 pub use instance::BLOCK_TOKENS;
 pub use requests::{read_trace, Arrivals, Horizon, Lengths, Request, MAX_REQUESTS};
+#[cfg(feature = "cli")]
 pub(crate) use setup::check_config;
 pub use setup::simulate;
 
