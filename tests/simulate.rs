@@ -332,7 +332,8 @@ fn bad_input_is_refused_with_what_was_wrong_and_nothing_written() {
         ),
         (
             &["--rate", "1", "--burstiness", "0"],
-            "--burstiness 0: a burstiness is a positive number (1 is Poisson)",
+            "--burstiness 0: out of range: expected from 0.001 to 1000: a gamma shape: 1 is Poisson, \
+             below it burstier (gaps' spread 1/sqrt(shape)), above it more even",
         ),
         (
             &["--rate", "1", "--arrival", "uniform", "--burstiness", "4"],

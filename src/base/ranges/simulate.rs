@@ -34,6 +34,14 @@ pub const SIM_REQUESTS: Range = range(
     2e7,
     "requests in one run, each held in memory (about 100 bytes) until the report",
 );
+/// `simulate --burstiness`: the shape of the gamma distribution arrival gaps are drawn from.
+pub const SIM_BURSTINESS: Range = range(
+    "--burstiness",
+    "",
+    1e-3,
+    1e3,
+    "a gamma shape: 1 is Poisson, below it burstier (gaps' spread 1/sqrt(shape)), above it more even",
+);
 /// A trace's `arrival_s`: when a request arrives on the trace's own clock.
 pub const TRACE_ARRIVAL: Range = range(
     "arrival_s (trace)",

@@ -39,7 +39,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_enum, default_value_t = ArrivalArg::Poisson)]
     arrival: ArrivalArg,
     /// Gaps from a gamma distribution of this shape, as vLLM's `bench serve --burstiness`:
-    /// 1 is Poisson, larger more evenly paced, smaller burstier
+    /// 1 is Poisson, larger more evenly paced, smaller burstier (0.001 to 1000)
     #[arg(
         long,
         value_name = "F",

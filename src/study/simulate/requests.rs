@@ -132,11 +132,9 @@ pub(super) fn requests(
     };
     check_horizon(horizon)?;
     if let Arrivals::Gamma { burstiness, .. } = arrivals {
-        if !(burstiness.is_finite() && *burstiness > 0.0) {
-            return Err(Error::value(format!(
-                "--burstiness {burstiness}: a burstiness is a positive number (1 is Poisson)"
-            )));
-        }
+        (ranges::SIM_BURSTINESS.check(*burstiness)).map_err(|e| {
+            Error::value(format!("--burstiness {}: {e}", ranges::quoted(*burstiness)))
+        })?;
     }
     ranges::REQUEST_RATE
         .check(rate)
