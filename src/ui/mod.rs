@@ -127,6 +127,7 @@ pub(crate) fn serve(options: &Options) -> Result<Stop> {
     if access.token.is_none() && !options.host.is_loopback() {
         access.token = Some(origin::random_token()?);
     }
+    bound_allocator_arenas();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -162,6 +163,24 @@ pub(crate) fn serve(options: &Options) -> Result<Stop> {
     // process (dropping the runtime would wait for it).
     runtime.shutdown_background();
     stop
+}
+
+/// Caps glibc's malloc arenas at two per core. Each request's work runs on one of tokio's
+/// blocking threads, and glibc gives each new thread its own arena, up to eight per core,
+/// each keeping its freed pages. In the load test (`ui_load`, 200 clients, debug build) the
+/// server's peak RSS was 150-220 MiB with the default and 90-114 MiB with this cap, serving
+/// about a tenth fewer requests (the threads share fewer arenas).
+fn bound_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let arenas = libc::c_int::try_from(2 * cores).unwrap_or(libc::c_int::MAX);
+        // SAFETY: mallopt only sets a tunable of the allocator; called before the server's
+        // threads start. Its failure (0) leaves the default, which is only more memory.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas);
+        }
+    }
 }
 
 /// Opens `url` in the default browser; a system without one gets a note, not an error.

@@ -77,7 +77,8 @@ impl State {
             let extra = Arc::clone(&self.held).try_acquire_many_owned(more).map_err(|_| {
                 ApiError::with_status(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "the server holds as many answers as it may for clients that have not read                      them yet; try again",
+                    "the server holds as many answers as it may for clients that have not read them yet; \
+                     try again",
                 )
             })?;
             held.merge(extra);
