@@ -13,6 +13,7 @@ use crate::core::scenario::Scenario;
 use crate::core::workload::Workload;
 use crate::study::simulate::{
     simulate, Arrivals, Horizon, LatencyBounds, Lengths, PrefillApart, Router, SimConfig,
+    MAX_REQUESTS,
 };
 
 /// Requests one check simulates.
@@ -28,7 +29,7 @@ pub const CHECK_MOST_ADDED: u64 = 8;
 /// With prefill together, one instance at its share of the rate ([`CHECK_REQUESTS`]
 /// requests) stands for all; an instance is added while a bound is missed. With prefill
 /// apart the whole fleet is simulated (its two pools' instances, [`CHECK_REQUESTS`] requests
-/// per decode instance, each pool routing to its least-loaded instance): a missed TTFT adds
+/// per decode instance up to [`MAX_REQUESTS`] in all, each pool routing to its least-loaded instance): a missed TTFT adds
 /// a prefill instance (TTFT is the prefill side's), a missed TPOT or a growing queue a
 /// decode instance.
 pub(super) fn check_fleet(
@@ -137,7 +138,8 @@ fn check_config(
             slo.rate_per_s,
             decode as u32,
             Router::LeastLoaded,
-            CHECK_REQUESTS * decode,
+            // At most what one run holds: past 10,000 decode instances each gets fewer.
+            (CHECK_REQUESTS * decode).min(MAX_REQUESTS as u64),
         ),
     };
     Ok(SimConfig {
