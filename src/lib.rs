@@ -192,6 +192,16 @@ pub mod cost {
     pub use crate::core::cost::{CostGap, CostModel, CostView, Costing, StepCost};
 }
 
+pub mod engine {
+    //! The serving software over the chip, as expected mode prices it: host work and what of
+    //! it the GPU hides, graph capture, all-reduce choice, admission, batching limits, what
+    //! the type choices expand to, kernel paths, and the speculative and pipeline schedules.
+    pub use crate::core::engine::{
+        Admission, AllReduceAlgorithm, AllReduceRule, BatchLimits, Engine, EngineTerms, GemmPaths,
+        HostWork, KernelPath, KvDequant, Launches, PipelineSchedule, QuantChoices, SpecCycle,
+    };
+}
+
 pub mod sweep {
     //! Grids of scenarios (chips x params x types x fusion plans) priced in parallel and
     //! streamed in product order into any [`RowSink`]: CSV, JSON Lines, Parquet, typed tables.

@@ -3,6 +3,7 @@
 
 pub(crate) mod chip;
 pub(crate) mod cost;
+pub(crate) mod engine;
 pub mod expr;
 pub(crate) mod scenario;
 pub mod timing;
