@@ -234,6 +234,7 @@ fn model_scenario() -> impl Strategy<Value = (String, String, stepcost::Scenario
                     },
                     overlap_comm: false,
                     memory_utilization: None,
+                    engine: None,
                 };
                 (w.to_owned(), c.to_owned(), spec)
             },

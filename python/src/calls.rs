@@ -61,6 +61,7 @@ fn spec(
         mode: inputs::mode(mode)?,
         overlap_comm,
         memory_utilization: memory_utilization_flag(memory_utilization)?,
+        engine: None,
     })
 }
 

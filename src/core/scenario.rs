@@ -5,6 +5,7 @@
 //! until it is resolved.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -12,6 +13,7 @@ use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
+use crate::core::engine::Engine;
 use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
 
@@ -83,6 +85,9 @@ pub struct Scenario {
     overlap_comm: bool,
     /// In the range of `--memory-utilization` (`ranges::MEMORY_UTILIZATION`).
     memory_utilization: f64,
+    /// The serving software expected mode prices for; `None`: the abstract stack of the chip
+    /// file's fitted constants.
+    engine: Option<Arc<Engine>>,
     /// The workload's params: every override's index is below it.
     params: usize,
     /// The workload's fusion plans: `fusion` is below it.
@@ -105,6 +110,8 @@ pub struct ScenarioSpec {
     pub overlap_comm: bool,
     /// Default: [`DEFAULT_MEMORY_UTILIZATION`].
     pub memory_utilization: Option<f64>,
+    /// The serving software (`--engine`); `None`: the chip file's fitted constants.
+    pub engine: Option<Arc<Engine>>,
 }
 
 impl Scenario {
@@ -118,6 +125,7 @@ impl Scenario {
             mode: Mode::default(),
             overlap_comm: false,
             memory_utilization: DEFAULT_MEMORY_UTILIZATION,
+            engine: None,
             params: workload.params.len(),
             plans: workload.fusion_plans.len(),
         }
@@ -140,6 +148,7 @@ impl Scenario {
         if let Some(u) = spec.memory_utilization {
             scenario.set_memory_utilization(u)?;
         }
+        scenario.set_engine(spec.engine.clone());
         Ok(scenario)
     }
 
@@ -172,6 +181,17 @@ impl Scenario {
     /// `gpu_memory_utilization`), from 0.01 to 1.
     pub fn memory_utilization(&self) -> f64 {
         self.memory_utilization
+    }
+
+    /// The serving software expected mode prices for; `None`: the chip file's fitted
+    /// constants (an abstract stack). Roofline mode reads none of it.
+    pub fn engine(&self) -> Option<&Engine> {
+        self.engine.as_deref()
+    }
+
+    /// Chooses the serving software expected mode prices for.
+    pub fn set_engine(&mut self, engine: Option<Arc<Engine>>) {
+        self.engine = engine;
     }
 
     /// `Ok` where `workload` has the params and fusion plans the scenario was resolved against

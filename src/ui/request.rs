@@ -181,6 +181,7 @@ impl ScenarioRequest {
             mode: self.mode(),
             overlap_comm: self.overlap_comm,
             memory_utilization,
+            engine: None,
         })
     }
 

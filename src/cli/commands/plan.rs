@@ -180,6 +180,7 @@ fn spec(args: &PlanArgs) -> ScenarioSpec {
         mode: args.mode.into(),
         overlap_comm: false,
         memory_utilization: args.memory_utilization,
+        engine: None,
     }
 }
 

@@ -125,6 +125,7 @@ pub(crate) fn run(args: ServingArgs) -> Result<()> {
         mode: args.mode.into(),
         overlap_comm: false,
         memory_utilization: args.memory_utilization,
+        engine: None,
     };
     let scenario = Scenario::resolve(&workload, &spec(args.sets.clone()))?;
     let draft_workload = match args.draft.as_deref() {

@@ -54,6 +54,7 @@ impl ScenarioArgs {
             mode: self.mode.into(),
             overlap_comm: self.overlap_comm,
             memory_utilization: self.memory_utilization,
+            engine: None,
         }
     }
 }

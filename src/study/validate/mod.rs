@@ -296,6 +296,7 @@ fn spec_of(
         mode,
         overlap_comm: false,
         memory_utilization: None,
+        engine: None,
     })
 }
 
