@@ -102,7 +102,9 @@ pub mod chip {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::base::chip_field::ChipField;
-    pub use crate::core::chip::{Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect};
+    pub use crate::core::chip::{
+        Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PowerBasis, PurchaseBasis,
+    };
 
     /// The ids of the built-in chips, sorted.
     pub fn builtin() -> impl Iterator<Item = &'static str> {
@@ -189,7 +191,9 @@ pub mod cost {
     //! ```
     pub use crate::core::cost::book::{PriceBook, Quote};
     pub use crate::core::cost::settings::CostSettings;
-    pub use crate::core::cost::{CostGap, CostModel, CostView, Costing, StepCost};
+    pub use crate::core::cost::{
+        CostGap, CostModel, CostView, Costing, StepCost, TcoParts, TcoTerms, HOST_USD, HOST_W,
+    };
 }
 
 pub mod engine {

@@ -167,3 +167,30 @@ fn every_chip_prices_a_fixed_cost_per_kernel() {
         assert!(c.expected().unwrap().dram_latency_s > 0.0, "{id}");
     }
 }
+
+#[test]
+fn the_catalogue_refuses_a_file_without_its_purchase_and_power_bases() {
+    let without =
+        "name: t\nmemory: {capacity: 80 GB, bandwidth: 2 TB/s}\nmatrix: {bf16: 1 PFLOPS}\n\
+                   power: 1000 W\nprice: {purchase: 20000 USD}\n";
+    let source = stepcost::Source::from_text("t.yaml", without);
+    // a user's file may leave them out
+    assert!(Chip::load(&source).is_ok());
+    let refused = Chip::load_catalogue(&source).unwrap_err().to_string();
+    assert!(refused.contains("price.purchase_basis"), "{refused}");
+    assert!(refused.contains("power_basis"), "{refused}");
+    let with = without
+        .replace("power: 1000 W\n", "power: 1000 W\npower_basis: system\n")
+        .replace("20000 USD}", "20000 USD, purchase_basis: system}");
+    let source = stepcost::Source::from_text("t.yaml", &with);
+    assert!(Chip::load_catalogue(&source).is_ok());
+    // every built-in file passes the catalogue's rules
+    for id in stepcost::chip::builtin() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("hardware/{id}.yaml")),
+        )
+        .unwrap();
+        let source = stepcost::Source::from_text(&format!("{id}.yaml"), &text);
+        assert!(Chip::load_catalogue(&source).is_ok(), "{id}");
+    }
+}

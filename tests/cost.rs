@@ -134,8 +134,11 @@ fn tco_by_hand_for_h200() {
         .1;
     let purchase = number(field(&text, "  purchase:").unwrap().0);
     let power_w = number(field(&text, "power:").unwrap().0);
-    // DGX H200: 10.2 kW over 8 GPUs
+    // DGX H200: 10.2 kW over 8 GPUs, on the system basis; a street price per GPU, on the
+    // accelerator's
     assert_eq!((purchase, power_w), (35_000.0, 10_200.0 / 8.0));
+    assert_eq!(field(&text, "power_basis:").unwrap().0, "system");
+    assert_eq!(field(&text, "  purchase_basis:").unwrap().0, "accelerator");
     let args = [
         "run",
         "llama-3.1-70b",
@@ -147,12 +150,44 @@ fn tco_by_hand_for_h200() {
         "batch=8",
         "--cost",
         "tco",
+        "--years",
+        "5",
+        "--rate-of-capital",
+        "0.08",
+        "--pue",
+        "1.2",
+        "--usd-per-kwh",
+        "0.12",
+        "--usd-per-kw-month",
+        "150",
+        "--tco-utilization",
+        "0.6",
+        "--network-usd-per-gbps",
+        "12",
     ];
     let (header, row) = csv(&args);
     let num = |c: &str| cell(&header, &row, c).parse::<f64>().unwrap();
-    // 35,000 / (4 x 8760 h) + 1.275 kW x 1.3 x 0.10 USD/kWh = 0.99886 + 0.16575 = 1.16461 USD/h
-    let usd_per_hour = 35_000.0 / (4.0 * 8760.0) + 1.275 * 1.3 * 0.10;
-    assert_close(num("usd_per_hour"), usd_per_hour, 1e-12);
+    // capex: the GPU plus the host share of an 8-GPU server (a 317,000 USD 8 x H100 server
+    // less 8 x 30,000 USD GPUs, over 8), as an annuity at 8 % over 5 years
+    let system_usd = 35_000.0 + (317_000.0 - 240_000.0) / 8.0;
+    let annuity = 0.08 / (1.0 - 1.08f64.powi(-5));
+    let capex = system_usd * annuity / 8760.0;
+    // network: 400 Gb/s of NIC per GPU at 12 USD per Gb/s, the same annuity
+    let network = 400.0 * 12.0 * annuity / 8760.0;
+    // power at the wall: 1.275 kW x PUE 1.2 x 0.12 USD/kWh; colo: 1.275 kW x 150 x 12 / 8760
+    let power = 1.275 * 1.2 * 0.12;
+    let colo = 1.275 * 150.0 * 12.0 / 8760.0;
+    for (column, want) in [
+        ("capex_usd_per_hour", capex),
+        ("network_usd_per_hour", network),
+        ("power_usd_per_hour", power),
+        ("colo_usd_per_hour", colo),
+    ] {
+        assert_close(num(column), want, 1e-9);
+    }
+    // 60 % of hours served: each served hour pays for 1 / 0.6 calendar hours
+    let usd_per_hour = (capex + network + power + colo) / 0.6;
+    assert_close(num("usd_per_hour"), usd_per_hour, 1e-9);
     // decode: 8 sequences, one token each per step
     let tokens_per_s = 8.0 / (num("step_time_us") * 1e-6);
     assert_close(
@@ -162,23 +197,57 @@ fn tco_by_hand_for_h200() {
     );
     assert_close(
         num("tokens_per_kwh"),
-        tokens_per_s * 3600.0 / (1.275 * 1.3),
+        tokens_per_s * 3600.0 / (1.275 * 1.2),
+        1e-9,
+    );
+    assert_close(
+        num("tokens_per_s_per_mw"),
+        tokens_per_s / (1.275e-3 * 1.2),
         1e-9,
     );
     assert_eq!(cell(&header, &row, "cost_basis"), "tco");
-    // other assumptions move it as the formula says
-    let more: Vec<&str> = args
-        .iter()
-        .copied()
-        .chain(["--years", "2", "--pue", "1", "--usd-per-kwh", "0.2"])
-        .collect();
-    let (header, row) = csv(&more);
-    let expected = 35_000.0 / (2.0 * 8760.0) + 1.275 * 1.0 * 0.2;
+    assert_eq!(cell(&header, &row, "cost_note"), "");
+}
+
+#[test]
+fn a_tdp_chip_gets_the_hosts_watts_and_a_users_chip_says_what_is_missing() {
+    // MI300X: a 750 W TDP, to which the TCO adds a DGX H100's host share per GPU, (10,200 W
+    // - 8 x 700 W) / 8 = 575 W; 15,000 USD plus the host share 9,625 USD
+    let args = ["run", "llama-3.1-8b", "--chip", "mi300x", "--cost", "tco"];
+    let (header, row) = csv(&args);
+    let num = |c: &str| cell(&header, &row, c).parse::<f64>().unwrap();
+    let kw = (750.0 + (10_200.0 - 5_600.0) / 8.0) / 1e3;
+    assert_close(num("power_usd_per_hour"), kw * 1.3 * 0.10, 1e-9);
+    assert_close(num("colo_usd_per_hour"), kw * 195.94 * 12.0 / 8760.0, 1e-9);
+    let annuity = 0.10 / (1.0 - 1.1f64.powi(-4));
     assert_close(
-        cell(&header, &row, "usd_per_hour").parse().unwrap(),
-        expected,
-        1e-12,
+        num("capex_usd_per_hour"),
+        (15_000.0 + 9_625.0) * annuity / 8760.0,
+        1e-9,
     );
+    // a user's file without the bases: the TCO is computed and says which basis is missing
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.yaml");
+    std::fs::write(
+        &path,
+        "name: mine\nmemory: {capacity: 80 GB, bandwidth: 2 TB/s}\nmatrix: {bf16: 1 PFLOPS}\nvector: {bf16: 100 TFLOPS}\n\
+         power: 1000 W\nprice: {purchase: 20000 USD}\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "llama-3.1-8b",
+        "--mode",
+        "roofline",
+        "--chip",
+        path.to_str().unwrap(),
+    ];
+    let (header, row) = csv(&[args.as_slice(), &["--cost", "tco"]].concat());
+    assert_eq!(
+        cell(&header, &row, "cost_note"),
+        "tco: no purchase_basis (capex may lack the host share), no power_basis (power may lack the host share)"
+    );
+    assert!(!cell(&header, &row, "usd_per_hour").is_empty());
 }
 
 #[test]
@@ -235,8 +304,15 @@ fn a_buyers_prices_replace_the_files() {
         book,
         "--cost",
         "tco",
+        "--rate-of-capital",
+        "0",
+        "--usd-per-kw-month",
+        "0",
+        "--network-usd-per-gbps",
+        "0",
     ]);
-    // 17,520 / 35,040 h + 1 kW x 1.3 x 0.10 = 0.5 + 0.13
+    // straight division, no rent, no network: 17,520 / 35,040 h + 1 kW x 1.3 x 0.10 = 0.5 +
+    // 0.13 (a buyer's figures name no basis: none of the host's shares is added)
     assert_close(
         cell(&header, &row, "usd_per_hour").parse().unwrap(),
         0.63,

@@ -120,7 +120,13 @@ fn every_purchase_and_power_figure_names_its_source() {
 
 #[test]
 fn tco_by_hand_for_a_chip_with_a_systems_share_and_one_with_a_tdp() {
-    for (chip, purchase_usd, power_kw) in [("b200", 40_000.0, 1.7875), ("mi300x", 15_000.0, 0.75)] {
+    // (purchase, power in kW as the TCO takes them: the host's shares added to a part sold
+    // or rated alone, 9,625 USD and 0.575 kW; docs/sources.md T3, T4)
+    for (chip, purchase_usd, power_kw) in [
+        ("b200", 40_000.0 + 9_625.0, 1.7875),
+        ("mi300x", 15_000.0 + 9_625.0, 0.75 + 0.575),
+        ("gb200", 3_100_000.0 / 72.0, 1.667),
+    ] {
         let out = stepcost()
             .args(["run", "llama-3.1-8b", "--chip", chip, "--cost", "tco"])
             .args(["--format", "csv"])
@@ -128,8 +134,13 @@ fn tco_by_hand_for_a_chip_with_a_systems_share_and_one_with_a_tdp() {
             .success();
         let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
         let usd_per_hour: f64 = cell(&header, &rows[0], "usd_per_hour").parse().unwrap();
-        // purchase / (4 years x 8760 h) + kW x PUE 1.3 x 0.10 USD/kWh
-        let expected = purchase_usd / (4.0 * 8760.0) + power_kw * 1.3 * 0.10;
-        assert_close(usd_per_hour, expected, 1e-12);
+        // an annuity at 10 % over 4 years, 400 Gb/s x 10.61875 USD the same way, kW x PUE 1.3
+        // x 0.10 USD/kWh, kW x 195.94 USD per kW-month
+        let annuity = 0.10 / (1.0 - 1.1f64.powi(-4)) / 8760.0;
+        let network = 400.0 * (1_728_000.0 + 2_621_440.0) / 1024.0 / 400.0;
+        let expected = (purchase_usd + network) * annuity
+            + power_kw * 1.3 * 0.10
+            + power_kw * 195.94 * 12.0 / 8760.0;
+        assert_close(usd_per_hour, expected, 1e-9);
     }
 }

@@ -69,6 +69,8 @@ fn table(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
         header.push(format!("{d} ridge"));
     }
     header.push("fabric".to_owned());
+    header.push("bought as".to_owned());
+    header.push("power as".to_owned());
     header.push("SKU".to_owned());
     let mut table = Table::new();
     table.load_style(presets::UTF8_BORDERS_ONLY);
@@ -96,6 +98,8 @@ fn table(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
             }
         }
         row.push(fabric_cell(chip));
+        row.push(chip.purchase_basis().map_or("-", |b| b.name()).to_owned());
+        row.push(chip.power_basis().map_or("-", |b| b.name()).to_owned());
         row.push(chip.sku.clone());
         table.add_row(row);
     }
@@ -108,6 +112,9 @@ fn table(out: &mut dyn Write, chips: &[Chip]) -> io::Result<()> {
          (`vendor_gib`) or the marketed figure (`marketed`); reserve is the runtime's share of it;\n\
          fabric: the scale-up fabric, its rate per direction and chips per domain; (announced):\n\
          a roadmap part, left out of `--chip all` unless `--include-announced`;\n\
+         bought as / power as: what the purchase price buys and the power measures (`system`: a\n\
+         server or rack per accelerator; `accelerator`: the part alone, to which the TCO adds the\n\
+         host's share; `not-sold`: rented only);\n\
          `--format csv` lists every data type, prices and power"
     )
 }

@@ -13,10 +13,14 @@ pub(super) fn cost_line<'a>(
 ) -> String {
     match model.view() {
         CostView::Tco => format!(
-            "cost: tco, {} y, PUE {}, {:.2} USD/kWh, 100 % utilisation (purchase / (years x 8760 h) + power x PUE x USD/kWh)",
+            "cost: tco, {} y at {} % capital, PUE {}, {:.2} USD/kWh, {:.2} USD/kW-month, {:.2} USD per Gb/s of network, {} % utilisation ((capex + network + power + colo of the system per accelerator) / utilisation)",
             model.years(),
+            model.rate_of_capital() * 100.0,
             model.pue(),
-            model.usd_per_kwh()
+            model.usd_per_kwh(),
+            model.usd_per_kw_month(),
+            model.network_usd_per_gbps(),
+            model.tco_utilization() * 100.0,
         ),
         CostView::Cloud => {
             let mut seen: Vec<&str> = Vec::new();
@@ -50,6 +54,21 @@ pub(super) fn cost_rows(row: &mut dyn FnMut(&str, String), s: &StepSummary) {
         (Some(note), _) => row("cost", note.to_string()),
         (None, Some(usd)) => {
             row("cost per hour", format!("{usd:.2} USD ({})", s.cost.basis));
+            if let (crate::core::cost::CostView::Tco, Some(p)) = (s.cost.basis, &s.cost.parts) {
+                row(
+                    "  of which",
+                    format!(
+                        "capex {:.3}, network {:.3}, power {:.3}, colo {:.3} USD per calendar hour",
+                        p.capex_usd_per_hour,
+                        p.network_usd_per_hour,
+                        p.power_usd_per_hour,
+                        p.colo_usd_per_hour
+                    ),
+                );
+            }
+            if let Some(caveat) = &s.cost.caveat {
+                row("cost note", caveat.clone());
+            }
             if let Some(m) = s.cost.usd_per_million_tokens {
                 row("cost per million tokens", format!("{m:.3} USD"));
             }

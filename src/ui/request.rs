@@ -213,6 +213,7 @@ impl ScenarioRequest {
                 defaults.usd_per_kwh,
                 &ranges::COST_USD_PER_KWH,
             )?,
+            terms: defaults.terms,
             quotes: (self.price.iter())
                 .map(|t| flag("price", "CHIP=USD/h", t, parse_quote))
                 .collect::<Result<_, _>>()?,

@@ -52,6 +52,47 @@ pub const COST_USD_PER_KWH: Range = range(
     10.0,
     "a hundredth of a cent to 10 USD per kWh",
 );
+/// `--rate-of-capital`: the yearly cost of the money a purchase ties up, as a fraction.
+pub const COST_RATE_OF_CAPITAL: Range = range(
+    "--rate-of-capital",
+    "per year",
+    0.0,
+    1.0,
+    "0 (straight division over the years) to 100 % a year; GPU loans run 0.10-0.17",
+);
+/// `--usd-per-kw-month`: the facility's rent on provisioned power.
+pub const COST_USD_PER_KW_MONTH: Range = range(
+    "--usd-per-kw-month",
+    "USD/kW-month",
+    0.0,
+    2000.0,
+    "0 (an owned site, its cost elsewhere) to 2,000 USD per kW-month; about 196 in 2025",
+);
+/// `--tco-utilization`: the fraction of hours a fleet serves.
+pub const COST_TCO_UTILIZATION: Range = range(
+    "--tco-utilization",
+    "",
+    0.01,
+    1.0,
+    "1 % to every hour of the year",
+);
+/// `--network-usd-per-gbps`: the scale-out network's leaf and spine share per Gb/s of an
+/// accelerator's network bandwidth.
+pub const COST_NETWORK_USD_PER_GBPS: Range = range(
+    "--network-usd-per-gbps",
+    "USD per Gb/s",
+    0.0,
+    1000.0,
+    "0 (no scale-out network) to 1,000 USD per Gb/s; about 11 for a 400 Gb/s InfiniBand fabric",
+);
+/// `--power-budget-mw`: the power at the wall a plan's fleet may draw.
+pub const POWER_BUDGET_MW: Range = range(
+    "--power-budget-mw",
+    "MW",
+    1e-4,
+    1e4,
+    "100 W to 10 GW at the wall",
+);
 /// `--price CHIP=USD/h`: a buyer's own quote per chip-hour.
 pub const COST_QUOTE: Range = Range {
     field: "--price",

@@ -1,4 +1,5 @@
-//! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--price` and `--prices`: the flags of
+//! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--rate-of-capital`, `--usd-per-kw-month`,
+//! `--tco-utilization`, `--network-usd-per-gbps`, `--price` and `--prices`: the flags of
 //! [`CostSettings`] (their defaults its own) and a buyer's price book, put on the chips a
 //! command loaded.
 
@@ -13,13 +14,14 @@ use crate::base::source::Source;
 use crate::core::chip::Chip;
 use crate::core::cost::book::PriceBook;
 use crate::core::cost::settings::CostSettings;
-use crate::core::cost::CostView;
+use crate::core::cost::{CostView, TcoTerms};
 
 /// How a chip-hour is costed, and a buyer's own prices.
 #[derive(Args, Clone)]
 pub(crate) struct CostArgs {
     /// Cost view of the $ columns: `cloud` (the chip file's on-demand price on its basis) or
-    /// `tco` (purchase / (years x 8760 h) + power x PUE x USD per kWh, at 100 % utilisation)
+    /// `tco` (capex + network + power + colo of the system per accelerator, over
+    /// --tco-utilization)
     #[arg(long = "cost", value_enum, default_value_t = CostSettings::default().view.into())]
     pub(crate) view: CostArg,
     /// TCO: years the purchase is amortised over
@@ -34,6 +36,23 @@ pub(crate) struct CostArgs {
     #[arg(long, value_name = "USD", default_value_t = CostSettings::default().usd_per_kwh,
           value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KWH))]
     pub(crate) usd_per_kwh: f64,
+    /// TCO: yearly cost of capital; capex and network are annuities at this rate over --years
+    #[arg(long, value_name = "F", default_value_t = TcoTerms::default().rate_of_capital,
+          value_parser = |t: &str| number_in(t, &ranges::COST_RATE_OF_CAPITAL))]
+    pub(crate) rate_of_capital: f64,
+    /// TCO: the facility's rent per kW of provisioned (system) power and month
+    #[arg(long, value_name = "USD", default_value_t = TcoTerms::default().usd_per_kw_month,
+          value_parser = |t: &str| number_in(t, &ranges::COST_USD_PER_KW_MONTH))]
+    pub(crate) usd_per_kw_month: f64,
+    /// TCO: fraction of hours the fleet serves (a served hour pays for 1/F calendar hours);
+    /// not the cloud view, and apart from --memory-utilization
+    #[arg(long, value_name = "F", default_value_t = TcoTerms::default().tco_utilization,
+          value_parser = |t: &str| number_in(t, &ranges::COST_TCO_UTILIZATION))]
+    pub(crate) tco_utilization: f64,
+    /// TCO: the scale-out network's leaf and spine share per Gb/s of a chip's network
+    #[arg(long, value_name = "USD", default_value_t = TcoTerms::default().network_usd_per_gbps,
+          value_parser = |t: &str| number_in(t, &ranges::COST_NETWORK_USD_PER_GBPS))]
+    pub(crate) network_usd_per_gbps: f64,
     /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable; refused
     /// with --cost tco, which costs purchase and power: give those in --prices)
     #[arg(long = "price", value_name = "CHIP=USD/h", value_parser = parse_quote)]
@@ -83,6 +102,12 @@ impl CostArgs {
             years: self.years,
             pue: self.pue,
             usd_per_kwh: self.usd_per_kwh,
+            terms: TcoTerms {
+                rate_of_capital: self.rate_of_capital,
+                usd_per_kw_month: self.usd_per_kw_month,
+                tco_utilization: self.tco_utilization,
+                network_usd_per_gbps: self.network_usd_per_gbps,
+            },
             quotes: self.quotes.clone(),
         }
     }

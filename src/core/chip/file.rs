@@ -28,6 +28,8 @@ pub(super) struct ChipFile {
     pub(super) interconnect: Option<InterconnectFile>,
     pub(super) network: Option<NetworkFile>,
     pub(super) power: Option<Spanned<String>>,
+    /// What `power` measures: required in built-in files, checked in `cost`.
+    pub(super) power_basis: Option<Spanned<super::PowerBasis>>,
     pub(super) price: Option<PriceFile>,
     pub(super) expected: Option<ExpectedFile>,
 }
@@ -43,6 +45,8 @@ pub(super) struct PriceFile {
     /// Purchase price of the system `purchase_gpus` GPUs come in.
     pub(super) purchase: Option<Spanned<String>>,
     pub(super) purchase_gpus: Option<Spanned<u64>>,
+    /// What `purchase` buys: required in built-in files, checked in `cost`.
+    pub(super) purchase_basis: Option<Spanned<super::PurchaseBasis>>,
 }
 
 /// A standalone `expected:` section, as `stepcost fit` writes it.

@@ -17,12 +17,24 @@ use super::DEFAULT_RUNTIME_RESERVE_BYTES;
 use super::{Achievable, Cache, CapacityBasis, Chip, ChipStatus, Network, PeakTable, Support};
 
 impl Chip {
-    /// Parses and validates a chip file; every problem found is reported.
+    /// Parses and validates a chip file; every problem found is reported. A built-in file is
+    /// held to the catalogue's rules too ([`Chip::load_catalogue`]).
     pub fn load(source: &Source) -> Result<Chip, Error> {
+        Chip::load_checked(source, source.name.ends_with(" (built-in)"))
+    }
+
+    /// [`Chip::load`] with the built-in catalogue's rules, whatever the file's name: its
+    /// purchase price and power must name their basis (`price.purchase_basis`, `power_basis`).
+    pub fn load_catalogue(source: &Source) -> Result<Chip, Error> {
+        Chip::load_checked(source, true)
+    }
+
+    fn load_checked(source: &Source, catalogue: bool) -> Result<Chip, Error> {
         let file: ChipFile = source.parse().map_err(Error::Invalid)?;
         let mut check = Checker {
             source,
             problems: Vec::new(),
+            catalogue,
         };
         let memory = check.memory(&file.memory);
         let cache = file.cache.as_ref().and_then(|c| check.cache(c));
@@ -36,6 +48,7 @@ impl Chip {
         let network = file.network.as_ref().and_then(|n| check.network(n));
         let power_w = check.optional(&ranges::POWER, file.power.as_ref(), QuantityKind::Power);
         let prices = check.prices(file.price.as_ref());
+        let prices = check.bases(&file, prices);
         let reserve_bytes = check
             .optional(
                 &ranges::MEMORY_RESERVE,
@@ -92,6 +105,7 @@ impl Achievable {
         let mut check = Checker {
             source,
             problems: Vec::new(),
+            catalogue: false,
         };
         match check.achievable(&file.expected) {
             Some(a) if check.problems.is_empty() => Ok(a),
@@ -104,11 +118,19 @@ impl Achievable {
 pub(super) struct Checker<'a> {
     source: &'a Source,
     problems: Vec<Diagnostic>,
+    /// Whether the catalogue's rules apply (a built-in file).
+    catalogue: bool,
 }
 
 impl Checker<'_> {
     pub(super) fn problem(&mut self, origin: &Origin, message: impl Into<String>) {
         self.problems.push(self.source.problem(origin, message));
+    }
+
+    /// Whether the file is one of the built-in catalogue's, which must name what its prices and
+    /// power stand for.
+    pub(super) fn builtin(&self) -> bool {
+        self.catalogue
     }
 
     /// Problems found so far: a section checks whether it added any.

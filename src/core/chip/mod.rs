@@ -5,6 +5,7 @@
 //! This module owns `Chip`, its parts and its accessors; `file` holds the YAML's serde types,
 //! `load` turns a file into a validated `Chip` and `expected` checks its `expected:` section.
 
+mod basis;
 mod cost;
 mod expected;
 mod fabric;
@@ -22,6 +23,7 @@ use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
 use crate::core::cost::{CostGap, CostModel};
 
+pub use basis::{PowerBasis, PurchaseBasis};
 pub use fabric::{Fabric, Interconnect};
 
 /// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
@@ -94,6 +96,10 @@ pub(crate) struct ChipPrices {
     /// Purchase price of the system the chip comes in, and its GPUs.
     pub(crate) purchase_system_usd: Option<f64>,
     pub(crate) purchase_gpus: u64,
+    /// What the purchase price buys; `None` where the file does not say (a user's file).
+    pub(crate) purchase_basis: Option<PurchaseBasis>,
+    /// What the power figure measures; `None` where the file does not say.
+    pub(crate) power_basis: Option<PowerBasis>,
 }
 
 /// A unit's support for one data type.
@@ -350,6 +356,21 @@ impl Chip {
         self.power_w
     }
 
+    /// What the chip file's purchase price buys, where it says.
+    pub fn purchase_basis(&self) -> Option<PurchaseBasis> {
+        self.prices.purchase_basis
+    }
+
+    /// What the chip file's power figure measures, where it says.
+    pub fn power_basis(&self) -> Option<PowerBasis> {
+        self.prices.power_basis
+    }
+
+    /// Scale-out network bandwidth per chip, in bytes per second, where the file gives one.
+    pub fn network_bytes_per_s(&self) -> Option<f64> {
+        self.network.as_ref().map(|n| n.bandwidth_bytes_per_s)
+    }
+
     /// How this chip's hours are costed.
     pub fn cost_model(&self) -> CostModel {
         self.cost
@@ -373,16 +394,18 @@ impl Chip {
         self
     }
 
-    /// The chip at a buyer's own purchase price per GPU.
+    /// The chip at a buyer's own purchase price per GPU, whose basis the buyer does not say.
     pub fn with_purchase_price(mut self, usd_per_gpu: f64) -> Chip {
         self.prices.purchase_system_usd = Some(usd_per_gpu);
         self.prices.purchase_gpus = 1;
+        self.prices.purchase_basis = None;
         self
     }
 
-    /// The chip drawing `watts` (system power per GPU).
+    /// The chip drawing `watts` per GPU, whose basis the buyer does not say.
     pub fn with_power(mut self, watts: f64) -> Chip {
         self.power_w = Some(watts);
+        self.prices.power_basis = None;
         self
     }
 

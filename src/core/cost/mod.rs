@@ -1,11 +1,15 @@
 //! What a chip-hour costs: the cloud view (a price per hour on one provider's price basis) or
-//! the total cost of ownership (the purchase amortised over the years of service, plus the
-//! power the chip and its facility draw), both at 100 % utilisation.
+//! the total cost of ownership of one system per accelerator, in four parts ([`tco`]).
 //!
-//! TCO per chip-hour = purchase per GPU / (years x 8760 h) + power (kW) x PUE x USD per kWh.
+//! TCO per served chip-hour = (capex + network + power + colo) / TCO utilisation, where capex
+//! and network are annuities over the years at the rate of capital, power is system power x
+//! PUE x USD per kWh and colo is system power x USD per kW-month.
 
 pub(crate) mod book;
 pub(crate) mod settings;
+pub(crate) mod tco;
+
+pub use tco::{TcoParts, HOST_USD, HOST_W};
 
 use std::fmt;
 use std::sync::Arc;
@@ -54,18 +58,57 @@ pub struct CostModel {
     years: f64,
     pue: f64,
     usd_per_kwh: f64,
+    rate_of_capital: f64,
+    usd_per_kw_month: f64,
+    tco_utilization: f64,
+    network_usd_per_gbps: f64,
+}
+
+/// The TCO's terms beyond years, PUE and electricity: the rate of capital, the facility's
+/// rent, the fraction of hours served and the scale-out network's price per Gb/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TcoTerms {
+    /// Yearly cost of capital, as a fraction (0.10 = 10 % a year).
+    pub rate_of_capital: f64,
+    /// Facility rent per kW of provisioned power and month, in USD.
+    pub usd_per_kw_month: f64,
+    /// Fraction of hours the fleet serves (TCO only).
+    pub tco_utilization: f64,
+    /// Leaf and spine share of the scale-out network per Gb/s of a chip's network, in USD.
+    pub network_usd_per_gbps: f64,
+}
+
+impl Default for TcoTerms {
+    /// 10 % a year (GPU financing's low end, T1), 195.94 USD per kW-month (CBRE's 2025 North
+    /// American average, T2), every hour served, 10.62 USD per Gb/s (a 400 Gb/s InfiniBand
+    /// fabric's switches, cables and optics per GPU, T5): docs/sources.md, "Total cost of
+    /// ownership".
+    fn default() -> TcoTerms {
+        TcoTerms {
+            rate_of_capital: 0.10,
+            usd_per_kw_month: 195.94,
+            tco_utilization: 1.0,
+            // (1,728,000 USD of switches + 2,621,440 of cables) / 1,024 GPUs / 400 Gb/s (T5)
+            network_usd_per_gbps: (1_728_000.0 + 2_621_440.0) / 1024.0 / 400.0,
+        }
+    }
 }
 
 impl Default for CostModel {
-    /// Cloud view; for TCO 4 years, PUE 1.3 and 0.10 USD per kWh (stated assumptions: a
-    /// common depreciation period for servers, a modern air-cooled facility, an industrial
-    /// electricity price).
+    /// Cloud view; for TCO 4 years (a depreciation period GPU clouds use, T1), PUE 1.3 and
+    /// 0.10 USD per kWh (a modern air-cooled facility, an industrial electricity price), and
+    /// [`TcoTerms::default`].
     fn default() -> CostModel {
+        let t = TcoTerms::default();
         CostModel {
             view: CostView::Cloud,
             years: 4.0,
             pue: 1.3,
             usd_per_kwh: 0.10,
+            rate_of_capital: t.rate_of_capital,
+            usd_per_kw_month: t.usd_per_kw_month,
+            tco_utilization: t.tco_utilization,
+            network_usd_per_gbps: t.network_usd_per_gbps,
         }
     }
 }
@@ -111,6 +154,12 @@ pub struct StepCost {
     pub note: Option<CostGap>,
     /// Tokens per kWh the replica's chips draw, the facility's PUE included.
     pub tokens_per_kwh: Option<f64>,
+    /// Tokens per second per MW at the wall (system power x PUE).
+    pub tokens_per_s_per_mw: Option<f64>,
+    /// The replica's TCO parts per hour, whatever the view (`None`: a figure is missing).
+    pub parts: Option<TcoParts>,
+    /// A TCO figure whose basis the chip file does not name.
+    pub caveat: Option<String>,
 }
 
 impl StepCost {
@@ -130,6 +179,14 @@ impl StepCost {
             tokens_per_kwh: tokens_per_s
                 .zip(kwh_per_hour)
                 .map(|(rate, kwh)| rate * 3600.0 / kwh),
+            // kWh per hour is kW: tokens/s per kW x 1,000 = per MW.
+            tokens_per_s_per_mw: tokens_per_s
+                .zip(kwh_per_hour)
+                .map(|(rate, kw)| rate / kw * 1e3),
+            parts: model.tco_parts(chip).ok().map(|p| p.times(chips as f64)),
+            caveat: (model.view() == CostView::Tco)
+                .then(|| model.tco_caveat(chip))
+                .flatten(),
         }
     }
 }
@@ -169,6 +226,7 @@ impl CostModel {
             years,
             pue,
             usd_per_kwh,
+            ..CostModel::default()
         })
     }
 
@@ -192,6 +250,60 @@ impl CostModel {
         self.usd_per_kwh
     }
 
+    /// The model with the TCO's other terms, each inside its range, or the first that is not.
+    pub fn with_terms(self, terms: TcoTerms) -> Result<CostModel, Error> {
+        let check = |range: &Range, v: f64| {
+            range
+                .check(v)
+                .map_err(|e| Error::value(format!("{} {v}: {e}", range.field)))
+        };
+        check(&ranges::COST_RATE_OF_CAPITAL, terms.rate_of_capital)?;
+        check(&ranges::COST_USD_PER_KW_MONTH, terms.usd_per_kw_month)?;
+        check(&ranges::COST_TCO_UTILIZATION, terms.tco_utilization)?;
+        check(
+            &ranges::COST_NETWORK_USD_PER_GBPS,
+            terms.network_usd_per_gbps,
+        )?;
+        Ok(CostModel {
+            rate_of_capital: terms.rate_of_capital,
+            usd_per_kw_month: terms.usd_per_kw_month,
+            tco_utilization: terms.tco_utilization,
+            network_usd_per_gbps: terms.network_usd_per_gbps,
+            ..self
+        })
+    }
+
+    /// The TCO's terms beyond years, PUE and electricity.
+    pub fn terms(&self) -> TcoTerms {
+        TcoTerms {
+            rate_of_capital: self.rate_of_capital,
+            usd_per_kw_month: self.usd_per_kw_month,
+            tco_utilization: self.tco_utilization,
+            network_usd_per_gbps: self.network_usd_per_gbps,
+        }
+    }
+
+    /// Yearly cost of capital, as a fraction.
+    pub fn rate_of_capital(&self) -> f64 {
+        self.rate_of_capital
+    }
+
+    /// Facility rent per kW of provisioned power and month, in USD.
+    pub fn usd_per_kw_month(&self) -> f64 {
+        self.usd_per_kw_month
+    }
+
+    /// Fraction of hours the fleet serves: the TCO of a served hour is the calendar hour's
+    /// over it.
+    pub fn tco_utilization(&self) -> f64 {
+        self.tco_utilization
+    }
+
+    /// Leaf and spine share of the scale-out network per Gb/s, in USD.
+    pub fn network_usd_per_gbps(&self) -> f64 {
+        self.network_usd_per_gbps
+    }
+
     /// The same assumptions in another view (`plan` shows both).
     pub fn with_view(self, view: CostView) -> CostModel {
         CostModel { view, ..self }
@@ -203,17 +315,14 @@ impl CostModel {
             CostView::Cloud => chip
                 .price_usd_per_hour()
                 .ok_or_else(|| CostGap::CloudPrice(chip.cloud_basis_shared())),
-            CostView::Tco => {
-                let purchase = chip.purchase_usd().ok_or(CostGap::PurchasePrice)?;
-                let kwh = self.kwh_per_hour(chip).ok_or(CostGap::Power)?;
-                Ok(purchase / (self.years * HOURS_PER_YEAR) + kwh * self.usd_per_kwh)
-            }
+            CostView::Tco => Ok(self.tco_parts(chip)?.sum() / self.tco_utilization),
         }
     }
 
-    /// Energy one chip-hour draws from the grid: the chip's power times the PUE, in kWh.
+    /// Energy one chip-hour draws from the grid: the system's power per chip times the PUE,
+    /// in kWh.
     pub fn kwh_per_hour(&self, chip: &Chip) -> Option<f64> {
-        chip.power_w().map(|w| w / 1e3 * self.pue)
+        self.system_power_w(chip).map(|w| w / 1e3 * self.pue)
     }
 }
 
@@ -233,10 +342,30 @@ mod tests {
     #[test]
     fn tco_is_purchase_over_the_years_plus_power() {
         let c = chip("price: {basis: b 2026-01-01, cloud: 5 USD/h, purchase: 35040 USD}\n");
-        let tco = CostModel::default().with_view(CostView::Tco);
-        // 35040 / (4 x 8760) = 1.0 USD/h; 1 kW x 1.3 x 0.10 = 0.13 USD/h
+        let straight = TcoTerms {
+            rate_of_capital: 0.0,
+            usd_per_kw_month: 0.0,
+            ..TcoTerms::default()
+        };
+        let tco = (CostModel::default().with_view(CostView::Tco))
+            .with_terms(straight)
+            .unwrap();
+        // 35040 / (4 x 8760) = 1.0 USD/h; 1 kW x 1.3 x 0.10 = 0.13 USD/h; no network section
         assert!((tco.usd_per_hour(&c).unwrap() - 1.13).abs() < 1e-12);
         assert_eq!(CostModel::default().usd_per_hour(&c), Ok(5.0));
+        // an annuity at 10 % over 4 years pays 0.10 / (1 - 1.1^-4) = 0.315471 a year
+        let at_ten = tco.with_terms(TcoTerms {
+            rate_of_capital: 0.1,
+            ..straight
+        });
+        let capex = 35040.0 * 0.1 / (1.0 - 1.1f64.powi(-4)) / 8760.0;
+        assert!((at_ten.unwrap().usd_per_hour(&c).unwrap() - (capex + 0.13)).abs() < 1e-12);
+        // half the hours served: each served hour pays for two
+        let half = tco.with_terms(TcoTerms {
+            tco_utilization: 0.5,
+            ..straight
+        });
+        assert!((half.unwrap().usd_per_hour(&c).unwrap() - 2.26).abs() < 1e-12);
     }
 
     #[test]

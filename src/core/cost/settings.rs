@@ -4,7 +4,7 @@
 //! a [`CostSettings`], which puts the prices and the model on the chips a command loaded.
 
 use super::book::PriceBook;
-use super::{CostModel, CostView};
+use super::{CostModel, CostView, TcoTerms};
 use crate::base::error::Error;
 use crate::core::chip::Chip;
 
@@ -20,6 +20,9 @@ pub struct CostSettings {
     pub pue: f64,
     /// TCO: the electricity price, in USD per kWh.
     pub usd_per_kwh: f64,
+    /// TCO: the rate of capital, the facility's rent, the fraction of hours served and the
+    /// network's price per Gb/s.
+    pub terms: TcoTerms,
     /// A buyer's cloud prices per chip-hour (`CHIP=USD/h`) in the order given; a later quote
     /// for a chip replaces an earlier one and the price book's.
     pub quotes: Vec<(String, f64)>,
@@ -34,6 +37,7 @@ impl Default for CostSettings {
             years: model.years(),
             pue: model.pue(),
             usd_per_kwh: model.usd_per_kwh(),
+            terms: model.terms(),
             quotes: Vec::new(),
         }
     }
@@ -50,7 +54,7 @@ impl CostSettings {
                  {purchase: USD, power: W}), or leave out --cost tco",
             ));
         }
-        CostModel::new(self.view, self.years, self.pue, self.usd_per_kwh)
+        CostModel::new(self.view, self.years, self.pue, self.usd_per_kwh)?.with_terms(self.terms)
     }
 
     /// `chips` at the buyer's prices (the price book `read_book` gives, then each quote),
@@ -126,6 +130,11 @@ mod tests {
             years: 2.0,
             pue: 1.5,
             usd_per_kwh: 0.2,
+            terms: TcoTerms {
+                rate_of_capital: 0.0,
+                usd_per_kw_month: 0.0,
+                ..TcoTerms::default()
+            },
             quotes: Vec::new(),
         };
         let chips = settings

@@ -32,7 +32,15 @@ impl Row for ChipRow<'_> {
         f("usd_per_hour", c.price_usd_per_hour().into());
         f("price_basis", Value::Text(c.cloud_basis().unwrap_or("")));
         f("purchase_usd", c.purchase_usd().into());
+        f(
+            "purchase_basis",
+            Value::Text(c.purchase_basis().map_or("", |b| b.name())),
+        );
         f("power_w", c.power_w.into());
+        f(
+            "power_basis",
+            Value::Text(c.power_basis().map_or("", |b| b.name())),
+        );
         f("status", Value::Text(c.status().name()));
         let link = c.interconnect();
         f("fabric", Value::Text(link.map_or("", |l| l.fabric.name())));

@@ -65,6 +65,18 @@ impl Row for PlanRow<'_> {
             "tco_usd_per_million_tokens",
             opt(|p| p.tco_usd_per_million_tokens),
         );
+        f(
+            "tokens_per_s_per_mw",
+            opt(|p| p.summary.cost.tokens_per_s_per_mw),
+        );
+        let part = |g: fn(&crate::core::cost::TcoParts) -> f64| {
+            p.and_then(|p| p.summary.cost.parts.map(|x| g(&x.times(p.replicas as f64))))
+                .into()
+        };
+        f("capex_usd_per_hour", part(|p| p.capex_usd_per_hour));
+        f("network_usd_per_hour", part(|p| p.network_usd_per_hour));
+        f("power_usd_per_hour", part(|p| p.power_usd_per_hour));
+        f("colo_usd_per_hour", part(|p| p.colo_usd_per_hour));
         f("footprint_bytes", num(|p| p.summary.footprint_bytes));
         let mut buf = super::SchemeText::default();
         let scheme = p.and_then(|p| p.summary.scheme).map(|s| buf.of(s));

@@ -184,9 +184,19 @@ impl SummaryRow<'_> {
             "cost_basis",
             s.map_or(Value::Empty, |s| Value::Text(s.cost.basis.name())),
         );
-        let note = s.and_then(|s| s.cost.note.as_ref()).map(|n| n.to_string());
+        let note = s.and_then(|s| {
+            (s.cost.note.as_ref().map(|n| n.to_string())).or_else(|| s.cost.caveat.clone())
+        });
         f("cost_note", Value::Text(note.as_deref().unwrap_or("")));
         f("tokens_per_kwh", opt(|s| s.cost.tokens_per_kwh));
+        f("tokens_per_s_per_mw", opt(|s| s.cost.tokens_per_s_per_mw));
+        let part = |g: fn(&crate::core::cost::TcoParts) -> f64| {
+            s.and_then(|s| s.cost.parts.as_ref()).map(g).into()
+        };
+        f("capex_usd_per_hour", part(|p| p.capex_usd_per_hour));
+        f("network_usd_per_hour", part(|p| p.network_usd_per_hour));
+        f("power_usd_per_hour", part(|p| p.power_usd_per_hour));
+        f("colo_usd_per_hour", part(|p| p.colo_usd_per_hour));
         f("compute_bound_share", num(|s| s.compute_bound_share));
         f("memory_bound_share", num(|s| s.memory_bound_share));
         f("weight_bytes", num(|s| s.weight_bytes));
