@@ -261,6 +261,7 @@ pub mod plan {
     //!     conservative: false,
     //!     include_unfit: false,
     //!     assumed: assumptions(&workload, &scenario)?,
+    //!     power_budget_mw: None,
     //!     scenario,
     //! };
     //! let entries = plan(&workload, &[Chip::named("h100-sxm")?], &request)?;
@@ -268,6 +269,7 @@ pub mod plan {
     //! assert!(!entries.is_empty());
     //! # Ok::<(), stepcost::Error>(())
     //! ```
+    pub use crate::study::plan::power::{power_fit, PowerFit};
     pub use crate::study::plan::{
         assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest, PlanSort,
     };

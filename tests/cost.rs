@@ -450,3 +450,62 @@ fn a_cloud_quote_with_the_tco_view_is_refused() {
     assert!(stderr.contains("--prices"), "{stderr}");
     assert!(out.get_output().stdout.is_empty());
 }
+
+#[test]
+fn a_power_budget_fills_whole_replicas_by_hand() {
+    let out = stepcost()
+        .args(["plan", "llama-3.1-70b", "--power-budget-mw", "1"])
+        .args(["--chip", "h200,b200,mi355x", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) =
+        crate::common::csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert!(rows.len() >= 3);
+    // System power at the wall per chip, kW: DGX H200 10.2 kW / 8 and DGX B200 14.3 kW / 8
+    // (system basis); MI355X its 1,400 W TDP plus the host's 575 W; each x PUE 1.3
+    let kw = |chip: &str| match chip {
+        "h200" => 10.2 / 8.0 * 1.3,
+        "b200" => 14.3 / 8.0 * 1.3,
+        "mi355x" => (1.4 + 0.575) * 1.3,
+        other => panic!("{other}"),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for row in &rows {
+        let chip = cell(&header, row, "chip");
+        seen.insert(chip.to_owned());
+        let num = |c: &str| cell(&header, row, c).parse::<f64>().unwrap();
+        assert_close(num("kw_per_chip"), kw(chip), 1e-12);
+        let tp = num("chips_per_replica");
+        let replicas = (1000.0 / (kw(chip) * tp)).floor();
+        assert_eq!(num("chips_in_budget"), replicas * tp, "{chip}");
+        let per_replica = num("tokens_per_s_per_chip") * tp;
+        assert_close(num("tokens_per_s_in_budget"), replicas * per_replica, 1e-9);
+        // $/M within the budget: the chips' hours over their tokens, in the cloud view
+        let usd = cell(&header, row, "usd_per_hour");
+        if usd.is_empty() {
+            assert_eq!(cell(&header, row, "usd_per_million_tokens_in_budget"), "");
+        } else {
+            let per_chip = usd.parse::<f64>().unwrap() / num("chips");
+            let want = per_chip * replicas * tp / 3600.0 / (replicas * per_replica) * 1e6;
+            assert_close(num("usd_per_million_tokens_in_budget"), want, 1e-9);
+        }
+    }
+    assert_eq!(seen.len(), 3);
+    // with a target: whether the fleet fits, its MW the chips x kW at the wall
+    let out = stepcost()
+        .args(["plan", "llama-3.1-70b", "--power-budget-mw", "0.05"])
+        .args([
+            "--target-tokens-per-s",
+            "20000",
+            "--chip",
+            "h200",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success();
+    let (header, rows) =
+        crate::common::csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
+    assert_close(num("fleet_mw"), num("chips") * kw("h200") / 1e3, 1e-12);
+}

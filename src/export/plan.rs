@@ -37,7 +37,7 @@ fn table(
     entries: &[PlanEntry],
 ) -> io::Result<()> {
     write_plan_header(out, workload, request, entries)?;
-    let mut table = new_table(&[
+    let mut header = vec![
         "chip",
         "weight/act/kv",
         "scheme",
@@ -50,14 +50,22 @@ fn table(
         "$/M cloud",
         "$/M tco",
         "memory",
-    ]);
+    ];
+    let budget = request.power_budget_mw.is_some();
+    if budget {
+        header.extend(["chips in budget", "tokens/s in budget", "$/M in budget"]);
+        if request.target_tokens_per_s.is_some() {
+            header.push("fleet MW");
+        }
+    }
+    let mut table = new_table(&header);
     let (mut notes, mut left_out) = (Vec::new(), 0);
     for e in entries {
         let types = e.dtypes.brief();
         match &e.outcome {
             Ok(p) => {
                 let s = &p.summary;
-                table.add_row(vec![
+                let mut cells = vec![
                     e.chip.clone(),
                     types,
                     s.scheme.map_or("-".into(), |x| x.to_string()),
@@ -77,7 +85,11 @@ fn table(
                     (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
                     (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
                     human(s.footprint_bytes, "B"),
-                ]);
+                ];
+                if budget {
+                    cells.extend(budget_cells(p, request.target_tokens_per_s.is_some()));
+                }
+                table.add_row(cells);
             }
             Err(why) if request.include_unfit => notes.push(format!("{} {types}: {why}", e.chip)),
             Err(_) => left_out += 1,
@@ -85,6 +97,13 @@ fn table(
     }
     align_right(&mut table, 3);
     writeln!(out, "{table}")?;
+    if let Some(mw) = request.power_budget_mw {
+        writeln!(
+            out,
+            "power budget: {mw} MW at the wall (system power per chip x PUE), whole replicas; \
+             $/M in budget in the view ranked"
+        )?;
+    }
     if left_out > 0 {
         writeln!(
             out,
@@ -92,6 +111,32 @@ fn table(
         )?;
     }
     write_plan_notes(out, entries, &notes)
+}
+
+/// A point's cells within the power budget: chips, tokens/s and $/M there, and with a
+/// target the fleet's MW and whether it fits; why not, where there is no answer.
+fn budget_cells(p: &crate::study::plan::PlanPoint, target: bool) -> Vec<String> {
+    match &p.power {
+        Some(Ok(fit)) => {
+            let mut cells = vec![
+                fit.chips.to_string(),
+                number(fit.tokens_per_s),
+                (fit.usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+            ];
+            if target {
+                let mw = fit.fleet_mw.unwrap_or(0.0);
+                let fits = if fit.fits() == Some(true) {
+                    "fits"
+                } else {
+                    "over"
+                };
+                cells.push(format!("{} {fits}", three_significant(mw)));
+            }
+            cells
+        }
+        Some(Err(why)) => vec![why.clone()],
+        None => Vec::new(),
+    }
 }
 
 /// The scenario a plan decodes: its context and the other params set, as `context=4096

@@ -42,6 +42,12 @@ pub(crate) struct PlanArgs {
     /// Most milliseconds per output token a sequence may see
     #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
     max_ms_per_token: Option<f64>,
+    /// Power at the wall the fleet may draw (system power per chip x --pue): per chip, the
+    /// most whole replicas within it, their tokens/s and $/M; with --target-tokens-per-s,
+    /// whether the fleet fits
+    #[arg(long, value_name = "MW", conflicts_with = "rate",
+          value_parser = |t: &str| number_in(t, &ranges::POWER_BUDGET_MW))]
+    power_budget_mw: Option<f64>,
     /// Requests per second a fleet must serve: per chip, the cheapest layout and instances
     /// that serve them within --max-ttft-ms and --max-ms-per-token, each instance in
     /// continuous-batching steady state, with its launch settings (needs --request); from
@@ -149,6 +155,7 @@ pub(crate) fn run(mut args: PlanArgs, given: &Given) -> Result<()> {
         conservative: args.conservative,
         include_unfit: args.include_unfit,
         assumed: plan::assumptions(&workload, &scenario)?,
+        power_budget_mw: args.power_budget_mw,
         scenario,
     };
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;

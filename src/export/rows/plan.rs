@@ -77,6 +77,21 @@ impl Row for PlanRow<'_> {
         f("network_usd_per_hour", part(|p| p.network_usd_per_hour));
         f("power_usd_per_hour", part(|p| p.power_usd_per_hour));
         f("colo_usd_per_hour", part(|p| p.colo_usd_per_hour));
+        let fit = p
+            .and_then(|p| p.power.as_ref())
+            .and_then(|r| r.as_ref().ok());
+        f("power_budget_mw", fit.map(|x| x.budget_mw).into());
+        f("kw_per_chip", fit.map(|x| x.kw_per_chip).into());
+        f(
+            "chips_in_budget",
+            fit.map_or(Value::Empty, |x| Value::Int(x.chips)),
+        );
+        f("tokens_per_s_in_budget", fit.map(|x| x.tokens_per_s).into());
+        f(
+            "usd_per_million_tokens_in_budget",
+            fit.and_then(|x| x.usd_per_million_tokens).into(),
+        );
+        f("fleet_mw", fit.and_then(|x| x.fleet_mw).into());
         f("footprint_bytes", num(|p| p.summary.footprint_bytes));
         let mut buf = super::SchemeText::default();
         let scheme = p.and_then(|p| p.summary.scheme).map(|s| buf.of(s));

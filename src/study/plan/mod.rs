@@ -17,6 +17,7 @@ use crate::study::band::{self, Band};
 
 pub(crate) mod nodes;
 mod point;
+pub(crate) mod power;
 
 use point::best_point;
 
@@ -56,6 +57,9 @@ pub struct PlanRequest {
     /// The scenario's params a reader must know to read the answer (tokens, context,
     /// max_batched_tokens, engine_host), with their values, as `assumptions` finds them.
     pub assumed: Vec<(String, f64)>,
+    /// A power budget at the wall, in MW: each point says the most it serves within it and,
+    /// with a target, whether the fleet fits ([`power::PowerFit`]).
+    pub power_budget_mw: Option<f64>,
 }
 
 /// The values `scenario` gives the params that change what a decode step costs but that a
@@ -147,6 +151,8 @@ pub struct PlanPoint {
     pub cloud_usd_per_million_tokens: Option<f64>,
     /// The same as `cloud_usd_per_million_tokens`, in the TCO view.
     pub tco_usd_per_million_tokens: Option<f64>,
+    /// Within the request's power budget, or why there is no answer; `None` without a budget.
+    pub power: Option<Result<power::PowerFit, String>>,
 }
 
 /// One chip and type choice: its best point, or why there is none.
@@ -190,6 +196,7 @@ pub fn plan(
     let numbers = [
         (&ranges::TARGET_TOKENS_PER_S, request.target_tokens_per_s),
         (&ranges::MAX_MS_PER_TOKEN, request.max_ms_per_token),
+        (&ranges::POWER_BUDGET_MW, request.power_budget_mw),
     ];
     for (range, value) in numbers {
         if let Some(Err(e)) = value.map(|v| range.check(v)) {
@@ -228,6 +235,15 @@ pub fn plan(
             entries.push(entry);
             if spill {
                 entries.extend(planner.beyond_one_node(chip, domain, *dtypes));
+            }
+        }
+    }
+    if let Some(mw) = request.power_budget_mw {
+        let target = request.target_tokens_per_s.is_some();
+        for e in &mut entries {
+            let chip = chips.iter().find(|c| c.id() == e.chip);
+            if let (Ok(point), Some(chip)) = (&mut e.outcome, chip) {
+                point.power = Some(power::power_fit(point, chip, mw, target));
             }
         }
     }

@@ -113,6 +113,7 @@ pub(super) fn best_point(
         usd_per_hour: chip.usd_per_hour().ok().map(|p| p * chips as f64),
         cloud_usd_per_million_tokens: per_million(CostView::Cloud),
         tco_usd_per_million_tokens: per_million(CostView::Tco),
+        power: None,
         summary: best,
         band,
     })
