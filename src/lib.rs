@@ -190,6 +190,7 @@ pub mod cost {
     //! assert_eq!(settings.view, CostView::Cloud);
     //! ```
     pub use crate::core::cost::book::{PriceBook, Quote};
+    pub use crate::core::cost::books::{cloud_books, CloudBook};
     pub use crate::core::cost::settings::CostSettings;
     pub use crate::core::cost::{
         CostGap, CostModel, CostView, Costing, StepCost, TcoParts, TcoTerms, HOST_USD, HOST_W,

@@ -18,7 +18,7 @@ fn chip_files() -> Vec<(String, String)> {
         })
         .collect();
     files.sort();
-    assert_eq!(files.len(), 26, "the catalogue's chips");
+    assert_eq!(files.len(), 28, "the catalogue's chips");
     files
 }
 
@@ -85,25 +85,80 @@ fn every_chip_names_its_sku_memory_basis_and_reserve_with_a_source() {
 }
 
 #[test]
-fn every_price_names_one_basis_with_its_date() {
+fn every_price_names_its_basis_with_its_date_and_source() {
     let mut bases = Vec::new();
     for (chip, text) in chip_files() {
-        let (basis, _) = field(&text, "  basis:").unwrap_or_else(|| panic!("{chip}: no basis"));
+        let (basis, why) = field(&text, "  basis:").unwrap_or_else(|| panic!("{chip}: no basis"));
         let date = basis.rsplit('-').take(3).collect::<Vec<_>>();
         assert!(
             date.len() == 3 && date.iter().all(|d| d.parse::<u32>().is_ok()),
             "{chip}: basis `{basis}` ends with no YYYY-MM-DD date"
         );
+        assert!(
+            ["P8", "P10", "P11", "P12", "P13", "P14"]
+                .iter()
+                .any(|p| why.contains(p)),
+            "{chip}: basis without its source"
+        );
         bases.push(basis.to_owned());
         let (cloud, why) = field(&text, "  cloud:").unwrap_or_else(|| panic!("{chip}: no cloud"));
-        assert!(why.contains("P8"), "{chip}: cloud price without its source");
+        let sourced = why.contains("no public price found")
+            || ["P8", "P10", "P11", "P12", "P13", "P14"]
+                .iter()
+                .any(|p| why.contains(p));
+        assert!(sourced, "{chip}: cloud price without its source");
         assert!(
             cloud == "none" || cloud.ends_with("USD/h"),
             "{chip}: `{cloud}`"
         );
     }
+    bases.sort();
     bases.dedup();
-    assert_eq!(bases, ["runpod-secure-on-demand-2026-02-26"], "one basis");
+    assert_eq!(bases.len(), 6, "{bases:?}");
+}
+
+#[test]
+fn plan_ranks_every_priced_chip_and_counts_the_others() {
+    let out = stepcost()
+        .args(["plan", "llama-3.1-8b", "--cost", "cloud", "--chip", "all"])
+        .args(["--format", "csv"])
+        .assert()
+        .success();
+    let output = out.get_output();
+    let (header, rows) = crate::common::csv_rows(&String::from_utf8_lossy(&output.stdout));
+    let cost = |r: &Vec<String>| {
+        cell(&header, r, "usd_per_million_tokens")
+            .parse::<f64>()
+            .ok()
+    };
+    let priced = rows.iter().take_while(|r| cost(r).is_some()).count();
+    // every priced row first, cheapest first; none after them has a price
+    assert!(rows[priced..].iter().all(|r| cost(r).is_none()));
+    let costs: Vec<f64> = rows[..priced].iter().filter_map(cost).collect();
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]));
+    let chips: std::collections::BTreeSet<&str> = rows[..priced]
+        .iter()
+        .map(|r| cell(&header, r, "chip"))
+        .collect();
+    for chip in [
+        "tpu-v6e",
+        "trainium2",
+        "gb200",
+        "mi325x",
+        "a100-40gb",
+        "h200",
+    ] {
+        assert!(chips.contains(chip), "{chip} is not ranked");
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let unpriced = rows.len() - priced;
+    assert!(unpriced > 0);
+    assert!(
+        stderr.contains(&format!(
+            "{priced} chip and type choices ranked by cost; {unpriced} without a cost"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]

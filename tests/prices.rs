@@ -31,32 +31,66 @@ fn number(header: &[String], rows: &[Vec<String>], chip: &str, column: &str) -> 
 }
 
 #[test]
-fn the_basis_prices_the_chips_runpod_rents_at_its_reading() {
-    // P8 (docs/sources.md): RunPod's securePrice per GPU-hour, 2026-02-26
+fn every_shipping_chip_has_a_cloud_price_on_a_named_basis_or_says_none_was_found() {
+    // P8 (docs/sources.md): RunPod's securePrice per GPU-hour, 2026-02-26; P10-P14 the
+    // second bases for chips RunPod does not rent
+    let runpod = "runpod-secure-on-demand-2026-02-26";
     let expected = [
-        ("a100-80gb", 1.49),
-        ("b200", 4.99),
-        ("b300", 6.59),
-        ("h100-nvl", 3.07),
-        ("h100-pcie", 2.39),
-        ("h100-sxm", 2.69),
-        ("h200", 3.59),
-        ("h200-nvl", 3.39),
-        ("l40s", 0.86),
-        ("mi300x", 1.99),
-        ("rtx-pro-6000", 1.69),
+        ("a100-80gb", 1.49, runpod),
+        ("b200", 4.99, runpod),
+        ("b300", 6.59, runpod),
+        ("h100-nvl", 3.07, runpod),
+        ("h100-pcie", 2.39, runpod),
+        ("h100-sxm", 2.69, runpod),
+        ("h200", 3.59, runpod),
+        ("h200-nvl", 3.39, runpod),
+        ("l40s", 0.86, runpod),
+        ("mi300x", 1.99, runpod),
+        ("rtx-pro-6000", 1.69, runpod),
+        ("tpu-v5e", 1.20, "google-cloud-tpu-on-demand-2026-08-01"),
+        ("tpu-v5p", 4.20, "google-cloud-tpu-on-demand-2026-08-01"),
+        ("tpu-v6e", 2.70, "google-cloud-tpu-on-demand-2026-08-01"),
+        ("tpu7x", 12.00, "google-cloud-tpu-on-demand-2026-08-01"),
+        // trn2.48xlarge's Capacity Block price over its 16 chips
+        ("trainium2", 2.235, "aws-ec2-capacity-block-2026-10-09"),
+        ("mi325x", 1.95, "tensorwave-on-demand-2026-05-18"),
+        // a GB200 superchip's 9.08 USD/h over its 2 GPUs
+        ("gb200", 9.08 / 2.0, "spheron-on-demand-2026-03-17"),
+        ("a100-40gb", 1.48, "lambda-on-demand-2026-05-07"),
+    ];
+    let no_public_price = [
+        "gaudi3",
+        "gb300",
+        "h20",
+        "h20-141gb",
+        "mi350x",
+        "mi355x",
+        "trainium3",
     ];
     let (header, rows) = chips();
-    assert_eq!(rows.len(), 26);
+    assert_eq!(rows.len(), 28);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("hardware");
     for row in &rows {
         let chip = cell(&header, row, "chip");
         let price = number(&header, &rows, chip, "usd_per_hour");
-        let want = expected.iter().find(|(c, _)| *c == chip).map(|(_, p)| *p);
-        assert_eq!(price, want, "{chip}");
-        assert_eq!(
-            cell(&header, row, "price_basis"),
-            "runpod-secure-on-demand-2026-02-26"
-        );
+        match expected.iter().find(|(c, _, _)| *c == chip) {
+            Some((_, usd, basis)) => {
+                assert_close(price.unwrap(), *usd, 1e-12);
+                assert_eq!(cell(&header, row, "price_basis"), *basis, "{chip}");
+            }
+            None => {
+                assert_eq!(price, None, "{chip}");
+                if cell(&header, row, "status") == "available" {
+                    assert!(no_public_price.contains(&chip), "{chip} has no price");
+                    let text = std::fs::read_to_string(dir.join(format!("{chip}.yaml"))).unwrap();
+                    let line = text.lines().find(|l| l.starts_with("  cloud:")).unwrap();
+                    assert!(
+                        line.contains("no public price found") && line.contains("searched"),
+                        "{chip}: `{line}`"
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -27,8 +27,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 #[cfg(feature = "ui")]
 use commands::ui;
 use commands::{
-    check, chips, compare, fit, import, plan, plot, report, run, serving, show, simulate, sweep,
-    validate, workloads,
+    check, chips, compare, fit, import, plan, plot, prices, report, run, serving, show, simulate,
+    sweep, validate, workloads,
 };
 use flags::Given;
 
@@ -89,6 +89,9 @@ pub(crate) enum Command {
     /// A self-contained report of one scenario on one or more chips: summary, every kernel,
     /// what bounds the step, which lever moves it, and the roofline picture
     Report(report::ReportArgs),
+    /// List the cloud price books the chips are priced on: each basis, its date, the chips it
+    /// prices and those it lists without a price
+    Prices(prices::PricesArgs),
     /// List the built-in workloads: models with their parameters (in all and read per decoded
     /// token), layers, hidden width and checkpoint types, then the kernel microbenchmarks
     Workloads(workloads::WorkloadsArgs),
@@ -146,6 +149,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Simulate(args) => simulate::run(*args)?,
         Command::Plot(args) => plot::run(args, given)?,
         Command::Report(args) => report::run(args, given)?,
+        Command::Prices(args) => prices::run(args)?,
         Command::Workloads(args) => workloads::run(args)?,
         Command::Show(args) => show::run(args)?,
         #[cfg(feature = "ui")]

@@ -79,3 +79,17 @@ pub(super) fn cost_rows(row: &mut dyn FnMut(&str, String), s: &StepSummary) {
         row("tokens per kWh", human(t, "").trim_end().to_owned());
     }
 }
+
+/// The basis most of a table's priced rows share (the first such on a tie): a row priced on
+/// another is marked `*` beside its cloud cost.
+pub(super) fn main_basis<'a>(priced_bases: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for basis in priced_bases {
+        match counts.iter_mut().find(|(b, _)| *b == basis) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((basis, 1)),
+        }
+    }
+    let most = counts.iter().map(|(_, n)| *n).max()?;
+    counts.into_iter().find(|(_, n)| *n == most).map(|(b, _)| b)
+}

@@ -31,6 +31,7 @@ mod numbers;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 mod plan;
+mod prices;
 pub(crate) mod rows;
 mod run;
 pub(crate) mod serving;
@@ -56,6 +57,7 @@ pub(crate) use compare::write_compare_shaped;
 pub use format::OutputFormat;
 #[cfg(feature = "cli")]
 pub(crate) use plan::write_plan;
+pub(crate) use prices::write_prices;
 pub use run::write_run;
 #[cfg(feature = "cli")]
 pub(crate) use run::write_run_shaped;

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::costs::{cost_line, cost_notes};
+use super::costs::{cost_line, cost_notes, main_basis};
 use super::format::OutputFormat;
 use super::list::write_list;
 use super::numbers::{ends, number};
@@ -60,7 +60,22 @@ fn table(
     }
     let mut table = new_table(&header);
     let (mut notes, mut left_out) = (Vec::new(), 0);
+    // A row priced on another basis than most rows' is marked, so that no one ranks unlike
+    // prices unawares.
+    fn cloud_basis(e: &PlanEntry) -> Option<&str> {
+        let priced = e
+            .outcome
+            .as_ref()
+            .ok()?
+            .cloud_usd_per_million_tokens
+            .is_some();
+        priced.then_some(e.costing.price_basis.as_deref()?)
+    }
+    let main = main_basis(entries.iter().filter_map(cloud_basis));
+    let mut marked = false;
     for e in entries {
+        let other = cloud_basis(e).is_some_and(|b| Some(b) != main);
+        marked |= other;
         let types = e.dtypes.brief();
         match &e.outcome {
             Ok(p) => {
@@ -82,7 +97,10 @@ fn table(
                     s.tokens_per_s_per_chip.map_or("-".into(), number),
                     p.chips.to_string(),
                     p.usd_per_hour.map_or("-".into(), |u| format!("{u:.2}")),
-                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
+                    (p.cloud_usd_per_million_tokens).map_or("-".into(), |u| match other {
+                        true => format!("{u:.3} *"),
+                        false => format!("{u:.3}"),
+                    }),
                     (p.tco_usd_per_million_tokens).map_or("-".into(), |u| format!("{u:.3}")),
                     human(s.footprint_bytes, "B"),
                 ];
@@ -97,6 +115,12 @@ fn table(
     }
     align_right(&mut table, 3);
     writeln!(out, "{table}")?;
+    if let (true, Some(main)) = (marked, main) {
+        writeln!(
+            out,
+            "* priced on another cloud basis than {main} (the header names each; `stepcost prices` lists them)"
+        )?;
+    }
     if let Some(mw) = request.power_budget_mw {
         writeln!(
             out,

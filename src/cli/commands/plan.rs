@@ -160,6 +160,22 @@ pub(crate) fn run(mut args: PlanArgs, given: &Given) -> Result<()> {
     };
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
     let entries = plan::plan(&workload, &chips, &request)?;
+    let unpriced = (entries.iter())
+        .filter(|e| {
+            let view = e.costing.model.view();
+            let cost = |p: &plan::PlanPoint| match view {
+                CostView::Cloud => p.cloud_usd_per_million_tokens,
+                CostView::Tco => p.tco_usd_per_million_tokens,
+            };
+            e.outcome.as_ref().is_ok_and(|p| cost(p).is_none())
+        })
+        .count();
+    if unpriced > 0 && request.sort == PlanSort::Cost {
+        let priced = (entries.iter()).filter(|e| e.outcome.is_ok()).count() - unpriced;
+        eprintln!(
+            "note: {priced} chip and type choices ranked by cost; {unpriced} without a cost in this view listed after them, by chips (their notes below the table say why)"
+        );
+    }
     let mut buffer = Vec::new();
     let (format, shape) = (&args.output.format, args.output.format.shape()?);
     exporter::write_plan(

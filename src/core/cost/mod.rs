@@ -6,6 +6,7 @@
 //! PUE x USD per kWh and colo is system power x USD per kW-month.
 
 pub(crate) mod book;
+pub(crate) mod books;
 pub(crate) mod settings;
 pub(crate) mod tco;
 
