@@ -142,6 +142,11 @@ impl SweepRows {
         self.filter_error.get()
     }
 
+    /// Rows `--top` left out because their `--by` cell was empty (no price, say).
+    pub fn unranked(&self) -> u64 {
+        self.ranking.as_ref().map_or(0, Ranking::unranked)
+    }
+
     /// Why a row could not be ranked, if one could not.
     pub fn rank_error(&self) -> Option<&RankError> {
         self.ranking.as_ref().and_then(Ranking::error)

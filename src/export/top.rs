@@ -98,6 +98,9 @@ pub(crate) struct Ranking {
     /// The first cell of `--by` that held no number (a column whose kind the sample row could
     /// not show): such rows are left out, and the command reports it.
     error: OnceLock<RankError>,
+    /// Rows whose `--by` cell was empty (no price, no throughput): they never rank, and the
+    /// command says how many were left out.
+    unranked: std::sync::atomic::AtomicU64,
 }
 
 thread_local! {
@@ -134,7 +137,13 @@ impl Ranking {
             per: per.map(|p| column(columns, p, "per")).transpose()?,
             groups: Mutex::new(HashMap::new()),
             error: OnceLock::new(),
+            unranked: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Rows left out because their `--by` cell was empty (an unpriced chip's cost).
+    pub(crate) fn unranked(&self) -> u64 {
+        self.unranked.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Why a row could not be ranked, if one could not.
@@ -205,7 +214,10 @@ impl Ranking {
                 let key = if self.descending { -x } else { x };
                 Some(key + 0.0) // -0 ranks as 0, its tie broken by order
             }
-            Ok(_) | Err(None) => None,
+            Ok(_) | Err(None) => {
+                (self.unranked).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                None
+            }
             Err(Some(kind)) => {
                 let _ = self.error.set(not_numeric(&self.by_name, kind));
                 None

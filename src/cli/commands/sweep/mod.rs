@@ -316,10 +316,14 @@ fn filtered_whole(sink: &SweepRows) -> Result<()> {
     if let Some(e) = sink.filter_error() {
         anyhow::bail!("--where {e}; such rows were left out");
     }
-    match sink.rank_error() {
-        Some(e) => anyhow::bail!("{e}"),
-        None => Ok(()),
+    if let Some(e) = sink.rank_error() {
+        anyhow::bail!("{e}");
     }
+    let unranked = sink.unranked();
+    if unranked > 0 {
+        eprintln!("note: {unranked} rows left out of --top: their --by cell is empty (no price on any basis in the view, or no such figure)");
+    }
+    Ok(())
 }
 
 /// The scenario file's keys under the flags: chips, and lists and ranges for params, types
