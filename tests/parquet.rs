@@ -247,7 +247,7 @@ fn an_interrupted_parquet_sweep_leaves_the_previous_file() {
     std::fs::write(&out, "previous").unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stepcost"))
         .args(["sweep", "llama-3.1-70b", "--chip", "all"])
-        .args(["--set", "batch=1..=4096", "--set", "context=1..=1000"])
+        .args(["--set", "batch=1..=4096", "--set", "context=1..=900"])
         .args(["--format", "parquet", "--out"])
         .arg(&out)
         .stderr(std::process::Stdio::piped())

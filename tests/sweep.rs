@@ -224,7 +224,7 @@ fn a_grid_above_the_limit_is_refused_before_any_work() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "24000000000000 scenarios, more than --max-scenarios 100000000",
+            "26000000000000 scenarios, more than --max-scenarios 100000000",
         ));
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(!out.exists());
@@ -281,7 +281,7 @@ fn interrupted_sweep_leaves_the_previous_file(signal: &str) {
             "--set",
             "batch=1..=4096",
             "--set",
-            "context=1..=1000",
+            "context=1..=900",
             "--out",
         ])
         .arg(&out)

@@ -262,7 +262,7 @@ fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
         json!({"workload": "llama-3.1-8b", "chips": "all", "sweep": {"set": ["batch=1..=100000"]}});
     let (status, message) = server.refused("/api/sweep", &huge);
     assert_eq!(status, 400);
-    assert_eq!(message, "the sweep has 2400000 scenarios, more than the limit of 10000 per request; narrow an axis, or run `stepcost sweep` on the command line");
+    assert_eq!(message, "the sweep has 2600000 scenarios, more than the limit of 10000 per request; narrow an axis, or run `stepcost sweep` on the command line");
     let capped = json!({"workload": "llama-3.1-8b", "chips": "h200", "sweep": {"set": ["batch=1..=20"], "max_scenarios": 10}});
     assert_eq!(server.refused("/api/sweep", &capped).0, 400);
     assert_eq!(server.send("GET", "/api/nothing", b"").0, 404);

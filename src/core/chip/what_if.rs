@@ -87,7 +87,12 @@ impl Chip {
                 let basis = self.cloud_basis().unwrap_or(WHAT_IF_BASIS).to_owned();
                 return Ok(self.with_cloud_price(value, &basis));
             }
-            ChipField::PricePurchase => return Ok(self.with_purchase_price(value)),
+            // The file's figure per GPU, on the file's own purchase basis (a buyer's quote,
+            // `with_purchase_price`, names none).
+            ChipField::PricePurchase => {
+                self.prices.purchase_system_usd = Some(value);
+                self.prices.purchase_gpus = 1;
+            }
             ChipField::Power => self.power_w = Some(value),
         }
         Ok(self)
