@@ -564,3 +564,31 @@ fn a_power_budget_fills_whole_replicas_by_hand() {
     let num = |c: &str| cell(&header, &rows[0], c).parse::<f64>().unwrap();
     assert_close(num("fleet_mw"), num("chips") * kw("h200") / 1e3, 1e-12);
 }
+
+#[test]
+fn a_chip_on_another_price_basis_is_marked_in_the_table_and_its_header() {
+    for command in ["compare", "plan"] {
+        let out = stepcost()
+            .args([command, "llama-3.1-8b", "--chip", "h200,h100-sxm,tpu-v6e"])
+            .assert()
+            .success();
+        let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let header = table
+            .lines()
+            .find(|l| l.starts_with("cost: cloud"))
+            .unwrap();
+        assert!(
+            header.contains("runpod-secure-on-demand-2026-02-26"),
+            "{header}"
+        );
+        assert!(
+            header.contains("google-cloud-tpu-on-demand-2026-08-01"),
+            "{header}"
+        );
+        for line in table.lines().filter(|l| l.starts_with("│ ")) {
+            let marked = line.contains(" * ");
+            assert_eq!(marked, line.contains("tpu-v6e"), "{command}: {line}");
+        }
+        assert!(table.contains("* priced on another cloud basis than runpod"));
+    }
+}

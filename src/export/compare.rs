@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::costs::cost_notes;
+use super::costs::{cost_notes, main_basis};
 use super::format::OutputFormat;
 use super::list::write_list;
 use super::numbers::{banded_rate, banded_time, number};
@@ -54,8 +54,18 @@ fn table(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<()> {
         "speed vs first",
     ]);
     let t0 = first.summary.step_time_s;
+    // In the cloud view, a chip priced on another basis than most is marked.
+    fn cloud_basis(r: &StepReport) -> Option<&str> {
+        let cloud = r.summary.cost.basis == crate::core::cost::CostView::Cloud;
+        let priced = cloud && r.summary.cost.usd_per_million_tokens.is_some();
+        priced.then_some(r.costing.price_basis.as_deref()?)
+    }
+    let main = main_basis(reports.iter().filter_map(cloud_basis));
+    let mut marked = false;
     for r in reports {
         let s = &r.summary;
+        let other = cloud_basis(r).is_some_and(|b| Some(b) != main);
+        marked |= other;
         table.add_row(vec![
             r.chip.clone(),
             s.scheme.map_or("-".into(), |s| s.to_string()),
@@ -66,13 +76,22 @@ fn table(out: &mut dyn Write, reports: &[StepReport]) -> io::Result<()> {
             percent(s.compute_bound_share),
             s.cost
                 .usd_per_million_tokens
-                .map_or("-".into(), |usd| format!("{usd:.3}")),
+                .map_or("-".into(), |usd| match other {
+                    true => format!("{usd:.3} *"),
+                    false => format!("{usd:.3}"),
+                }),
             if r.fits() { "yes" } else { "no" }.to_owned(),
             format!("{:.2}x", t0 / s.step_time_s),
         ]);
     }
     align_right(&mut table, 2);
     writeln!(out, "{table}")?;
+    if let (true, Some(main)) = (marked, main) {
+        writeln!(
+            out,
+            "* priced on another cloud basis than {main} (the header names each; `stepcost prices` lists them)"
+        )?;
+    }
     for note in cost_notes(reports.iter().map(|r| (r.chip.as_str(), &r.summary))) {
         writeln!(out, "{note}")?;
     }
