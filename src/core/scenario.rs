@@ -189,6 +189,11 @@ impl Scenario {
         self.engine.as_deref()
     }
 
+    /// The engine as it is shared, for what keeps it beside priced costs.
+    pub(crate) fn engine_shared(&self) -> Option<&Arc<Engine>> {
+        self.engine.as_ref()
+    }
+
     /// Chooses the serving software expected mode prices for.
     pub fn set_engine(&mut self, engine: Option<Arc<Engine>>) {
         self.engine = engine;

@@ -6,7 +6,7 @@ use super::*;
 use crate::base::source::Source;
 
 /// A chip with round numbers; `ATTENTION_MEMORY` is its attention kernels' fraction.
-const CHIP: &str = "\
+pub(super) const CHIP: &str = "\
 name: Round chip
 memory: {capacity: 80 GB, bandwidth: 1 TB/s}
 matrix: {bf16: 100 TFLOPS}
@@ -20,7 +20,7 @@ expected:
 
 /// GQA attention of `batch` sequences: `tokens` new tokens each over `context` cached
 /// positions, 4 query heads sharing 2 KV heads of 64.
-const ATTENTION: &str = "\
+pub(super) const ATTENTION: &str = "\
 name: attention
 params: {batch: 2, tokens: 1, context: 999, heads: 4, kv_heads: 2, head_dim: 64}
 tokens_per_step: batch * tokens
@@ -42,7 +42,7 @@ fusion:
 default_fusion: flash
 ";
 
-fn chip(attention_memory: Option<f64>) -> Chip {
+pub(super) fn chip(attention_memory: Option<f64>) -> Chip {
     let line = attention_memory.map_or(String::new(), |f| format!("attention_memory: {f}"));
     let text = CHIP.replace("ATTENTION_MEMORY", &line);
     Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
