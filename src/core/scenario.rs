@@ -189,6 +189,12 @@ impl Scenario {
         self.engine.as_deref()
     }
 
+    /// The engine pricing reads: the scenario's in expected mode, none in roofline mode
+    /// (where every engine prices alike).
+    pub fn pricing_engine(&self) -> Option<&Engine> {
+        self.engine().filter(|_| self.mode == Mode::Expected)
+    }
+
     /// The engine as it is shared, for what keeps it beside priced costs.
     pub(crate) fn engine_shared(&self) -> Option<&Arc<Engine>> {
         self.engine.as_ref()
