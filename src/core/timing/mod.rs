@@ -302,8 +302,8 @@ pub struct KernelCost {
     /// (1 in roofline mode and for collectives).
     pub memory_fraction: f64,
     /// The share of its counted FLOPs the kernel does: below 1 for a fused attention kernel
-    /// of a causal block in expected mode, which skips the score tiles the mask empties (the
-    /// roofline counts the whole score matrix).
+    /// of a causal block, which skips the score tiles the mask empties (in both modes; an
+    /// unfused score GEMM computes the whole matrix).
     pub causal_share: f64,
     /// Expected mode: time of the separate kernels that quantise another GEMM's output into
     /// this W8A8 GEMM's input (part of `time_s`).
