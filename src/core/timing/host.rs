@@ -40,9 +40,9 @@ pub(super) fn host_s(
         return 0.0;
     };
     let engine = scenario.engine();
-    let set = scenario.overrides().iter().any(|&(i, _)| i == index);
+    let set = || scenario.overrides().iter().any(|&(i, _)| i == index);
     let share = match engine {
-        Some(e) if !set => e.terms().engine_host,
+        Some(e) if !set() => e.terms().engine_host,
         _ => ev.params[index],
     };
     let replicas = value(ScenarioParam::Dp).unwrap_or(1.0).max(1.0);
