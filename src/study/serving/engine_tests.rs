@@ -165,6 +165,25 @@ fn an_mla_verify_runs_absorbed_where_the_engine_says() {
     assert_eq!(absorbed(false, Mode::Expected, spec), None);
     assert_eq!(absorbed(true, Mode::Expected, None), None);
     assert_eq!(absorbed(true, Mode::Roofline, spec), None);
+    // DeepSeek-V3's verify step of 4 tokens per sequence: decompressed as a prompt without
+    // the term, in the absorbed (decode) form with it.
+    use crate::base::source::FileKind;
+    use crate::base::source::Source as File;
+    let v3 = Workload::load(&File::resolve("deepseek-v3", FileKind::Workload).unwrap()).unwrap();
+    let h200 = Chip::load(&File::resolve("h200", FileKind::Chip).unwrap()).unwrap();
+    let blocks = |on: bool| {
+        let mut t = EngineTerms::neutral();
+        t.spec.absorbed_mla_verify = on;
+        let s = scenario(&v3, Some(t), &[("batch", 8.0), ("tokens", 4.0)]);
+        let s = layouts::absorbed_verify(&v3, &s, spec)
+            .unwrap()
+            .unwrap_or(s);
+        let r = crate::core::timing::price(&v3, &h200, &s).unwrap();
+        let has = |block: &str| r.prices.iter().any(|p| p.block == block);
+        (has("attention"), has("expanded_attention"))
+    };
+    assert_eq!(blocks(false), (false, true));
+    assert_eq!(blocks(true), (true, false));
 }
 
 #[test]
