@@ -16,7 +16,7 @@ use crate::core::chip::{Achievable, Chip, SMALL_M};
 use crate::core::scenario::Mode;
 use crate::core::workload::{Kernel, KernelRead, Op};
 
-use super::quant::activation_quant_s;
+use super::quant::{activation_quant_s, kv_dequant_s};
 use super::special::{special_added_s, special_function_s};
 use super::split_kv;
 use super::waves::{gemm_quantization, stream_k};
@@ -295,37 +295,6 @@ fn dequant_time(cx: &Context, op: &Op, dtype: DType, a: &Achievable) -> Option<f
         .sum();
     let (_, vector_peak) = cx.chip.vector_peak(dtype).ok()?;
     Some(weights * DEQUANT_OPS_PER_WEIGHT / (vector_peak * a.vector))
-}
-
-/// Under an engine (expected mode): the time `kernel` spends widening a quantised KV cache it
-/// reads (fp8, int8, fp6, fp4, int4) to its compute type `dtype` on the vector unit, the
-/// engine's `kv_dequant` operations per cached element (fp8 and int8 at the fp8 rate, the
-/// narrower formats at the int4 rate). Nothing where the cache is no narrower than `dtype`
-/// (an fp8 kernel reading an fp8 cache) or the vector unit has no peak in `dtype`; without an
-/// engine the widening is free, as it was priced before engines.
-fn kv_dequant_s(cx: &Context, kernel: &Kernel, dtype: DType, a: &Achievable) -> f64 {
-    let Some(engine) = cx.engine else {
-        return 0.0;
-    };
-    let Ok((_, vector_peak)) = cx.chip.vector_peak(dtype) else {
-        return 0.0;
-    };
-    let rates = engine.terms().kv_dequant;
-    let mut ops = 0.0;
-    for read in kernel.reads.iter().filter(|r| r.slot.role() == Role::Kv) {
-        let element = cx.dtypes.get(read.slot).element();
-        if element.bytes() >= dtype.bytes() {
-            continue;
-        }
-        let per_element = match element {
-            DType::Fp8 | DType::Int8 => rates.fp8_ops_per_element,
-            DType::Fp6 | DType::Fp4 | DType::Int4 => rates.int4_ops_per_element,
-            _ => 0.0,
-        };
-        let elements = (read.slots.iter()).fold(0.0f64, |acc, &s| acc.max(cx.ev.reads[s]));
-        ops += elements * per_element;
-    }
-    ops / (vector_peak * a.vector)
 }
 
 /// The on-chip cache's size and bandwidth, when the chip file gives its bandwidth.

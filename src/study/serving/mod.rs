@@ -292,15 +292,7 @@ impl<'a> Server<'a> {
         let prefill_iterations = c * k as f64 / q;
         let decode_only = (decode_iterations - k as f64 * (c - q) / q).max(0.0);
         let generation = decode_only * decode.time_s + prefill_iterations * prefill.time_s;
-        // An engine that reserves each request's whole prompt and output holds that much
-        // cache per request in flight, not the mean context's.
-        let reserved = match self.admission {
-            Admission::OnDemand => None,
-            Admission::ReserveWhole => {
-                let whole = shape.input_tokens as f64 + output_positions(shape);
-                Some(self.cycle(c, whole - tokens_per_step, tokens_per_step, None)?)
-            }
-        };
+        let reserved = self.reserved(shape, c, tokens_per_step)?;
         // An arrival waits out the iteration the other requests keep running, half of it on
         // average: a decode-only one where there are any (a prompt's own prefill iterations
         // follow its arrival, so the next arrival, a generation's C-th later, lands past
@@ -484,6 +476,25 @@ impl<'a> Server<'a> {
 }
 
 impl Server<'_> {
+    /// Under an engine that reserves each request's whole prompt and output, the decode cycle
+    /// of `c` requests at that whole context: what each request in flight holds of the cache,
+    /// rather than its mean context's. `None` where pages come on demand.
+    fn reserved(
+        &mut self,
+        shape: RequestShape,
+        c: f64,
+        tokens_per_step: f64,
+    ) -> Result<Option<Cycle>, Error> {
+        match self.admission {
+            Admission::OnDemand => Ok(None),
+            Admission::ReserveWhole => {
+                let whole = shape.input_tokens as f64 + output_positions(shape);
+                let cycle = self.cycle(c, whole - tokens_per_step, tokens_per_step, None)?;
+                Ok(Some(cycle))
+            }
+        }
+    }
+
     /// The draft's `K` steps of a verify cycle, each priced as `drafted`: `K` whole steps, or
     /// under an engine that pays the draft's host work once per cycle (`spec.draft_host_once`:
     /// the drafts run back to back in one graph, scheduled with the verify step), `K` times
