@@ -332,7 +332,7 @@ fn attention_kernels_count_the_whole_score_matrix_and_read_the_cache_once() {
 }
 
 #[test]
-fn a_causal_attention_prefill_computes_the_lower_triangle_in_expected_mode_only() {
+fn a_causal_attention_prefill_computes_the_lower_triangle_in_both_modes() {
     // 1024 queries over their own 1024 keys: query i sees i + 1 of them, 1024 x 1025 / 2 of
     // the 1024^2 counted (FlashAttention counts a causal pass as half the matrix).
     let share = 1025.0 / 2048.0;
@@ -345,9 +345,30 @@ fn a_causal_attention_prefill_computes_the_lower_triangle_in_expected_mode_only(
         "attention-prefill",
         "h100-sxm",
         &[("causal", 1.0)],
-        roofline,
+        roofline.clone(),
     );
-    assert_eq!(causal.summary.flops, whole.summary.flops);
+    // The defaults: 16 heads x 16 sequences of 1024 at head dim 128; 4 s^2 d FLOPs of GEMMs
+    // and 5 s^2 of softmax per head and sequence, the causal share of them.
+    let (s, d) = (1024.0, 128.0);
+    let counted = 16.0 * 16.0 * (4.0 * s * s * d + 5.0 * s * s);
+    assert_close(whole.summary.flops, counted, 1e-12);
+    assert_close(causal.summary.flops, share * counted, 1e-12);
+    assert_close(causal.prices[0].cost.causal_share, share, 1e-12);
+    // The ceiling stays above expected mode's time.
+    let expected_causal = run(
+        "attention-prefill",
+        "h100-sxm",
+        &[("causal", 1.0)],
+        expected(),
+    );
+    assert!(causal.summary.step_time_s < expected_causal.summary.step_time_s);
+    // Unfused, the score GEMM computes every score, causal or not.
+    let unfused = ScenarioSpec {
+        fusion: Some("none".into()),
+        ..roofline
+    };
+    let r = run("attention-prefill", "h100-sxm", &[("causal", 1.0)], unfused);
+    assert_close(r.summary.flops, counted, 1e-12);
     let k = &run(
         "attention-prefill",
         "h100-sxm",

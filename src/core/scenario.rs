@@ -149,6 +149,9 @@ impl Scenario {
             scenario.set_memory_utilization(u)?;
         }
         scenario.set_engine(spec.engine.clone());
+        if spec.fusion.is_none() {
+            scenario.use_engine_fusion(workload);
+        }
         Ok(scenario)
     }
 
@@ -187,6 +190,17 @@ impl Scenario {
     /// constants (an abstract stack). Roofline mode reads none of it.
     pub fn engine(&self) -> Option<&Engine> {
         self.engine.as_deref()
+    }
+
+    /// The engine pricing reads: the scenario's in expected mode, none in roofline mode
+    /// (where every engine prices alike).
+    pub fn pricing_engine(&self) -> Option<&Engine> {
+        self.engine().filter(|_| self.mode == Mode::Expected)
+    }
+
+    /// The engine as it is shared, for what keeps it beside priced costs.
+    pub(crate) fn engine_shared(&self) -> Option<&Arc<Engine>> {
+        self.engine.as_ref()
     }
 
     /// Chooses the serving software expected mode prices for.
@@ -265,6 +279,19 @@ impl Scenario {
         self.check_against(workload)?;
         self.fusion = workload.fusion_index(name)?;
         Ok(())
+    }
+
+    /// Chooses the fusion plan the engine runs (its `fusion`) where the workload has a plan of
+    /// that name and the scenario is in expected mode (roofline mode reads no engine term);
+    /// otherwise leaves the plan as it is. [`Scenario::resolve`] calls it when no plan was
+    /// named, after the mode and the engine are set; a caller that sets the engine later and
+    /// chose no plan calls it then.
+    pub fn use_engine_fusion(&mut self, workload: &Workload) {
+        let named = (self.pricing_engine()).and_then(|e| e.terms().fusion.as_deref());
+        let index = named.and_then(|name| workload.fusion_plan_names().position(|p| p == name));
+        if let Some(i) = index.filter(|&i| i < self.plans) {
+            self.fusion = i;
+        }
     }
 
     /// Chooses fusion plan `index` (from [`Workload::fusion_index`]), one the workload has.
@@ -372,6 +399,42 @@ fusion:
         assert!(!s.overlap_comm());
         assert_eq!(s.memory_utilization(), 0.9);
         assert!(s.check_against(&w).is_ok());
+    }
+
+    #[test]
+    fn the_engines_fusion_plan_is_used_where_none_was_named() {
+        use crate::core::engine::EngineTerms;
+        let w = tiny();
+        let fused = w.fusion_index("fused").unwrap();
+        assert_ne!(w.default_fusion, fused);
+        let engine = |plan: &str| {
+            let mut t = EngineTerms::neutral();
+            t.fusion = Some(plan.into());
+            Some(t.engine())
+        };
+        let resolve = |engine, fusion: Option<&str>, mode| {
+            let spec = ScenarioSpec {
+                engine,
+                fusion: fusion.map(str::to_owned),
+                mode,
+                ..ScenarioSpec::default()
+            };
+            Scenario::resolve(&w, &spec).unwrap().fusion()
+        };
+        assert_eq!(resolve(engine("fused"), None, Mode::Expected), fused);
+        // A plan named wins; roofline mode reads no engine term; a plan the workload lacks
+        // leaves its default.
+        let none = w.fusion_index("none").unwrap();
+        assert_eq!(resolve(engine("fused"), Some("none"), Mode::Expected), none);
+        assert_eq!(
+            resolve(engine("fused"), None, Mode::Roofline),
+            w.default_fusion
+        );
+        assert_eq!(
+            resolve(engine("flash"), None, Mode::Expected),
+            w.default_fusion
+        );
+        assert_eq!(resolve(None, None, Mode::Expected), w.default_fusion);
     }
 
     #[test]

@@ -272,6 +272,60 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+impl EngineTerms {
+    /// Terms that price as the chip file's constants do (no engine): the fitted host work
+    /// with none hidden, a graph for every batch, NCCL's choice, pages on demand, no buckets,
+    /// free KV widening, a flushed pipeline. Tests change one term at a time from here.
+    pub(crate) fn neutral() -> EngineTerms {
+        EngineTerms {
+            host: None,
+            engine_host: 1.0,
+            launches: Launches {
+                graph_batch_sizes: vec![1 << 40],
+                eager_launch_s: 0.0,
+            },
+            all_reduce: Vec::new(),
+            admission: Admission::OnDemand,
+            limits: BatchLimits {
+                max_sequences: 1 << 40,
+                max_batched_tokens: 1 << 40,
+                block_tokens: 16,
+                chunked_prefill: true,
+            },
+            prompt_buckets: Vec::new(),
+            quant: QuantChoices {
+                fp8_activations: false,
+                fp8_kv_cache: false,
+            },
+            gemm_paths: GemmPaths {
+                bf16: KernelPath::Cublaslt,
+                fp8: KernelPath::Cublaslt,
+                fp4: KernelPath::Cutlass,
+                int4: KernelPath::Marlin,
+            },
+            kv_dequant: KvDequant {
+                fp8_ops_per_element: 0.0,
+                int4_ops_per_element: 0.0,
+            },
+            spec: SpecCycle {
+                draft_host_once: false,
+                absorbed_mla_verify: false,
+            },
+            pipeline: PipelineSchedule {
+                micro_batches: Some(1),
+                flush: true,
+            },
+            fusion: None,
+        }
+    }
+
+    /// An engine of these terms, shared as a scenario holds it.
+    pub(crate) fn engine(self) -> std::sync::Arc<Engine> {
+        std::sync::Arc::new(Engine::new("test", "Test engine", self).unwrap())
+    }
+}
+
 /// `name` or `name@version`: lower-case letters, digits and `-`, a version of digits and dots.
 fn check_id(id: &str) -> Result<(), Error> {
     let (name, version) = id.split_once('@').unwrap_or((id, ""));

@@ -6,7 +6,7 @@ use super::*;
 use crate::base::source::Source;
 
 /// A chip with round numbers; `ATTENTION_MEMORY` is its attention kernels' fraction.
-const CHIP: &str = "\
+pub(super) const CHIP: &str = "\
 name: Round chip
 memory: {capacity: 80 GB, bandwidth: 1 TB/s}
 matrix: {bf16: 100 TFLOPS}
@@ -20,7 +20,7 @@ expected:
 
 /// GQA attention of `batch` sequences: `tokens` new tokens each over `context` cached
 /// positions, 4 query heads sharing 2 KV heads of 64.
-const ATTENTION: &str = "\
+pub(super) const ATTENTION: &str = "\
 name: attention
 params: {batch: 2, tokens: 1, context: 999, heads: 4, kv_heads: 2, head_dim: 64}
 tokens_per_step: batch * tokens
@@ -42,7 +42,7 @@ fusion:
 default_fusion: flash
 ";
 
-fn chip(attention_memory: Option<f64>) -> Chip {
+pub(super) fn chip(attention_memory: Option<f64>) -> Chip {
     let line = attention_memory.map_or(String::new(), |f| format!("attention_memory: {f}"));
     let text = CHIP.replace("ATTENTION_MEMORY", &line);
     Chip::load(&Source::from_text("round.yaml", &text)).unwrap()
@@ -93,12 +93,14 @@ fn a_causal_prompt_chunk_computes_only_the_scores_the_mask_leaves() {
     let matrix_flops = 2.0 * (2.0 * 4.0 * 8.0 * 10.0 * 64.0);
     let vector_flops = 5.0 * 4.0 * 8.0 * 10.0;
     let chip = chip(None);
+    // The roofline credits the fused kernel the same share, at the datasheet peaks: 100
+    // TFLOPS for the GEMMs, 10 for the softmax.
     let roofline = run_on(ATTENTION, &chip, "flash", &sets, Mode::Roofline);
     let k = &roofline.prices[0].cost;
-    assert_eq!(
-        (k.flops, k.causal_share),
-        (matrix_flops + vector_flops, 1.0)
-    );
+    assert!((k.causal_share - share).abs() < 1e-15, "{}", k.causal_share);
+    assert!((k.flops - share * (matrix_flops + vector_flops)).abs() < 1e-9);
+    let ceiling_s = share * (matrix_flops / 100e12 + vector_flops / 10e12);
+    assert!((k.compute_time_s - ceiling_s).abs() < 1e-12 * ceiling_s);
     let expected = run(&chip, "flash", &sets);
     let k = &expected.prices[0].cost;
     assert!((k.causal_share - share).abs() < 1e-15, "{}", k.causal_share);
@@ -111,9 +113,12 @@ fn a_causal_prompt_chunk_computes_only_the_scores_the_mask_leaves() {
     let k = run_on(&whole, &chip, "flash", &sets, Mode::Expected).prices[0].cost;
     assert_eq!(k.causal_share, 1.0);
     assert!((k.expected_compute_s - compute_s / share).abs() < 1e-12 * compute_s);
-    // Unfused, the library GEMMs compute every score.
+    // Unfused, the library GEMMs compute every score, in either mode.
     let r = run(&chip, "none", &sets);
     assert!(r.prices.iter().all(|p| p.cost.causal_share == 1.0));
+    let r = run_on(ATTENTION, &chip, "none", &sets, Mode::Roofline);
+    assert!(r.prices.iter().all(|p| p.cost.causal_share == 1.0));
+    assert_eq!(r.summary.flops, matrix_flops + vector_flops);
 }
 
 /// The round chip with special-function units of `sfu` and `exp_overlap` hiding under GEMMs.

@@ -8,6 +8,7 @@ use crate::base::dtype::DType;
 use crate::base::error::{Error, Unsupported};
 use crate::base::types::Slot;
 use crate::core::chip::{Chip, Interconnect};
+use crate::core::engine::{AllReduceAlgorithm, AllReduceRule};
 use crate::core::scenario::Mode;
 use crate::core::workload::{Algorithm, Collective, Kernel, Op, OpKind, Ref};
 
@@ -40,8 +41,12 @@ pub(super) fn price_collective(
     // group / nodes of them.
     let span = cx.ev.span[i];
     let domain = (cx.chip.interconnect.as_ref()).and_then(|link| link.domain);
+    // An engine's custom all-reduce kernels need peer access among the ranks: they run only
+    // within one scale-up domain; a hierarchical collective is NCCL's.
+    let mut rules: &[AllReduceRule] = cx.engine.map_or(&[], |e| &e.terms().all_reduce);
     let phases = match domain {
         Some(d) if span > d as f64 => {
+            rules = &[];
             let nodes = (span / d as f64).ceil().min(n);
             let link = route(cx.chip, op, dtype, n / nodes)?;
             Phases::hierarchical(
@@ -63,7 +68,10 @@ pub(super) fn price_collective(
         Mode::Roofline => (roofline, 0.0),
         Mode::Expected => {
             let launch = cx.launch_s;
-            (launch + phases.time_s(|t| t.expected_s(algorithm)), launch)
+            (
+                launch + phases.time_s(|t| t.expected_s(algorithm, rules)),
+                launch,
+            )
         }
     };
     Ok(KernelCost {
@@ -297,8 +305,12 @@ impl Transfer {
     }
 
     /// Expected mode: a latency per algorithm step on top of the bytes; an all-reduce runs as a
-    /// ring, a tree, or (no algorithm named) the faster of the two.
-    fn expected_s(&self, algorithm: Option<Algorithm>) -> f64 {
+    /// ring, a tree, or (no algorithm named) the first of the engine's `rules` that admits the
+    /// buffer and the group, else the faster of a ring and a tree (NCCL's choice). A one-shot
+    /// all-reduce reads every other rank's buffer in one step, `(n - 1) x bytes` into each
+    /// rank; a two-shot one reduce-scatters and all-gathers over peer buffers in two steps,
+    /// moving a ring's `2 (n - 1) / n x bytes`.
+    fn expected_s(&self, algorithm: Option<Algorithm>, rules: &[AllReduceRule]) -> f64 {
         let Route {
             bandwidth_bytes_per_s: roofline_bandwidth,
             latency_s: latency,
@@ -309,10 +321,28 @@ impl Transfer {
         let ring = share * self.bytes / bandwidth + steps * latency;
         let tree = 2.0 * self.bytes / bandwidth + 2.0 * self.chips.log2().ceil() * latency;
         match (self.collective, algorithm) {
-            (Collective::AllReduce, None) => ring.min(tree),
+            (Collective::AllReduce, None) => match self.engine_choice(rules) {
+                None => ring.min(tree),
+                Some(AllReduceAlgorithm::Ring) => ring,
+                Some(AllReduceAlgorithm::Tree) => tree,
+                Some(AllReduceAlgorithm::OneShot) => {
+                    (self.chips - 1.0) * self.bytes / bandwidth + latency
+                }
+                Some(AllReduceAlgorithm::TwoShot) => share * self.bytes / bandwidth + 2.0 * latency,
+            },
             (Collective::AllReduce, Some(Algorithm::Tree)) => tree,
             _ => ring,
         }
+    }
+
+    /// The algorithm of the first rule that admits this buffer (bytes per rank) over this
+    /// many chips; `None` where none does.
+    fn engine_choice(&self, rules: &[AllReduceRule]) -> Option<AllReduceAlgorithm> {
+        let admits = |r: &&AllReduceRule| {
+            r.up_to_bytes.is_none_or(|b| self.bytes <= b)
+                && r.up_to_ranks.is_none_or(|n| self.chips <= n as f64)
+        };
+        rules.iter().find(admits).map(|r| r.algorithm)
     }
 }
 

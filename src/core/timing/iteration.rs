@@ -5,6 +5,7 @@
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::core::chip::Chip;
+use crate::core::engine::Engine;
 use crate::core::scenario::Scenario;
 use crate::core::workload::{Evaluation, Workload};
 
@@ -58,6 +59,17 @@ impl Iteration {
 /// Prices iterations of one workload on one chip at one scenario's types, plan and layout,
 /// reusing its evaluation between calls (what a sweep's inner axis gains, a simulator gains
 /// from iteration to iteration).
+///
+/// With pipeline stages, an iteration runs as the scenario's engine schedules it (expected
+/// mode). Without an engine, or under one that flushes its pipeline, it is one micro-batch of
+/// every running sequence through each stage in turn. Under an engine that keeps `m`
+/// micro-batches in flight without a flush (`pipeline`: `micro_batches`, else one per stage),
+/// the sequences are split into `m` micro-batches, each stage working on one while the others
+/// are on the other stages: every sequence advances one token in
+/// `max(m x slowest stage, all stages)` of one micro-batch ([`IterationPricer::iteration_s`]),
+/// so that at `m = pp` balanced stages are never idle (throughput `pp` times one stage's) and
+/// a token waits for the stages of its own micro-batch (latency: their sum, plus a bubble
+/// where `m` stages' work exceeds it).
 pub struct IterationPricer<'a> {
     workload: &'a Workload,
     chip: &'a Chip,
@@ -69,6 +81,9 @@ pub struct IterationPricer<'a> {
     context: usize,
     /// `prefill_tokens`, `prefill_seqs`, `prefill_context`, where the workload has them.
     prefill: Option<[usize; 3]>,
+    /// Micro-batches an iteration's sequences are split into and whether the pipeline is
+    /// flushed after them; `(1, true)`: one micro-batch of all.
+    schedule: (f64, bool),
     ev: Evaluation,
     costs: Vec<KernelCost>,
 }
@@ -96,10 +111,13 @@ impl<'a> IterationPricer<'a> {
             _ => None,
         };
         let mut scenario = scenario.clone();
-        // An iteration is one pass of the running sequences through every stage: serving
-        // holds its concurrency as one batch, not as micro-batches of it.
+        let mut ev = workload.new_evaluation();
+        let schedule = schedule(workload, &scenario, &mut ev)?;
+        // Without an engine's schedule, an iteration is one pass of the running sequences
+        // through every stage: serving holds its concurrency as one batch, not as
+        // micro-batches of it.
         if let Some(m) = workload.param(ScenarioParam::MicroBatches) {
-            scenario.set_param(m, 1.0)?;
+            scenario.set_param(m, schedule.0)?;
         }
         Ok(IterationPricer {
             workload,
@@ -109,9 +127,39 @@ impl<'a> IterationPricer<'a> {
             tokens,
             context,
             prefill,
-            ev: workload.new_evaluation(),
+            schedule,
+            ev,
             costs: Vec::new(),
         })
+    }
+
+    /// The engine the iterations are priced under (expected mode only).
+    pub fn engine(&self) -> Option<&Engine> {
+        self.scenario.pricing_engine()
+    }
+
+    /// Micro-batches an iteration's sequences are split into (1 but under an engine that
+    /// keeps several in flight through pipeline stages): a summary's `max_batch` counts the
+    /// sequences of one.
+    pub fn micro_batches(&self) -> f64 {
+        self.schedule.0
+    }
+
+    /// The time in which every sequence of an iteration priced as `summary` advances: its
+    /// step time with one micro-batch; with `m` in flight and flushed, the schedule's
+    /// (`pipeline_time_s`); without a flush, `max(m x slowest stage, step time)`.
+    pub fn iteration_s(&self, summary: &StepSummary) -> f64 {
+        let (m, flush) = self.schedule;
+        let step = summary.step_time_s;
+        if m <= 1.0 {
+            return step;
+        }
+        if flush {
+            return summary.pipeline_time_s;
+        }
+        // The flushed schedule is `step + (m - 1) x slowest`.
+        let slowest = (summary.pipeline_time_s - step) / (m - 1.0);
+        (m * slowest).max(step)
     }
 
     /// Prices one iteration. With no decoding sequence, it is a plain prefill step of the
@@ -159,6 +207,15 @@ impl<'a> IterationPricer<'a> {
                 return Err(Error::value("an iteration must carry at least one token"))
             }
         };
+        // Each of the micro-batches carries its share of the sequences and prompt tokens.
+        let m = self.schedule.0;
+        let (step, beside) = match m > 1.0 {
+            false => (step, beside),
+            true => (
+                [step[0] / m, step[1], step[2]],
+                beside.map(|[t, s, c]| [t / m, s / m, c]),
+            ),
+        };
         let prefill = match (self.prefill, beside) {
             (Some(params), beside) => Some(params.into_iter().zip(beside.unwrap_or([0.0; 3]))),
             (None, Some(_)) => return Err(self.missing_prefill()),
@@ -195,4 +252,32 @@ impl<'a> IterationPricer<'a> {
             Ok(_) => Error::value(consequence),
         }
     }
+}
+
+/// How an iteration's sequences pass the pipeline stages of `scenario`: `(m, flush)`, the
+/// micro-batches they are split into and whether the pipeline drains after them. One
+/// micro-batch, flushed, without stages or without an engine (expected mode); else the
+/// engine's `micro_batches`, or one per stage.
+fn schedule(
+    workload: &Workload,
+    scenario: &Scenario,
+    ev: &mut Evaluation,
+) -> Result<(f64, bool), Error> {
+    let Some(pipeline) = scenario.pricing_engine().map(|e| e.terms().pipeline) else {
+        return Ok((1.0, true));
+    };
+    workload.evaluate(scenario.overrides(), ev)?;
+    let stages = ev.stages;
+    if stages <= 1.0 {
+        return Ok((1.0, true));
+    }
+    // A workload without the `micro_batches` param keeps one per stage in flight.
+    let m = match (
+        pipeline.micro_batches,
+        workload.param(ScenarioParam::MicroBatches),
+    ) {
+        (Some(m), Some(_)) => m as f64,
+        _ => stages,
+    };
+    Ok((m, pipeline.flush))
 }

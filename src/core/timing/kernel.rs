@@ -1,11 +1,12 @@
 //! One kernel's cost on one chip: its compute (each op's FLOPs over the peak of its unit), its
-//! traffic across the kernel's boundary, and the time they make. Roofline mode takes the
-//! larger roof; expected mode applies the corrections: achievable fractions of the peaks, tile
-//! padding and wave quantization, dequantization of weight-only quantized weights, the
-//! quantisation of a W8A8 GEMM's input (`quant`), cache hits, block scales, the fixed launch
-//! cost and imperfect overlap of compute and memory, and for a fused attention kernel its own
-//! bandwidth fraction, the score tiles a causal mask skips and its special functions
-//! (`special`).
+//! traffic across the kernel's boundary, and the time they make. In both modes a fused
+//! attention kernel does only the score tiles a causal mask leaves (an unfused score GEMM
+//! computes the whole matrix). Roofline mode takes the larger roof; expected mode applies the
+//! corrections: achievable fractions of the peaks, tile padding and wave quantization,
+//! dequantization of weight-only quantized weights (and under an engine, of a quantised KV
+//! cache), the quantisation of a W8A8 GEMM's input (`quant`), cache hits, block scales, the
+//! fixed launch cost and imperfect overlap of compute and memory, and for a fused attention
+//! kernel its own bandwidth fraction and its special functions (`special`).
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
@@ -15,7 +16,7 @@ use crate::core::chip::{Achievable, Chip, SMALL_M};
 use crate::core::scenario::Mode;
 use crate::core::workload::{Kernel, KernelRead, Op};
 
-use super::quant::activation_quant_s;
+use super::quant::{activation_quant_s, kv_dequant_s};
 use super::special::{special_added_s, special_function_s};
 use super::split_kv;
 use super::waves::{gemm_quantization, stream_k};
@@ -93,8 +94,7 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
 /// A kernel's FLOPs and the time its ops' units take over them.
 #[derive(Default)]
 struct Compute {
-    /// The FLOPs the kernel does: in expected mode a fused attention kernel's causal share of
-    /// those counted.
+    /// The FLOPs the kernel does: a fused attention kernel's causal share of those counted.
     flops: f64,
     counted_flops: f64,
     /// At the datasheet peaks.
@@ -114,7 +114,10 @@ struct Compute {
     special_s: f64,
     /// At the MFU reference peaks.
     mfu_time_s: f64,
-    /// Expected mode: whether the kernel is a fused attention kernel (`is_attention`).
+    /// Whether the kernel is a fused attention kernel (`is_attention`), which does only the
+    /// causal share of its counted FLOPs, in either mode.
+    causal: bool,
+    /// Expected mode: whether the kernel is a fused attention kernel.
     attention: bool,
     /// Whether any op runs on the matrix unit, and whether any on the vector unit.
     matrix: bool,
@@ -131,10 +134,13 @@ impl Compute {
         kernel: &Kernel,
         achievable: Option<&Achievable>,
     ) -> Result<Compute, Error> {
-        // Expected mode: a fused attention kernel skips the score tiles a causal mask empties,
-        // and streams at its own fraction of the bandwidth.
+        // A fused attention kernel skips the score tiles a causal mask empties (in both modes:
+        // the roofline of the kernel engines run); in expected mode it also streams at its own
+        // fraction of the bandwidth and pays its special functions.
+        let fused = is_attention(cx, kernel);
         let mut compute = Compute {
-            attention: achievable.is_some() && is_attention(cx, kernel),
+            causal: fused,
+            attention: achievable.is_some() && fused,
             ..Compute::default()
         };
         for &i in &kernel.members {
@@ -142,6 +148,9 @@ impl Compute {
             if let Some(a) = achievable {
                 compute.act_quant_s += activation_quant_s(cx, kernel, &cx.workload.ops[i], a);
             }
+        }
+        if let (Some(a), Some((_, dtype))) = (achievable, compute.main) {
+            compute.dequant_s += kv_dequant_s(cx, kernel, dtype, a);
         }
         Ok(compute)
     }
@@ -154,7 +163,7 @@ impl Compute {
         achievable: Option<&Achievable>,
     ) -> Result<(), Error> {
         let op = &cx.workload.ops[i];
-        let causal = self.attention;
+        let causal = self.causal;
         self.counted_flops += cx.ev.flops[i];
         let op_flops = cx.ev.flops[i] * if causal { cx.ev.causal[i] } else { 1.0 };
         let on_matrix = op.kind.matrix_unit();
@@ -176,9 +185,9 @@ impl Compute {
                 let quantized =
                     ideal * gemm_quantization(cx.chip, cx.launch_s, a, dims, ideal, stream_k);
                 self.expected_s += quantized;
-                if causal && on_matrix {
+                if self.attention && on_matrix {
                     self.matrix_s += quantized;
-                } else if causal {
+                } else if self.attention {
                     self.special_s += special_function_s(cx, i, cx.ev.causal[i]);
                 }
             }

@@ -78,7 +78,7 @@ pub(super) fn profiled_workspace(
     let bytes = peak_at(workload, chip, scenario, ev, profile, budget);
     // The evaluation now holds the profile's numbers: which ops changed since the last
     // priced scenario is no longer known.
-    ev.kernel_memo.set(None);
+    ev.kernel_memo.set(None, None);
     ev.workspace_memo = Some(WorkspaceMemo {
         overrides: others().copied().collect(),
         fusion: scenario.fusion(),
@@ -111,7 +111,8 @@ fn peak_at(
         entry.1 = budget;
     }
     workload.evaluate(&profile, ev).ok()?;
-    let cx = Context::new(workload, chip, ev, scenario, launch(workload, ev));
+    let engine = super::context::engine(scenario);
+    let cx = Context::new(workload, chip, ev, scenario, launch(workload, ev, engine));
     let plan = &workload.fusion_plans[scenario.fusion()];
     let peak = (plan.kernels.iter())
         .filter(|k| ev.repeats[k.block] > 0)

@@ -10,6 +10,7 @@
 //! that `kernel` (compute and memory, with expected mode's corrections) and `collective` (the
 //! interconnect) price; `request` prices a whole request as a prefill and decode steps.
 
+mod bucket;
 mod collective;
 mod context;
 mod host;
@@ -293,15 +294,16 @@ pub struct KernelCost {
     pub cache_hit_bytes: f64,
     /// Bytes of scales read with block- or group-scaled formats (part of `bytes`).
     pub scale_bytes: f64,
-    /// Time to widen weight-only quantized weights to the compute type.
+    /// Time to widen weight-only quantized weights to the compute type, and under an engine
+    /// (expected mode) a quantised KV cache the kernel reads.
     pub dequant_s: f64,
     /// Fraction of the datasheet bandwidth the kernel's HBM bytes move at: expected mode's
     /// stream fraction, less for a decode-shaped library GEMM, a fused attention kernel's own
     /// (1 in roofline mode and for collectives).
     pub memory_fraction: f64,
     /// The share of its counted FLOPs the kernel does: below 1 for a fused attention kernel
-    /// of a causal block in expected mode, which skips the score tiles the mask empties (the
-    /// roofline counts the whole score matrix).
+    /// of a causal block, which skips the score tiles the mask empties (in both modes; an
+    /// unfused score GEMM computes the whole matrix).
     pub causal_share: f64,
     /// Expected mode: time of the separate kernels that quantise another GEMM's output into
     /// this W8A8 GEMM's input (part of `time_s`).
@@ -400,10 +402,16 @@ pub fn price_step(
 ) -> Result<StepSummary, Error> {
     scenario.check_against(workload)?;
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
-    if let Err(e) = workload.evaluate(scenario.overrides(), ev) {
+    let engine = context::engine(scenario);
+    let mut padded = None;
+    let evaluated = workload.evaluate(scenario.overrides(), ev).and_then(|()| {
+        padded = bucket::pad(workload, ev, scenario, engine)?;
+        Ok(())
+    });
+    if let Err(e) = evaluated {
         // Some ops may hold this scenario's numbers now: the kept costs are no longer known
         // to match the ops they were priced from.
-        ev.kernel_memo.set(None);
+        ev.kernel_memo.set(None, None);
         return Err(e);
     }
     let plan = &workload.fusion_plans[scenario.fusion()];
@@ -411,8 +419,10 @@ pub fn price_step(
     // keep their costs, when the chip, types, plan, mode and launches (none, in a graph or
     // eager) are those they were priced under (overlapped transfers depend on the kernel
     // before, so they are always priced anew).
-    let launch = context::launch(workload, ev);
-    let key = (!scenario.overlap_comm()).then(|| {
+    let launch = context::launch(workload, ev, engine);
+    // A prompt padded to its bucket was evaluated twice: which ops changed since the last
+    // scenario priced is no longer known.
+    let key = (!scenario.overlap_comm() && padded.is_none()).then(|| {
         let roofline = scenario.mode() == Mode::Roofline;
         (
             chip.id.as_str(),
@@ -420,7 +430,8 @@ pub fn price_step(
         )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);
-    let reuse = key.is_some_and(|(chip, key)| memo.priced_under(chip, key))
+    let shared = engine.and(scenario.engine_shared());
+    let reuse = key.is_some_and(|(chip, key)| memo.priced_under(chip, key, shared))
         && costs.len() == plan.kernels.len();
     if !reuse {
         costs.clear();
@@ -464,15 +475,26 @@ pub fn price_step(
         totals.add(&memo.sums[k]);
     }
     totals.check_finite()?;
-    totals.add_host(host::host_s(workload, chip, ev, scenario.mode()));
-    let summary = totals.summary(workload, chip, ev, scenario, workspace)?;
+    totals.add_host(host::host_s(
+        workload,
+        chip,
+        ev,
+        scenario,
+        totals.kernel_s(),
+    ));
+    let mut summary = totals.summary(workload, chip, ev, scenario, workspace)?;
+    if let Some(padding) = padded {
+        padding.count_real_tokens(chip, &mut summary);
+    }
     // The memo goes back only once every cost is current: after an error it stays empty.
-    memo.set(key);
+    memo.set(key, shared);
     ev.kernel_memo = memo;
     Ok(summary)
 }
 
 #[cfg(test)]
 mod attention_tests;
+#[cfg(test)]
+mod engine_tests;
 #[cfg(test)]
 mod tests;

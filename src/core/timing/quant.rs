@@ -9,7 +9,11 @@
 //! `per_token_group_quant_fp8`): read each bf16 value once, find the absolute maximum of each
 //! group of 128 along the row, write the scaled 8-bit value and one fp32 scale per group
 //! (docs/sources.md, "fp8 serving").
+//!
+//! And under an engine, the widening of a quantised KV cache a kernel reads back to the
+//! kernel's compute type ([`kv_dequant_s`]).
 
+use crate::base::dtype::{DType, Role};
 use crate::base::types::Slot;
 use crate::core::chip::Achievable;
 use crate::core::workload::{Kernel, Op, Ref};
@@ -55,4 +59,35 @@ pub(super) fn activation_quant_s(cx: &Context, kernel: &Kernel, op: &Op, a: &Ach
         values * QUANT_OPS_PER_VALUE / (peak * a.vector)
     });
     fixed_cost_s(cx.launch_s, a) + overlapped(compute_s, memory_s)
+}
+
+/// Under an engine (expected mode): the time `kernel` spends widening a quantised KV cache it
+/// reads (fp8, int8, fp6, fp4, int4) to its compute type `dtype` on the vector unit, the
+/// engine's `kv_dequant` operations per cached element (fp8 and int8 at the fp8 rate, the
+/// narrower formats at the int4 rate). Nothing where the cache is no narrower than `dtype`
+/// (an fp8 kernel reading an fp8 cache) or the vector unit has no peak in `dtype`; without an
+/// engine the widening is free, as it was priced before engines.
+pub(super) fn kv_dequant_s(cx: &Context, kernel: &Kernel, dtype: DType, a: &Achievable) -> f64 {
+    let Some(engine) = cx.engine else {
+        return 0.0;
+    };
+    let Ok((_, vector_peak)) = cx.chip.vector_peak(dtype) else {
+        return 0.0;
+    };
+    let rates = engine.terms().kv_dequant;
+    let mut ops = 0.0;
+    for read in kernel.reads.iter().filter(|r| r.slot.role() == Role::Kv) {
+        let element = cx.dtypes.get(read.slot).element();
+        if element.bytes() >= dtype.bytes() {
+            continue;
+        }
+        let per_element = match element {
+            DType::Fp8 | DType::Int8 => rates.fp8_ops_per_element,
+            DType::Fp6 | DType::Fp4 | DType::Int4 => rates.int4_ops_per_element,
+            _ => 0.0,
+        };
+        let elements = (read.slots.iter()).fold(0.0f64, |acc, &s| acc.max(cx.ev.reads[s]));
+        ops += elements * per_element;
+    }
+    ops / (vector_peak * a.vector)
 }

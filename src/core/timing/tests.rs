@@ -7,7 +7,7 @@ use crate::base::source::Source;
 use crate::base::types::TypeKey;
 
 /// A chip with round numbers, so every expected figure below is a hand count.
-const CHIP: &str = "\
+pub(super) const CHIP: &str = "\
 name: Round chip
 memory: {capacity: 80 GB, bandwidth: 1 TB/s}
 matrix: {bf16: 100 TFLOPS, fp8: 200 TFLOPS}
@@ -38,7 +38,7 @@ blocks:
 ";
 
 /// An all-reduce of `n` bf16 values over `tp` chips.
-const ALLREDUCE: &str = "\
+pub(super) const ALLREDUCE: &str = "\
 name: allreduce
 params: {n: 1000000, tp: 8}
 tensors:
@@ -341,7 +341,7 @@ fn fp4_gemms_leave_the_tail_wave_part_empty_where_others_stream_k() {
 
 /// One elementwise kernel whose size depends on none of the step's params, in a workload with
 /// the params a serving step has: `batch` sequences on each of `dp` replicas.
-const STEP: &str = "\
+pub(super) const STEP: &str = "\
 name: step
 params: {batch: 1, tokens: 1, context: 0, prefill_tokens: 0, dp: 1, engine_host: 1, n: 1000}
 tokens_per_step: batch * dp
@@ -355,7 +355,7 @@ blocks:
 ";
 
 /// `workload`'s default scenario in `mode`, with the params `sets` names set.
-fn scenario_with(workload: &Workload, mode: Mode, sets: &[(&str, f64)]) -> Scenario {
+pub(super) fn scenario_with(workload: &Workload, mode: Mode, sets: &[(&str, f64)]) -> Scenario {
     let mut scenario = Scenario::defaults(workload);
     scenario.set_mode(mode);
     for (name, value) in sets {

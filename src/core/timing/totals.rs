@@ -76,6 +76,11 @@ impl Totals {
         self.compute_bound_s += s.compute_bound_s;
     }
 
+    /// The kernels' time summed so far: the chip's work in the step.
+    pub(super) fn kernel_s(&self) -> f64 {
+        self.step_time_s
+    }
+
     /// Adds the serving engine's host work for the step (`host::host_s`): the chip waits for
     /// it before the first stage's kernels, so it is the first stage's time.
     pub(super) fn add_host(&mut self, host_s: f64) {

@@ -6,6 +6,8 @@ use super::{Evaluation, GemmDims, Op, ReadSize, Ref};
 use crate::base::format::Scheme;
 use crate::base::param::Launch;
 use crate::base::types::Types;
+use crate::core::engine::Engine;
+use std::sync::Arc;
 
 /// An op's numbers in an evaluation, to tell whether evaluating it again changed them: its
 /// FLOPs, output, GEMM sizes, group, and the sizes it reads (but for whole outputs of ops,
@@ -87,6 +89,9 @@ pub(crate) struct KernelMemo {
     /// The chip's id, kept in a buffer reused from one scenario to the next.
     chip: String,
     key: PricedUnder,
+    /// The engine the costs were priced under (expected mode; `None` otherwise). Held, so
+    /// that an engine still priced under is never freed and its address reused.
+    engine: Option<Arc<Engine>>,
     /// Each kernel's seconds at the MFU reference peaks, for one execution.
     pub(crate) mfu_s: Vec<f64>,
     pub(crate) sums: Vec<KernelSums>,
@@ -97,13 +102,35 @@ pub(crate) struct KernelMemo {
 impl KernelMemo {
     /// Whether the costs were priced on chip `chip` under `key` (types, fusion plan,
     /// roofline mode, launches).
-    pub(crate) fn priced_under(&self, chip: &str, key: PricedUnder) -> bool {
-        self.valid && self.key == key && self.chip == chip
+    pub(crate) fn priced_under(
+        &self,
+        chip: &str,
+        key: PricedUnder,
+        engine: Option<&Arc<Engine>>,
+    ) -> bool {
+        let same_engine = match (&self.engine, engine) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        };
+        self.valid && self.key == key && self.chip == chip && same_engine
     }
 
-    /// The costs are now those of `chip` under `key`, or (`None`) may not be reused.
-    pub(crate) fn set(&mut self, priced: Option<(&str, PricedUnder)>) {
+    /// The costs are now those of `chip` under `key` and `engine`, or (`None`) may not be
+    /// reused.
+    pub(crate) fn set(
+        &mut self,
+        priced: Option<(&str, PricedUnder)>,
+        engine: Option<&Arc<Engine>>,
+    ) {
         self.valid = priced.is_some();
+        if !match (&self.engine, engine) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        } {
+            self.engine = engine.cloned();
+        }
         if let Some((chip, key)) = priced {
             if self.chip != chip {
                 self.chip.clear();

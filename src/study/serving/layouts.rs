@@ -6,7 +6,7 @@
 use std::ops::ControlFlow;
 
 use super::query::{Draft, LayoutChoice, ServingQuery};
-use super::{Server, ServingError};
+use super::{Server, ServingError, Speculation};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
@@ -149,6 +149,8 @@ pub(super) fn server_for<'a>(
     scenario: &Scenario,
     query: &'a ServingQuery,
 ) -> Result<Server<'a>, ServingError> {
+    let verify = absorbed_verify(workload, scenario, query.options.speculation)?;
+    let scenario = verify.as_ref().unwrap_or(scenario);
     let target = IterationPricer::new(workload, chip, scenario)?;
     let draft = match &query.draft {
         None => None,
@@ -165,6 +167,35 @@ pub(super) fn server_for<'a>(
     };
     let budget = max_batched_tokens(workload, scenario)?;
     Ok(Server::new(chip, target, draft, budget, query.options)?)
+}
+
+/// With `speculation`, under an engine that verifies an MLA model's `K + 1` drafted tokens in the absorbed
+/// (decode) form (`spec.absorbed_mla_verify`, expected mode), the target's scenario with the
+/// workload's `absorbed_max_tokens` raised to `K + 1`, so that a verify step is priced as
+/// FlashMLA runs it rather than decompressed as a prompt; `None` where nothing changes.
+pub(super) fn absorbed_verify(
+    workload: &Workload,
+    scenario: &Scenario,
+    speculation: Option<Speculation>,
+) -> Result<Option<Scenario>, Error> {
+    let (Some(spec), Some(engine)) = (speculation, scenario.pricing_engine()) else {
+        return Ok(None);
+    };
+    let Ok(i) = workload.param_index("absorbed_max_tokens") else {
+        return Ok(None);
+    };
+    if !engine.terms().spec.absorbed_mla_verify {
+        return Ok(None);
+    }
+    let mut ev = workload.new_evaluation();
+    workload.evaluate(scenario.overrides(), &mut ev)?;
+    let verify = f64::from(spec.draft_tokens()) + 1.0;
+    if ev.params[i] >= verify {
+        return Ok(None);
+    }
+    let mut s = scenario.clone();
+    s.set_param(i, verify)?;
+    Ok(Some(s))
 }
 
 /// The scenario of a one-layer draft of `workload`: one layer, of the kind its last layers

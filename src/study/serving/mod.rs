@@ -31,6 +31,8 @@
 mod band;
 mod checked;
 mod disagg;
+#[cfg(test)]
+mod engine_tests;
 mod fleet;
 mod frontier;
 mod layouts;
@@ -44,6 +46,7 @@ use serde::Serialize;
 use crate::base::error::Error;
 use crate::core::chip::Chip;
 use crate::core::cost::{CostView, StepCost};
+use crate::core::engine::{Admission, SpecCycle};
 use crate::core::timing::{Iteration, IterationPricer, StepSummary};
 
 pub use band::ServingBand;
@@ -137,6 +140,10 @@ pub struct Server<'a> {
     draft: Option<IterationPricer<'a>>,
     max_batched_tokens: f64,
     options: ServingOptions,
+    /// The engine's admission policy and speculative cycle (expected mode); without an
+    /// engine, pages on demand and the draft's every step priced whole.
+    admission: Admission,
+    spec: SpecCycle,
 }
 
 /// One concurrency's steady state.
@@ -243,12 +250,23 @@ impl<'a> Server<'a> {
                 "max_batched_tokens {max_batched_tokens}: an iteration batches at least one token"
             )));
         }
+        let terms = target.engine().map(|e| e.terms());
+        let admission = terms.map_or(Admission::OnDemand, |t| t.admission);
+        let spec = terms.map_or(
+            SpecCycle {
+                draft_host_once: false,
+                absorbed_mla_verify: false,
+            },
+            |t| t.spec,
+        );
         Ok(Server {
             chip,
             target,
             draft,
             max_batched_tokens,
             options,
+            admission,
+            spec,
         })
     }
 
@@ -274,6 +292,7 @@ impl<'a> Server<'a> {
         let prefill_iterations = c * k as f64 / q;
         let decode_only = (decode_iterations - k as f64 * (c - q) / q).max(0.0);
         let generation = decode_only * decode.time_s + prefill_iterations * prefill.time_s;
+        let reserved = self.reserved(shape, c, tokens_per_step)?;
         // An arrival waits out the iteration the other requests keep running, half of it on
         // average: a decode-only one where there are any (a prompt's own prefill iterations
         // follow its arrival, so the next arrival, a generation's C-th later, lands past
@@ -291,6 +310,10 @@ impl<'a> Server<'a> {
         let rate = c * output / e2e;
         let chips = decode.summary.chips;
         let footprint = decode.footprint_bytes.max(prefill.footprint_bytes);
+        let (footprint, max_concurrency) = match &reserved {
+            None => (footprint, decode.max_concurrency),
+            Some(r) => (footprint.max(r.footprint_bytes), r.max_concurrency),
+        };
         let per_million = |view: CostView| {
             let usd = self
                 .chip
@@ -317,7 +340,7 @@ impl<'a> Server<'a> {
             usable_bytes: decode.summary.usable_bytes,
             fits: footprint <= decode.summary.usable_bytes,
             footprint_bytes: footprint,
-            max_concurrency: decode.max_concurrency,
+            max_concurrency,
             decode: decode.summary,
             disaggregated: None,
         })
@@ -417,13 +440,21 @@ impl<'a> Server<'a> {
             it = it.with_prefill(tokens, n, prior);
         }
         let summary = self.target.price(&it)?;
-        let mut time_s = summary.step_time_s;
+        let mut time_s = self.target.iteration_s(&summary);
         let mut footprint_bytes = summary.footprint_bytes;
-        let mut max_concurrency = summary.max_batch;
+        // `max_batch` counts one micro-batch's sequences.
+        let m = self.target.micro_batches();
+        let mut max_concurrency = (summary.max_batch).map(|b| {
+            if m > 1.0 {
+                (b as f64 * m).floor() as u64
+            } else {
+                b
+            }
+        });
         if let (Some(draft), Some(spec)) = (&mut self.draft, self.options.speculation) {
             let drafted = draft.price(&Iteration::decode(seqs.max(1.0), context))?;
             if seqs > 0.0 {
-                time_s += spec.draft_tokens as f64 * drafted.step_time_s;
+                time_s += self.draft_s(spec, &drafted);
             }
             // The draft's weights, cache and recurrent state sit beside the target's; a
             // sequence holds its cache and its state in both.
@@ -442,6 +473,49 @@ impl<'a> Server<'a> {
             summary,
         })
     }
+}
+
+impl Server<'_> {
+    /// Under an engine that reserves each request's whole prompt and output, the decode cycle
+    /// of `c` requests at that whole context: what each request in flight holds of the cache,
+    /// rather than its mean context's. `None` where pages come on demand.
+    fn reserved(
+        &mut self,
+        shape: RequestShape,
+        c: f64,
+        tokens_per_step: f64,
+    ) -> Result<Option<Cycle>, Error> {
+        match self.admission {
+            Admission::OnDemand => Ok(None),
+            Admission::ReserveWhole => {
+                let whole = shape.input_tokens as f64 + output_positions(shape);
+                let cycle = self.cycle(c, whole - tokens_per_step, tokens_per_step, None)?;
+                Ok(Some(cycle))
+            }
+        }
+    }
+
+    /// The draft's `K` steps of a verify cycle, each priced as `drafted`: `K` whole steps, or
+    /// under an engine that pays the draft's host work once per cycle (`spec.draft_host_once`:
+    /// the drafts run back to back in one graph, scheduled with the verify step), `K` times
+    /// its chip time and its host time once.
+    fn draft_s(&self, spec: Speculation, drafted: &StepSummary) -> f64 {
+        let k = spec.draft_tokens as f64;
+        let Some(draft) = &self.draft else {
+            return 0.0;
+        };
+        let step = draft.iteration_s(drafted);
+        match self.spec.draft_host_once {
+            false => k * step,
+            true => k * (step - drafted.host_time_s) + drafted.host_time_s,
+        }
+    }
+}
+
+/// Positions a request's output adds to its cache, the last token's included: what an engine
+/// that reserves the whole request holds for it.
+fn output_positions(shape: RequestShape) -> f64 {
+    shape.output_tokens as f64
 }
 
 /// One iteration of the steady state, the draft's steps included.

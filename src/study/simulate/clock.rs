@@ -142,7 +142,8 @@ impl<'a> Clock<'a> {
     fn exact_s(&mut self, mix: &Mix) -> Result<f64, Error> {
         self.steps_priced += 1;
         let it = mix.iteration(mix.decode_context(), mix.prefill_context());
-        Ok(self.pricer.price(&it)?.step_time_s)
+        let summary = self.pricer.price(&it)?;
+        Ok(self.pricer.iteration_s(&summary))
     }
 
     fn cached_s(&mut self, mix: &Mix) -> Result<f64, Error> {
@@ -181,7 +182,8 @@ impl<'a> Clock<'a> {
         }
         self.steps_priced += 1;
         let it = mix.iteration(di as f64 * CONTEXT_GRID, pi as f64 * CONTEXT_GRID);
-        let t = self.pricer.price(&it)?.step_time_s;
+        let summary = self.pricer.price(&it)?;
+        let t = self.pricer.iteration_s(&summary);
         self.cache.insert(key, t);
         Ok(t)
     }

@@ -21,11 +21,16 @@
 //!
 //! Where prompts are prefilled apart, a request joins the queue once its KV cache has
 //! arrived, its prompt computed and its first token sampled, and is admitted decoding.
+//!
+//! Under an engine that reserves whole requests (TensorRT-LLM's GUARANTEED_NO_EVICT), a
+//! sequence is admitted only where the blocks of its whole prompt and output are free, and
+//! holds them all from admission: it never needs another block, so none is preempted.
 
 use std::collections::VecDeque;
 
 use super::clock::Mix;
 use super::pool::Member;
+use crate::core::engine::Admission;
 
 /// Tokens a KV block holds (vLLM's default `--block-size` on GPUs).
 pub const BLOCK_TOKENS: u64 = 16;
@@ -60,6 +65,7 @@ pub(super) struct Instance {
     state_blocks: u64,
     max_seqs: usize,
     max_batched_tokens: u64,
+    admission: Admission,
     /// When the iteration in flight ends.
     pub busy_until: Option<f64>,
     pub preemptions: u64,
@@ -82,6 +88,7 @@ impl Instance {
         state_blocks: u64,
         max_seqs: u64,
         max_batched_tokens: u64,
+        admission: Admission,
     ) -> Instance {
         Instance {
             waiting: VecDeque::new(),
@@ -90,6 +97,7 @@ impl Instance {
             state_blocks,
             max_seqs: max_seqs as usize,
             max_batched_tokens,
+            admission,
             busy_until: None,
             preemptions: 0,
         }
@@ -175,7 +183,14 @@ impl Instance {
                 break;
             };
             let chunk = (front.tokens - front.computed).min(budget);
-            let need = blocks_for(front.computed + chunk);
+            let need = match self.admission {
+                Admission::OnDemand => blocks_for(front.computed + chunk),
+                // Its prompt and output: the tokens known less those generated, and all of
+                // its output.
+                Admission::ReserveWhole => {
+                    blocks_for(front.tokens - front.generated + front.output)
+                }
+            };
             if need + self.state_blocks > self.free_blocks {
                 break;
             }
@@ -277,9 +292,44 @@ mod tests {
     }
 
     #[test]
+    fn reserving_whole_requests_admits_only_those_whose_whole_cache_is_free() {
+        // Ten blocks (160 tokens). Three requests of a 16-token prompt and 48 output tokens:
+        // on demand each takes the one block of its prompt, all three run; reserved, each
+        // takes the 4 blocks of 16 + 48 tokens, so two run and the third waits.
+        let running = |admission| {
+            let mut inst = Instance::new(10, 0, 8, 100, admission);
+            for r in 0..3 {
+                inst.arrive(r, 16, 48);
+            }
+            let mix = inst.schedule();
+            (mix.prefill_seqs, inst.free_blocks, inst.waiting.len())
+        };
+        assert_eq!(running(Admission::OnDemand), (3, 7, 0));
+        assert_eq!(running(Admission::ReserveWhole), (2, 2, 1));
+        // Reserved, a request runs to its end without another block: none is preempted
+        // where on demand the cache fills (four blocks, two requests of 30 + 10 tokens: 3
+        // blocks each, so only one is admitted).
+        let mut inst = Instance::new(4, 0, 8, 100, Admission::ReserveWhole);
+        inst.arrive(0, 30, 10);
+        inst.arrive(1, 30, 10);
+        let mut log = Log::default();
+        for t in 1..=20 {
+            inst.schedule();
+            inst.complete(f64::from(t), &mut log);
+        }
+        assert_eq!(inst.preemptions, 0);
+        let finished: Vec<u32> = (log.0.iter())
+            .filter(|(_, what, _)| *what == "finished")
+            .map(|(r, ..)| *r)
+            .collect();
+        assert_eq!(finished, vec![0, 1]);
+        assert_eq!(inst.free_blocks, 4);
+    }
+
+    #[test]
     fn a_full_cache_preempts_the_newest_sequence_and_requeues_it_at_the_front() {
         // Four blocks (64 tokens); two prompts of 30 tokens take two blocks each.
-        let mut inst = Instance::new(4, 0, 8, 100);
+        let mut inst = Instance::new(4, 0, 8, 100, Admission::OnDemand);
         inst.arrive(0, 30, 10);
         inst.arrive(1, 30, 10);
         let mut log = Log::default();
@@ -309,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_request_prefilled_elsewhere_is_admitted_decoding_at_its_prompts_context() {
-        let mut inst = Instance::new(1000, 0, 8, 64);
+        let mut inst = Instance::new(1000, 0, 8, 64, Admission::OnDemand);
         inst.arrive_prefilled(0, 100, 3);
         let mut log = Log::default();
         // Its cache holds the 100 prompt positions; the sampled first token decodes.
@@ -328,7 +378,7 @@ mod tests {
 
     #[test]
     fn decodes_come_first_and_prompts_fill_what_is_left_of_the_budget() {
-        let mut inst = Instance::new(1000, 0, 8, 64);
+        let mut inst = Instance::new(1000, 0, 8, 64, Admission::OnDemand);
         inst.arrive(0, 10, 5);
         let mut log = Log::default();
         inst.schedule();

@@ -5,6 +5,7 @@
 //! iteration ends (`pool`) and the first cache in flight: O(log instances) an event.
 
 use crate::base::error::Error;
+use crate::core::engine::Admission;
 use crate::study::request::SequenceBytes;
 
 use super::clock::{Clock, Mix};
@@ -44,6 +45,8 @@ pub(super) struct Setup {
     pub state_blocks: u64,
     pub max_batched_tokens: u64,
     pub max_seqs: u64,
+    /// How the engine admits requests into the cache.
+    pub admission: Admission,
 }
 
 /// The prefill instances of a run that prefills apart, and the caches in flight from them.
@@ -114,6 +117,7 @@ impl<'a> Run<'a> {
                 setup.state_blocks,
                 setup.max_seqs,
                 setup.max_batched_tokens,
+                setup.admission,
             ),
             times: Times {
                 first_s: vec![f64::NAN; requests],

@@ -7,6 +7,7 @@ use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
 use crate::base::ranges;
 use crate::core::chip::Chip;
+use crate::core::engine::Admission;
 use crate::core::scenario::Scenario;
 use crate::core::timing::{Iteration, IterationPricer};
 use crate::core::workload::Workload;
@@ -209,6 +210,7 @@ fn setup(
         state_blocks,
         max_batched_tokens: budget.min(f64::from(u32::MAX / 2)) as u64,
         max_seqs,
+        admission: (scenario.pricing_engine()).map_or(Admission::OnDemand, |e| e.terms().admission),
     })
 }
 
@@ -217,7 +219,16 @@ fn setup(
 fn check_fits(list: &[Request], setup: &Setup, decodes: bool) -> Result<(), Error> {
     let most = list
         .iter()
-        .map(|r| r.input_tokens + if decodes { r.output_tokens - 1 } else { 0 })
+        .map(|r| {
+            // A whole request's reservation holds its last output token's position too.
+            let reserved = u64::from(setup.admission == Admission::ReserveWhole);
+            r.input_tokens
+                + if decodes {
+                    r.output_tokens - 1 + reserved
+                } else {
+                    0
+                }
+        })
         .max()
         .unwrap_or(0);
     if most.div_ceil(BLOCK_TOKENS) + setup.state_blocks > setup.kv_blocks {
