@@ -196,9 +196,13 @@ pub mod engine {
     //! The serving software over the chip, as expected mode prices it: host work and what of
     //! it the GPU hides, graph capture, all-reduce choice, admission, batching limits, what
     //! the type choices expand to, kernel paths, and the speculative and pipeline schedules.
+    //!
+    //! Engines come from `engines/*.yaml` (built in) or a file: [`resolve`] takes either, as
+    //! `--engine` does; [`builtin`] only the built-ins.
     pub use crate::core::engine::{
-        Admission, AllReduceAlgorithm, AllReduceRule, BatchLimits, Engine, EngineTerms, GemmPaths,
-        HostWork, KernelPath, KvDequant, Launches, PipelineSchedule, QuantChoices, SpecCycle,
+        builtin, builtin_ids, resolve, Admission, AllReduceAlgorithm, AllReduceRule, BatchLimits,
+        Engine, EngineTerms, GemmPaths, HostWork, KernelPath, KvDequant, LaunchFamily, Launches,
+        PipelineSchedule, QuantChoices, SpecCycle,
     };
 }
 

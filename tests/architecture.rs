@@ -63,6 +63,7 @@ const EXPORT_FLOORS: &[&[&str]] = &[
         "plan",
         "validate",
         "chips",
+        "engines",
         "workloads",
         "serving",
         "simulate",
