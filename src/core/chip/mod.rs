@@ -21,6 +21,7 @@ use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
 use crate::core::cost::{CostGap, CostModel};
+use crate::core::engine::Engine;
 
 pub use fabric::{Fabric, Interconnect};
 
@@ -237,6 +238,10 @@ pub struct Chip {
     /// Vendor and generation (`nvidia-hopper`): chips whose expected-mode constants may be
     /// fitted together; `None` where the file names none.
     pub(crate) family: Option<String>,
+    /// The serving engine the vendor's own numbers use (`vllm`, `trtllm`, `jetstream`):
+    /// expected mode prices under it unless `--engine` names another; `None` where the file
+    /// names none.
+    pub(crate) engine: Option<Arc<Engine>>,
     /// Shipping, or only announced.
     pub(crate) status: ChipStatus,
     /// Usable HBM.
@@ -286,6 +291,12 @@ impl Chip {
     /// Vendor and generation (`nvidia-hopper`), where the chip file names one.
     pub fn family(&self) -> Option<&str> {
         self.family.as_deref()
+    }
+
+    /// The vendor's default engine, as the chip file names it (`engine:`); `None` where it
+    /// names none.
+    pub fn default_engine(&self) -> Option<&Arc<Engine>> {
+        self.engine.as_ref()
     }
 
     /// Shipping, or only announced (a roadmap part).

@@ -61,6 +61,11 @@ pub(crate) struct SweepArgs {
     /// Fusion plans, comma-separated, or `all` (default: the workload's default plan)
     #[arg(long, value_delimiter = ',')]
     fusion: Vec<String>,
+    /// Serving engines, comma-separated (built-in ids such as vllm, vllm@0.7, sglang,
+    /// trtllm, or engine files), or `all`: an axis after the chips (default: each chip
+    /// file's engine; roofline mode prices under none)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[@VERSION],...")]
+    engine: Vec<String>,
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
@@ -155,11 +160,13 @@ pub(crate) fn run(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
     let out = file_target(plan.targets());
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
-    let total = grid_size(&workload, chips.len(), &args)?;
+    let engines = crate::cli::flags::engines(&args.engine)?;
+    let total = grid_size(&workload, chips.len() * engines.len().max(1), &args)?;
     let sink = rows(&workload, &args, format)?;
     let chips = sweep::what_if_chips(chips, &args.chip_sets)?;
     let axes = sweep::Axes {
         chips,
+        engines,
         params: (args.sets.into_iter())
             .map(|(name, values)| (name, values.expand()))
             .collect(),

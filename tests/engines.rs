@@ -1,0 +1,159 @@
+//! Engines through the binary: listed, shown and checked; named in every row and in the
+//! `assumes:` line; a sweep's engine axis gives the rows `run --engine` gives.
+
+use crate::common::{cell, csv_rows, stepcost, succeeded};
+
+fn stdout(args: &[&str]) -> String {
+    succeeded(stepcost().args(args).output().unwrap())
+}
+
+#[test]
+fn engines_lists_every_built_in_and_show_prints_its_file() {
+    let (header, rows) = csv_rows(&stdout(&["engines", "--format", "csv"]));
+    let ids: Vec<&str> = rows.iter().map(|r| cell(&header, r, "engine")).collect();
+    assert!(ids.len() >= 7, "{ids:?}");
+    for id in [
+        "vllm",
+        "vllm@0.7",
+        "sglang",
+        "trtllm",
+        "trtllm-cpp",
+        "lmdeploy",
+        "compiled",
+    ] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    for id in ["jetstream", "neuronx", "vllm-hpu"] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    let trt = rows
+        .iter()
+        .find(|r| cell(&header, r, "engine") == "trtllm")
+        .unwrap();
+    assert_eq!(cell(&header, trt, "admission"), "reserve-whole");
+    let text = stdout(&["show", "engine", "vllm@0.7"]);
+    assert!(text.contains("_BATCH_SIZES_TO_CAPTURE"), "{text}");
+    let out = stepcost().args(["show", "engine", "vlm"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`vllm`?"));
+}
+
+#[test]
+fn check_reads_an_engine_file_and_reports_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.yaml");
+    let text =
+        stdout(&["show", "engine", "sglang"]).replace("block_tokens: 1 ", "block_tokens: 0 ");
+    std::fs::write(&path, text).unwrap();
+    let out = stepcost().arg("check").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("limits.block_tokens"), "{err}");
+    assert!(err.contains(":21:"), "the line of `block_tokens`: {err}");
+}
+
+#[test]
+fn every_output_names_the_engine() {
+    // The chip's default in expected mode, `--engine` over it, none in roofline mode.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "llama-3.1-8b", "--chip", "h100-sxm"];
+        args.extend_from_slice(extra);
+        stdout(&args)
+    };
+    assert!(run(&[]).lines().nth(1).unwrap().ends_with("engine trtllm"));
+    assert!(run(&["--engine", "vllm@0.7"])
+        .lines()
+        .nth(1)
+        .unwrap()
+        .ends_with("engine vllm@0.7"));
+    assert!(run(&["--mode", "roofline", "--engine", "sglang"])
+        .lines()
+        .nth(1)
+        .unwrap()
+        .ends_with("engine none"));
+    let (header, rows) = csv_rows(&run(&["--engine", "sglang", "--format", "csv"]));
+    assert_eq!(cell(&header, &rows[0], "engine"), "sglang");
+    assert_eq!(header[2], "engine");
+    let (header, rows) = csv_rows(&stdout(&[
+        "compare",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm,mi300x",
+        "--format",
+        "csv",
+    ]));
+    let engines: Vec<&str> = rows.iter().map(|r| cell(&header, r, "engine")).collect();
+    assert_eq!(engines, ["trtllm", "vllm"]);
+    let out = stepcost()
+        .args([
+            "run",
+            "llama-3.1-8b",
+            "--chip",
+            "h100-sxm",
+            "--engine",
+            "vlm",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`vllm`?"));
+}
+
+#[test]
+fn a_sweep_s_engine_axis_gives_run_s_rows_in_product_order() {
+    let sweep = stdout(&[
+        "sweep",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm,mi300x",
+        "--engine",
+        "vllm,sglang",
+        "--set",
+        "batch=1,8",
+    ]);
+    let (header, rows) = csv_rows(&sweep);
+    // chips x engines x batches, the chip most significant, then the engine.
+    assert_eq!(rows.len(), 8);
+    let mut i = 0;
+    for chip in ["h100-sxm", "mi300x"] {
+        for engine in ["vllm", "sglang"] {
+            for batch in ["1", "8"] {
+                let run = stdout(&[
+                    "run",
+                    "llama-3.1-8b",
+                    "--chip",
+                    chip,
+                    "--engine",
+                    engine,
+                    "--set",
+                    &format!("batch={batch}"),
+                    "--format",
+                    "csv",
+                ]);
+                let (run_header, run_rows) = csv_rows(&run);
+                assert_eq!(cell(&header, &rows[i], "engine"), engine);
+                assert_eq!(cell(&header, &rows[i], "chip"), chip);
+                for column in ["step_time_us", "tokens_per_s", "weight_bytes", "engine"] {
+                    assert_eq!(
+                        cell(&header, &rows[i], column),
+                        cell(&run_header, &run_rows[0], column),
+                        "{chip} {engine} batch {batch}: {column}"
+                    );
+                }
+                i += 1;
+            }
+        }
+    }
+    let twice = stepcost()
+        .args([
+            "sweep",
+            "gemm",
+            "--chip",
+            "h100-sxm",
+            "--engine",
+            "vllm,vllm",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(1));
+}
