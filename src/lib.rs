@@ -257,6 +257,8 @@ pub mod plan {
     //!     target_tokens_per_s: None,
     //!     max_ms_per_token: Some(50.0),
     //!     dtype_choices: dtype_choices(*scenario.dtypes(), &[]),
+    //!     engines: Vec::new(), // each chip's default engine
+    //!     engine_types: true,  // the fp8 choice as the engine runs it
     //!     sort: PlanSort::default(),
     //!     conservative: false,
     //!     include_unfit: false,
@@ -269,7 +271,8 @@ pub mod plan {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::study::plan::{
-        assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest, PlanSort,
+        assumptions, dtype_choices, engine_types, leaves_types_to_engine, plan, PlanEntry,
+        PlanPoint, PlanRequest, PlanSort,
     };
 }
 
@@ -287,10 +290,11 @@ pub mod serving {
     //! assert!(RequestShape::new(1000, 1).is_err());
     //! ```
     pub use crate::study::serving::{
-        frontier, frontier_rows, one_layer_draft, plan_fleet, survey, Disagg, Disaggregated, Draft,
-        Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape, Server, ServingBand,
-        ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Simulated, Skipped,
-        Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
+        frontier, frontier_rows, one_layer_draft, plan_fleet, plan_fleet_engines, survey,
+        survey_engines, Disagg, Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice,
+        PrefillPool, RequestShape, Server, ServingBand, ServingError, ServingOptions, ServingPoint,
+        ServingQuery, ServingRow, Simulated, Skipped, Slo, Speculation, Survey, CHECK_MOST_ADDED,
+        CHECK_REQUESTS,
     };
 }
 

@@ -157,3 +157,90 @@ fn a_sweep_s_engine_axis_gives_run_s_rows_in_product_order() {
         .unwrap();
     assert_eq!(twice.status.code(), Some(1));
 }
+
+#[test]
+fn plan_s_fp8_choice_runs_as_the_engine_runs_it() {
+    // H200's default engine (TensorRT-LLM) runs fp8 checkpoints W8A8 with an fp8 cache.
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "llama-3.1-70b",
+            "--chip",
+            "h200",
+            "--max-ms-per-token",
+            "50",
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        csv_rows(&stdout(&args))
+    };
+    let (header, rows) = plan(&[]);
+    let first_fp8 = rows
+        .iter()
+        .find(|r| cell(&header, r, "weight_dtype") == "fp8")
+        .expect("an fp8 row");
+    assert_eq!(cell(&header, first_fp8, "scheme"), "W8A8");
+    assert_eq!(cell(&header, first_fp8, "activation_dtype"), "fp8");
+    assert_eq!(cell(&header, first_fp8, "kv_dtype"), "fp8");
+    assert_eq!(cell(&header, first_fp8, "engine"), "trtllm");
+    // vLLM keeps the checkpoint's cache type; naming the activations lists W8A16 beside.
+    let (header, rows) = plan(&["--engine", "vllm"]);
+    let fp8 = rows
+        .iter()
+        .find(|r| cell(&header, r, "weight_dtype") == "fp8")
+        .unwrap();
+    assert_eq!(
+        (
+            cell(&header, fp8, "activation_dtype"),
+            cell(&header, fp8, "kv_dtype")
+        ),
+        ("fp8", "bf16")
+    );
+    let (header, rows) = plan(&["--dtype", "weight=fp8", "--dtype", "activation=bf16,fp8"]);
+    let mut schemes: Vec<&str> = rows.iter().map(|r| cell(&header, r, "scheme")).collect();
+    schemes.sort_unstable();
+    assert_eq!(schemes, ["W8A16", "W8A8"]);
+    // A100 has no fp8 math: W8A16 there, whatever the engine; roofline mode expands nothing.
+    let (header, rows) = csv_rows(&stdout(&[
+        "plan",
+        "llama-3.1-8b",
+        "--chip",
+        "a100-80gb",
+        "--format",
+        "csv",
+        "--engine",
+        "vllm",
+    ]));
+    let fp8 = rows
+        .iter()
+        .find(|r| cell(&header, r, "weight_dtype") == "fp8")
+        .unwrap();
+    assert_eq!(cell(&header, fp8, "scheme"), "W8A16");
+    let (header, rows) = plan(&["--mode", "roofline"]);
+    let fp8 = rows
+        .iter()
+        .find(|r| cell(&header, r, "weight_dtype") == "fp8")
+        .unwrap();
+    assert_eq!(cell(&header, fp8, "scheme"), "W8A16");
+    assert_eq!(cell(&header, fp8, "engine"), "none");
+}
+
+#[test]
+fn serving_searches_the_engines_given() {
+    let (header, rows) = csv_rows(&stdout(&[
+        "serving",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--request",
+        "in=500,out=100",
+        "--engine",
+        "vllm,trtllm",
+        "--format",
+        "csv",
+    ]));
+    let mut engines: Vec<&str> = rows.iter().map(|r| cell(&header, r, "engine")).collect();
+    engines.dedup();
+    assert_eq!(engines, ["vllm", "trtllm"]);
+}

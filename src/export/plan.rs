@@ -39,6 +39,7 @@ fn table(
     write_plan_header(out, workload, request, entries)?;
     let mut table = new_table(&[
         "chip",
+        "engine",
         "weight/act/kv",
         "scheme",
         "layout",
@@ -59,6 +60,7 @@ fn table(
                 let s = &p.summary;
                 table.add_row(vec![
                     e.chip.clone(),
+                    e.engine.clone(),
                     types,
                     s.scheme.map_or("-".into(), |x| x.to_string()),
                     if p.layout.is_empty() {
@@ -83,7 +85,7 @@ fn table(
             Err(_) => left_out += 1,
         }
     }
-    align_right(&mut table, 3);
+    align_right(&mut table, 4);
     writeln!(out, "{table}")?;
     if left_out > 0 {
         writeln!(
@@ -92,6 +94,21 @@ fn table(
         )?;
     }
     write_plan_notes(out, entries, &notes)
+}
+
+/// The engines the entries were planned under, each once in order (`none` in roofline mode,
+/// and where there is no entry).
+fn engines_planned(entries: &[PlanEntry]) -> String {
+    let mut ids: Vec<&str> = Vec::new();
+    for e in entries {
+        if !ids.contains(&e.engine.as_str()) {
+            ids.push(&e.engine);
+        }
+    }
+    match ids.is_empty() {
+        true => "none".to_owned(),
+        false => ids.join(", "),
+    }
 }
 
 /// The scenario a plan decodes: its context and the other params set, as `context=4096
@@ -156,9 +173,10 @@ fn write_plan_header(
     )?;
     writeln!(
         out,
-        "assumes: {}; memory utilisation {}",
+        "assumes: {}; memory utilisation {}; engine {}",
         plan_assumptions(request),
         three_significant(request.scenario.memory_utilization()),
+        engines_planned(entries),
     )?;
     if request.conservative && request.scenario.mode() == Mode::Expected {
         writeln!(

@@ -2,7 +2,9 @@
 //! tokens per second per chip while a decode step stays within a latency bound and the step's
 //! memory fits one chip, then the chips a throughput target needs and what they cost.
 
-use crate::base::dtype::Role;
+use std::sync::Arc;
+
+use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
@@ -10,6 +12,7 @@ use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
 use crate::core::chip::Chip;
 use crate::core::cost::{CostView, Costing};
+use crate::core::engine::Engine;
 use crate::core::scenario::{Mode, Scenario};
 use crate::core::timing::{price_step, KernelCost, StepSummary};
 use crate::core::workload::{Evaluation, Workload};
@@ -45,6 +48,13 @@ pub struct PlanRequest {
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
+    /// The engines to search, each on every chip (`--engine`, a list or all the built-ins);
+    /// empty: each chip's default engine. Roofline mode prices under none.
+    pub engines: Vec<Arc<Engine>>,
+    /// Whether a choice of fp8 weights with 16-bit activations is expanded as each engine
+    /// runs it ([`engine_types`]): true where the choices leave the activations' and the
+    /// cache's types to the engine (no `--dtype activation=` or `kv=` axis).
+    pub engine_types: bool,
     /// How the entries are ranked.
     pub sort: PlanSort,
     /// Plan on the slow end of each step's 80 % band (expected mode): the latency bound, the
@@ -120,6 +130,39 @@ pub fn dtype_choices(base: Types, axes: &[(TypeKey, Vec<Format>)]) -> Vec<Types>
     combinations.iter().map(|keys| applied(keys)).collect()
 }
 
+/// What a choice of fp8 weights with 16-bit activations (the `fp8` choice of `plan` and
+/// `serving`) runs as under `engine` on `chip`: W8A8, activations quantised per token on
+/// the fly, where the engine does so and the chip multiplies in fp8 (W8A16 where it does
+/// not), and an fp8 KV cache where the engine's default is one. Every other choice, and
+/// every choice without an engine (roofline mode), is returned as it is: a named format
+/// keeps its meaning.
+pub fn engine_types(types: Types, chip: &Chip, engine: Option<&Engine>) -> Types {
+    let Some(engine) = engine else {
+        return types;
+    };
+    let fp8_weights = types.role(Role::Weight) == Format::Fp8;
+    let wide_activations = types.role(Role::Activation).element().bytes() >= 2.0;
+    if !(fp8_weights && wide_activations) {
+        return types;
+    }
+    let quant = engine.terms().quant;
+    let mut t = types;
+    if quant.fp8_activations && chip.matrix_peak(DType::Fp8).is_ok() {
+        t.set(TypeKey::Role(Role::Activation), Format::Fp8);
+    }
+    if quant.fp8_kv_cache {
+        t.set(TypeKey::Role(Role::Kv), Format::Fp8);
+    }
+    t
+}
+
+/// Whether `axes` leave the activations' and the KV cache's types to the engine (neither is
+/// an axis), so that [`engine_types`] expands the fp8 choice.
+pub fn leaves_types_to_engine(axes: &[(TypeKey, Vec<Format>)]) -> bool {
+    let named = |role: Role| axes.iter().any(|(k, _)| *k == TypeKey::Role(role));
+    !named(Role::Activation) && !named(Role::Kv)
+}
+
 /// The best batch on one chip with one choice of types.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanPoint {
@@ -154,6 +197,8 @@ pub struct PlanPoint {
 pub struct PlanEntry {
     /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The engine planned under (`none` in roofline mode).
+    pub engine: String,
     /// How the chip's hours are costed.
     pub costing: Costing,
     /// The data type choice planned.
@@ -211,6 +256,7 @@ pub fn plan(
         kinds,
         ev: workload.new_evaluation(),
         costs: Vec::new(),
+        scenario: request.scenario.clone(),
     };
     let mut entries = Vec::new();
     for chip in chips {
@@ -222,17 +268,43 @@ pub fn plan(
             .and_then(|i| i.domain)
             .unwrap_or(1);
         let layouts = layouts(planner.dims.len(), domain);
-        for dtypes in &request.dtype_choices {
-            let entry = planner.entry(chip, &layouts, *dtypes);
-            let spill = entry.outcome.is_err() && chip.network.is_some() && domain > 1;
-            entries.push(entry);
-            if spill {
-                entries.extend(planner.beyond_one_node(chip, domain, *dtypes));
+        for engine in engines_searched(request) {
+            planner.scenario.set_engine(engine);
+            for dtypes in choices_on(request, &planner.scenario, chip) {
+                let entry = planner.entry(chip, &layouts, dtypes);
+                let spill = entry.outcome.is_err() && chip.network.is_some() && domain > 1;
+                entries.push(entry);
+                if spill {
+                    entries.extend(planner.beyond_one_node(chip, domain, dtypes));
+                }
             }
         }
     }
     sort_entries(&mut entries, request);
     Ok(entries)
+}
+
+/// The engines a plan searches: each one asked for, or the chip's default (`None`); one in
+/// roofline mode, where every engine prices alike.
+fn engines_searched(request: &PlanRequest) -> Vec<Option<Arc<Engine>>> {
+    match (request.scenario.mode(), request.engines.is_empty()) {
+        (Mode::Roofline, _) | (_, true) => vec![None],
+        _ => request.engines.iter().cloned().map(Some).collect(),
+    }
+}
+
+/// The type choices on `chip` under `scenario`'s engine there: the fp8 choice as the engine
+/// runs it where the request leaves the types to it, each choice once.
+fn choices_on(request: &PlanRequest, scenario: &Scenario, chip: &Chip) -> Vec<Types> {
+    let engine = scenario.engine_on(chip).filter(|_| request.engine_types);
+    let mut choices: Vec<Types> = Vec::new();
+    for t in &request.dtype_choices {
+        let t = engine_types(*t, chip, engine);
+        if !choices.contains(&t) {
+            choices.push(t);
+        }
+    }
+    choices
 }
 
 /// What stays the same while one workload is planned on every chip, and the buffers its
@@ -247,6 +319,8 @@ struct Planner<'a> {
     dims: Vec<usize>,
     ev: Evaluation,
     costs: Vec<KernelCost>,
+    /// The request's scenario under the engine being searched.
+    scenario: Scenario,
 }
 
 impl Planner<'_> {
@@ -300,6 +374,7 @@ impl Planner<'_> {
         }
         PlanEntry {
             chip: chip.id.clone(),
+            engine: self.scenario.engine_id_on(chip).to_owned(),
             costing: Costing::of(chip),
             dtypes,
             outcome: best.ok_or(reason),
@@ -313,7 +388,7 @@ impl Planner<'_> {
         dtypes: Types,
         layout: &[u64],
     ) -> Result<PlanPoint, PlanError> {
-        let mut scenario = self.request.scenario.clone();
+        let mut scenario = self.scenario.clone();
         scenario.set_types(dtypes);
         for (&param, &size) in self.dims.iter().zip(layout) {
             scenario.set_param(param, size as f64)?;
