@@ -337,8 +337,9 @@ pub mod validate {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::study::validate::{
-        error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving, Case,
-        CaseFile, ErrorStats, Metric, Outcome, ServingOutcome,
+        error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving,
+        validate_serving_under, validate_under, Case, CaseFile, ErrorStats, Metric, Outcome,
+        ServingOutcome,
     };
 }
 

@@ -184,7 +184,7 @@ pub(crate) fn run(args: SimulateArgs) -> Result<()> {
     write_simulate(
         &mut buffer,
         &workload.name,
-        chip.id(),
+        (chip.id(), scenario.engine_id_on(&chip)),
         &title,
         (&report, band.as_ref()),
         format.into(),
