@@ -54,7 +54,7 @@ pub(crate) use chips::write_chips;
 pub use compare::write_compare;
 #[cfg(feature = "cli")]
 pub(crate) use compare::write_compare_shaped;
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "ui"))]
 pub(crate) use engines::write_engines;
 pub use format::OutputFormat;
 #[cfg(feature = "cli")]

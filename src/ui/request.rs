@@ -196,11 +196,13 @@ impl ScenarioRequest {
         })
     }
 
-    /// The sweep's engine axis: built-in engines, or every one for `all`.
+    /// The sweep's engine axis: built-in engines, or every one for `all`; without one, the
+    /// scenario's own engine where it names one.
     pub(crate) fn sweep_engines(&self) -> Result<Vec<Arc<Engine>>, ApiError> {
-        let engines: Result<Vec<_>, _> = match self.sweep.engine.as_slice() {
-            [all] if all == "all" => engine::builtin_ids().map(engine::builtin).collect(),
-            names => names.iter().map(|n| engine::builtin(n.trim())).collect(),
+        let engines: Result<Vec<_>, _> = match (self.sweep.engine.as_slice(), &self.engine) {
+            ([all], _) if all == "all" => engine::builtin_ids().map(engine::builtin).collect(),
+            ([], Some(one)) => engine::builtin(one.trim()).map(|e| vec![e]),
+            (names, _) => names.iter().map(|n| engine::builtin(n.trim())).collect(),
         };
         Ok(engines?)
     }
