@@ -244,3 +244,43 @@ fn serving_searches_the_engines_given() {
     engines.dedup();
     assert_eq!(engines, ["vllm", "trtllm"]);
 }
+
+#[test]
+fn a_saved_scenario_keeps_its_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.yaml");
+    let first = stdout(&[
+        "run",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--engine",
+        "sglang",
+        "--format",
+        "csv",
+        "--save-scenario",
+        file.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("engine: sglang"));
+    let again = stdout(&[
+        "run",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(first, again);
+    // A flag given overrides the file's key.
+    let (header, rows) = csv_rows(&stdout(&[
+        "run",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--engine",
+        "vllm",
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(cell(&header, &rows[0], "engine"), "vllm");
+}

@@ -274,6 +274,7 @@ fn settle(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     m.sets(&mut args.sets)?;
     m.type_lists(&mut args.dtypes)?;
     m.fusion(&mut args.fusion)?;
+    m.engines(&mut args.engine);
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
     m.cost(&mut args.cost)?;
@@ -292,6 +293,9 @@ fn settle(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     type_lists_key(&mut doc, &args.dtypes);
     if let Some(fusion) = &args.fusion {
         doc.push("fusion", Node::Text(fusion.clone()));
+    }
+    if !args.engine.is_empty() {
+        doc.push("engine", texts(&args.engine));
     }
     doc.push("mode", Node::Text(Mode::from(args.mode).name().to_owned()));
     if let Some(u) = args.memory_utilization {

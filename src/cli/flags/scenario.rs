@@ -140,7 +140,7 @@ impl AnnouncedArg {
 /// `--scenario` and `--save-scenario`.
 #[derive(Args, Clone, Default)]
 pub(crate) struct ScenarioFileArgs {
-    /// YAML scenario file: workload, chips, sets, types, fusion, mode, context, request,
+    /// YAML scenario file: workload, chips, sets, types, fusion, engine, mode, context, request,
     /// memory_utilization, cost, prices (see the README's "Scenario files"); flags given
     /// override its keys, `--set` and `--dtype` one key at a time
     #[arg(long, value_name = "FILE")]

@@ -353,6 +353,7 @@ fn settle(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
             args.fusion = entry.value.clone();
         }
     }
+    m.engines(&mut args.engine);
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
     if args.request.is_none() {
@@ -378,6 +379,9 @@ fn settle(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
     type_lists_key(&mut doc, &args.dtypes);
     if !args.fusion.is_empty() {
         doc.push("fusion", texts(&args.fusion));
+    }
+    if !args.engine.is_empty() {
+        doc.push("engine", texts(&args.engine));
     }
     doc.push("mode", Node::Text(Mode::from(args.mode).name().to_owned()));
     if let Some(u) = args.memory_utilization {
