@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::base::dtype::{DType, Role};
+use crate::base::dtype::Role;
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
@@ -18,9 +18,12 @@ use crate::core::timing::{price_step, KernelCost, StepSummary};
 use crate::core::workload::{Evaluation, Workload};
 use crate::study::band::{self, Band};
 
+mod engines;
 pub(crate) mod nodes;
 mod point;
 
+use engines::{choices_on, engines_searched};
+pub use engines::{engine_types, leaves_types_to_engine};
 use point::best_point;
 
 /// How a plan's entries are ranked.
@@ -128,39 +131,6 @@ pub fn dtype_choices(base: Types, axes: &[(TypeKey, Vec<Format>)]) -> Vec<Types>
             .collect();
     }
     combinations.iter().map(|keys| applied(keys)).collect()
-}
-
-/// What a choice of fp8 weights with 16-bit activations (the `fp8` choice of `plan` and
-/// `serving`) runs as under `engine` on `chip`: W8A8, activations quantised per token on
-/// the fly, where the engine does so and the chip multiplies in fp8 (W8A16 where it does
-/// not), and an fp8 KV cache where the engine's default is one. Every other choice, and
-/// every choice without an engine (roofline mode), is returned as it is: a named format
-/// keeps its meaning.
-pub fn engine_types(types: Types, chip: &Chip, engine: Option<&Engine>) -> Types {
-    let Some(engine) = engine else {
-        return types;
-    };
-    let fp8_weights = types.role(Role::Weight) == Format::Fp8;
-    let wide_activations = types.role(Role::Activation).element().bytes() >= 2.0;
-    if !(fp8_weights && wide_activations) {
-        return types;
-    }
-    let quant = engine.terms().quant;
-    let mut t = types;
-    if quant.fp8_activations && chip.matrix_peak(DType::Fp8).is_ok() {
-        t.set(TypeKey::Role(Role::Activation), Format::Fp8);
-    }
-    if quant.fp8_kv_cache {
-        t.set(TypeKey::Role(Role::Kv), Format::Fp8);
-    }
-    t
-}
-
-/// Whether `axes` leave the activations' and the KV cache's types to the engine (neither is
-/// an axis), so that [`engine_types`] expands the fp8 choice.
-pub fn leaves_types_to_engine(axes: &[(TypeKey, Vec<Format>)]) -> bool {
-    let named = |role: Role| axes.iter().any(|(k, _)| *k == TypeKey::Role(role));
-    !named(Role::Activation) && !named(Role::Kv)
 }
 
 /// The best batch on one chip with one choice of types.
@@ -282,29 +252,6 @@ pub fn plan(
     }
     sort_entries(&mut entries, request);
     Ok(entries)
-}
-
-/// The engines a plan searches: each one asked for, or the chip's default (`None`); one in
-/// roofline mode, where every engine prices alike.
-fn engines_searched(request: &PlanRequest) -> Vec<Option<Arc<Engine>>> {
-    match (request.scenario.mode(), request.engines.is_empty()) {
-        (Mode::Roofline, _) | (_, true) => vec![None],
-        _ => request.engines.iter().cloned().map(Some).collect(),
-    }
-}
-
-/// The type choices on `chip` under `scenario`'s engine there: the fp8 choice as the engine
-/// runs it where the request leaves the types to it, each choice once.
-fn choices_on(request: &PlanRequest, scenario: &Scenario, chip: &Chip) -> Vec<Types> {
-    let engine = scenario.engine_on(chip).filter(|_| request.engine_types);
-    let mut choices: Vec<Types> = Vec::new();
-    for t in &request.dtype_choices {
-        let t = engine_types(*t, chip, engine);
-        if !choices.contains(&t) {
-            choices.push(t);
-        }
-    }
-    choices
 }
 
 /// What stays the same while one workload is planned on every chip, and the buffers its

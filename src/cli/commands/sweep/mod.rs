@@ -160,13 +160,12 @@ pub(crate) fn run(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
     let out = file_target(plan.targets());
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
-    let engines = crate::cli::flags::engines(&args.engine)?;
-    let total = grid_size(&workload, chips.len() * engines.len().max(1), &args)?;
+    let total = grid_size(&workload, chips.len(), &args)?;
     let sink = rows(&workload, &args, format)?;
     let chips = sweep::what_if_chips(chips, &args.chip_sets)?;
     let axes = sweep::Axes {
         chips,
-        engines,
+        engines: crate::cli::flags::engines(&args.engine)?,
         params: (args.sets.into_iter())
             .map(|(name, values)| (name, values.expand()))
             .collect(),
@@ -244,9 +243,14 @@ fn file_target(targets: &[Target]) -> Option<PathBuf> {
 fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64> {
     let chips = sweep::what_if_len(chips, &args.chip_sets)
         .ok_or_else(|| anyhow::anyhow!(sweep::too_many_what_if_chips(chips)))?;
+    // The engine axis multiplies the chips' (one value where none is given).
+    let engines = match args.engine.as_slice() {
+        [all] if all == "all" => crate::core::engine::builtin_ids().count(),
+        names => names.len().max(1),
+    };
     let size = sweep::grid_len(
         workload,
-        chips,
+        chips.saturating_mul(engines),
         args.sets.iter().map(|(_, values)| values.len()),
         args.dtypes.iter().map(|(_, types)| types.len()),
         &args.fusion,
