@@ -1,7 +1,7 @@
-//! Compiles every `hardware/*.yaml`, `workloads/*.yaml` and `workloads/templates/*.yaml` into
-//! the binary, so built-in chips, workloads and templates work from any directory. A missing
-//! or empty folder fails the build with its path: a crate that builds must be able to price
-//! its own built-in models.
+//! Compiles every `hardware/*.yaml`, `workloads/*.yaml`, `workloads/templates/*.yaml` and
+//! `engines/*.yaml` into the binary, so built-in chips, workloads, templates and engines work
+//! from any directory. A missing or empty folder fails the build with its path: a crate that
+//! builds must be able to price its own built-in models.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -54,6 +54,11 @@ fn main() {
             "TEMPLATES",
             "workloads/templates",
             "The built-in workload templates: `(id, YAML text)` for each `workloads/templates/*.yaml`, sorted by id.",
+        ),
+        (
+            "ENGINES",
+            "engines",
+            "The built-in engines: `(id, YAML text)` for each `engines/*.yaml`, the id being the file stem (`vllm@0.7`), sorted by id.",
         ),
     ] {
         writeln!(out, "/// {doc}").unwrap();

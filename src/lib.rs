@@ -201,9 +201,13 @@ pub mod engine {
     //! The serving software over the chip, as expected mode prices it: host work and what of
     //! it the GPU hides, graph capture, all-reduce choice, admission, batching limits, what
     //! the type choices expand to, kernel paths, and the speculative and pipeline schedules.
+    //!
+    //! Engines come from `engines/*.yaml` (built in) or a file: [`resolve`] takes either, as
+    //! `--engine` does; [`builtin`] only the built-ins.
     pub use crate::core::engine::{
-        Admission, AllReduceAlgorithm, AllReduceRule, BatchLimits, Engine, EngineTerms, GemmPaths,
-        HostWork, KernelPath, KvDequant, Launches, PipelineSchedule, QuantChoices, SpecCycle,
+        builtin, builtin_ids, resolve, Admission, AllReduceAlgorithm, AllReduceRule, BatchLimits,
+        Engine, EngineTerms, GemmPaths, HostWork, KernelPath, KvDequant, LaunchFamily, Launches,
+        PipelineSchedule, QuantChoices, SpecCycle,
     };
 }
 
@@ -258,6 +262,8 @@ pub mod plan {
     //!     target_tokens_per_s: None,
     //!     max_ms_per_token: Some(50.0),
     //!     dtype_choices: dtype_choices(*scenario.dtypes(), &[]),
+    //!     engines: Vec::new(), // each chip's default engine
+    //!     engine_types: true,  // the fp8 choice as the engine runs it
     //!     sort: PlanSort::default(),
     //!     conservative: false,
     //!     include_unfit: false,
@@ -272,7 +278,8 @@ pub mod plan {
     //! ```
     pub use crate::study::plan::power::{power_fit, PowerFit};
     pub use crate::study::plan::{
-        assumptions, dtype_choices, plan, PlanEntry, PlanPoint, PlanRequest, PlanSort,
+        assumptions, dtype_choices, engine_types, leaves_types_to_engine, plan, PlanEntry,
+        PlanPoint, PlanRequest, PlanSort,
     };
 }
 
@@ -290,10 +297,11 @@ pub mod serving {
     //! assert!(RequestShape::new(1000, 1).is_err());
     //! ```
     pub use crate::study::serving::{
-        frontier, frontier_rows, one_layer_draft, plan_fleet, survey, Disagg, Disaggregated, Draft,
-        Fleet, FleetEntry, KvLink, LayoutChoice, PrefillPool, RequestShape, Server, ServingBand,
-        ServingError, ServingOptions, ServingPoint, ServingQuery, ServingRow, Simulated, Skipped,
-        Slo, Speculation, Survey, CHECK_MOST_ADDED, CHECK_REQUESTS,
+        frontier, frontier_rows, one_layer_draft, plan_fleet, plan_fleet_engines, survey,
+        survey_engines, Disagg, Disaggregated, Draft, Fleet, FleetEntry, KvLink, LayoutChoice,
+        PrefillPool, RequestShape, Server, ServingBand, ServingError, ServingOptions, ServingPoint,
+        ServingQuery, ServingRow, Simulated, Skipped, Slo, Speculation, Survey, CHECK_MOST_ADDED,
+        CHECK_REQUESTS,
     };
 }
 
@@ -336,8 +344,9 @@ pub mod validate {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::study::validate::{
-        error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving, Case,
-        CaseFile, ErrorStats, Metric, Outcome, ServingOutcome,
+        error_stats, read_case_file, read_cases, serving_stats, validate, validate_serving,
+        validate_serving_under, validate_under, Case, CaseFile, ErrorStats, Metric, Outcome,
+        ServingOutcome,
     };
 }
 

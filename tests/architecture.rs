@@ -64,6 +64,7 @@ const EXPORT_FLOORS: &[&[&str]] = &[
         "validate",
         "chips",
         "prices",
+        "engines",
         "workloads",
         "serving",
         "simulate",

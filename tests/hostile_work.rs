@@ -98,7 +98,7 @@ fn a_sweep_of_wide_rows_runs_in_bounded_memory() {
     let out = std::fs::read(dir.path().join("out.csv")).unwrap();
     assert!(out.len() > 190_000_000, "{} bytes", out.len());
     assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 351);
-    assert!(out.starts_with(b"workload,chip,mode,fusion,"));
+    assert!(out.starts_with(b"workload,chip,engine,mode,fusion,"));
     only_made(dir.path(), &before, Some("out.csv"));
 }
 

@@ -341,6 +341,7 @@ proptest! {
         let w = crate::common::workload("llama-3.1-70b");
         let axes = stepcost::sweep::Axes {
             chips: chips.iter().map(|c| crate::common::chip(c)).collect(),
+            engines: Vec::new(),
             params: vec![
                 ("batch".into(), batches.iter().map(|b| f64::from(*b)).collect()),
                 ("context".into(), contexts.iter().map(|c| f64::from(*c)).collect()),

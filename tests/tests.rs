@@ -13,6 +13,7 @@ mod chip_catalogue;
 mod cli;
 mod columns;
 mod cost;
+mod engines;
 mod errors;
 mod expected;
 mod fabric;

@@ -94,6 +94,42 @@ fn run_and_compare_give_the_command_lines_rows() {
 }
 
 #[test]
+fn the_engine_is_an_input_as_on_the_command_line() {
+    let server = Server::start(&[]);
+    let (status, body) = server.send("GET", "/api/engines", b"");
+    assert_eq!(status, 200);
+    let engines: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        engines,
+        serde_json::from_str::<Value>(&cli(&["engines", "--format", "json"])).unwrap()
+    );
+    let request = json!({"workload": "llama-3.1-8b", "chips": "h100-sxm", "engine": "sglang"});
+    let answer: Value = serde_json::from_str(&server.ok("/api/run", &request)).unwrap();
+    let command = answer["command"].as_str().unwrap();
+    assert_eq!(
+        command,
+        "stepcost run llama-3.1-8b --chip h100-sxm --engine sglang"
+    );
+    assert_eq!(answer["rows"][0]["engine"], json!("sglang"));
+    let request = json!({"workload": "gemm", "chips": "h100-sxm",
+        "sweep": {"engine": ["vllm", "trtllm"]}});
+    let csv = server.ok("/api/sweep", &request);
+    let expected = cli(&[
+        "sweep",
+        "gemm",
+        "--chip",
+        "h100-sxm",
+        "--engine",
+        "vllm,trtllm",
+    ]);
+    assert_eq!(csv, expected);
+    let request = json!({"workload": "gemm", "chips": "h100-sxm", "engine": "vlm"});
+    let (status, message) = server.refused("/api/run", &request);
+    assert_eq!(status, 400);
+    assert!(message.contains("`vllm`?"), "{message}");
+}
+
+#[test]
 fn sweeps_and_pictures_are_the_command_lines_bytes() {
     let server = Server::start(&[]);
     let request = json!({"workload": "llama-3.1-8b", "chips": ["h200", "l40s"],

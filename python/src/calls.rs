@@ -3,10 +3,11 @@
 //! Each is the library's own call; the GIL is released while it prices.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use stepcost::engine::Engine;
 
 use stepcost::internals::ranges;
 use stepcost::internals::sweep::{grid_len as axes_len, AxisValues};
@@ -65,13 +66,33 @@ fn spec(
     })
 }
 
+/// The engine `--engine` names (a built-in id or an engine file), or none.
+fn engine(name: Option<&str>) -> PyResult<Option<Arc<Engine>>> {
+    name.map(stepcost::engine::resolve).transpose().or_raise()
+}
+
+/// The engines a list names (`all`: every built-in), as `plan --engine` reads them.
+fn engines(names: &[String]) -> PyResult<Vec<Arc<Engine>>> {
+    match names {
+        [all] if all == "all" => stepcost::engine::builtin_ids()
+            .map(stepcost::engine::builtin)
+            .collect::<Result<Vec<_>, _>>()
+            .or_raise(),
+        names => names
+            .iter()
+            .map(|n| stepcost::engine::resolve(n))
+            .collect::<Result<Vec<_>, _>>()
+            .or_raise(),
+    }
+}
+
 /// `memory_utilization` as `--memory-utilization` reads it.
 fn memory_utilization_flag(text: Option<&str>) -> PyResult<Option<f64>> {
     flags::number("memory_utilization", text, &ranges::MEMORY_UTILIZATION)
 }
 
 #[pyfunction]
-#[pyo3(signature = (workload, chip, sets, dtypes, fusion, mode, memory_utilization, overlap_comm, request))]
+#[pyo3(signature = (workload, chip, sets, dtypes, fusion, mode, memory_utilization, overlap_comm, request, engine=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     py: Python<'_>,
@@ -84,8 +105,9 @@ pub fn run(
     memory_utilization: Option<&str>,
     overlap_comm: bool,
     request: Option<&str>,
+    engine: Option<&str>,
 ) -> PyResult<Run> {
-    let spec = spec(
+    let mut spec = spec(
         &sets,
         &dtypes,
         fusion,
@@ -93,6 +115,7 @@ pub fn run(
         memory_utilization,
         overlap_comm,
     )?;
+    spec.engine = self::engine(engine)?;
     let request = flags::request(request)?;
     let workload = workload.load(py)?;
     // One chip, as `run --chip` takes it: `all` is no chip's name here.
@@ -112,7 +135,7 @@ pub fn run(
 }
 
 #[pyfunction]
-#[pyo3(signature = (workload, chips, sets, dtypes, fusion, mode, memory_utilization, overlap_comm))]
+#[pyo3(signature = (workload, chips, sets, dtypes, fusion, mode, memory_utilization, overlap_comm, engine=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare(
     py: Python<'_>,
@@ -124,8 +147,9 @@ pub fn compare(
     mode: &str,
     memory_utilization: Option<&str>,
     overlap_comm: bool,
+    engine: Option<&str>,
 ) -> PyResult<ArrowStream> {
-    let spec = spec(
+    let mut spec = spec(
         &sets,
         &dtypes,
         fusion,
@@ -133,6 +157,7 @@ pub fn compare(
         memory_utilization,
         overlap_comm,
     )?;
+    spec.engine = self::engine(engine)?;
     inputs::some_chips(&chips, "compare")?;
     let workload = workload.load(py)?;
     let chips = inputs::chips(py, &chips)?;
@@ -261,6 +286,7 @@ impl Loaded {
     fn grid(&self, args: &SweepArgs) -> PyResult<Grid<'_>> {
         let axes = Axes {
             chips: self.chips.clone(),
+            engines: Vec::new(),
             params: (self.flags.params.iter())
                 .map(|(name, values)| (name.clone(), values.expand()))
                 .collect(),
@@ -386,6 +412,8 @@ pub struct PlanArgs<'py> {
     sort: String,
     conservative: bool,
     include_unfit: bool,
+    /// Engines to search (`all`: every built-in); empty: each chip's default.
+    engines: Vec<String>,
 }
 
 /// Every chip and choice of types at the cheapest layout, ranked, as `plan` makes them.
@@ -435,6 +463,8 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         target_tokens_per_s,
         max_ms_per_token,
         dtype_choices: stepcost::plan::dtype_choices(*scenario.dtypes(), &dtype_axes),
+        engines: engines(&args.engines)?,
+        engine_types: stepcost::plan::leaves_types_to_engine(&dtype_axes),
         sort,
         conservative: args.conservative,
         include_unfit: args.include_unfit,

@@ -4,6 +4,7 @@ models; every float to the bit, every text the same, column for column."""
 
 import pyarrow.parquet as pq
 
+import pytest
 import stepcost
 from conftest import FP32_ONLY, assert_rows_equal_csv, assert_table_equals_csv, cli
 
@@ -40,6 +41,22 @@ def test_compare_is_the_cli_s():
                "batch=16", "--dtype", "weight=fp8", "--dtype", "kv=fp8", "--format", "csv",
                "--raw-text")
     assert_table_equals_csv(t, text)
+
+
+def test_the_engine_is_the_cli_s_engine():
+    r = stepcost.run("llama-3.1-8b", "h100-sxm", engine="sglang")
+    assert r.engine == "sglang"
+    t = stepcost.compare("llama-3.1-8b", ["h100-sxm", "mi300x"], engine="vllm@0.7")
+    text = cli("compare", "llama-3.1-8b", "--chip", "h100-sxm,mi300x", "--engine", "vllm@0.7",
+               "--format", "csv", "--raw-text")
+    assert_table_equals_csv(t, text)
+    assert t.column("engine").to_pylist() == ["vllm@0.7", "vllm@0.7"]
+    t = stepcost.plan("llama-3.1-8b", "h200", max_ms_per_token=50, engine=["vllm", "sglang"])
+    text = cli("plan", "llama-3.1-8b", "--chip", "h200", "--max-ms-per-token", "50", "--engine",
+               "vllm,sglang", "--format", "csv", "--raw-text")
+    assert_table_equals_csv(t, text)
+    with pytest.raises(stepcost.InputError, match="sglang"):
+        stepcost.run("llama-3.1-8b", "h100-sxm", engine="sglan")
 
 
 def test_sweep_is_the_cli_s_column_for_column(tmp_path):

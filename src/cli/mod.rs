@@ -27,8 +27,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 #[cfg(feature = "ui")]
 use commands::ui;
 use commands::{
-    check, chips, compare, fit, import, plan, plot, prices, report, run, serving, show, simulate,
-    sweep, validate, workloads,
+    check, chips, compare, engines, fit, import, plan, plot, prices, report, run, serving, show,
+    simulate, sweep, validate, workloads,
 };
 use flags::Given;
 
@@ -52,6 +52,9 @@ pub struct Cli {
 pub(crate) enum Command {
     /// List chips: peaks per data type, bandwidth, capacity and ridge points
     Chips(chips::ChipsArgs),
+    /// List serving engines: host work hidden, graph capture, admission, batching limits and
+    /// what the fp8 choice runs as (expected mode's stack; sources in each engine file)
+    Engines(engines::EnginesArgs),
     /// Price one scenario: the step's totals, and with --per-op every kernel
     Run(run::RunArgs),
     /// Price the cartesian product of chips, param values, data types and fusion plans,
@@ -95,12 +98,12 @@ pub(crate) enum Command {
     /// List the built-in workloads: models with their parameters (in all and read per decoded
     /// token), layers, hidden width and checkpoint types, then the kernel microbenchmarks
     Workloads(workloads::WorkloadsArgs),
-    /// Print a built-in chip, workload or template file as shipped, comments included, to
+    /// Print a built-in chip, workload, template or engine file as shipped, comments included, to
     /// copy and edit
     Show(show::ShowArgs),
     #[cfg(feature = "ui")]
     Ui(ui::UiArgs),
-    /// Validate chip and workload files and report every problem with its line
+    /// Validate chip, workload and engine files and report every problem with its line
     Check(check::CheckArgs),
 }
 
@@ -113,9 +116,10 @@ pub fn command() -> clap::Command {
     Cli::command().long_about(format!(
         "Price one transformer step (prefill or decode) on an accelerator's roofline.\n\n\
          WORKLOAD and CHIP are a path to a YAML file or the name of a built-in one.\n\
-         Built-in chips: {}.\nBuilt-in workloads: {}.",
+         Built-in chips: {}.\nBuilt-in workloads: {}.\nBuilt-in engines: {}.",
         names(builtin::CHIPS),
-        names(builtin::WORKLOADS)
+        names(builtin::WORKLOADS),
+        names(builtin::ENGINES)
     ))
 }
 
@@ -138,6 +142,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let given = &cli.given;
     match cli.command {
         Command::Chips(args) => chips::run(args)?,
+        Command::Engines(args) => engines::run(args)?,
         Command::Run(args) => run::run(args, given)?,
         Command::Sweep(args) => return sweep::run(args, given),
         Command::Compare(args) => compare::run(args, given)?,

@@ -13,6 +13,7 @@ use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
+use crate::core::chip::Chip;
 use crate::core::engine::Engine;
 use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
@@ -206,6 +207,21 @@ impl Scenario {
     /// Chooses the serving software expected mode prices for.
     pub fn set_engine(&mut self, engine: Option<Arc<Engine>>) {
         self.engine = engine;
+    }
+
+    /// The engine this scenario prices under on `chip`: none in roofline mode (every engine
+    /// prices alike there), else the scenario's own (`--engine`), else the chip file's
+    /// default (`engine:`). Pricing and every row's `engine` column read this one answer.
+    pub fn engine_on<'a>(&'a self, chip: &'a Chip) -> Option<&'a Engine> {
+        match self.mode {
+            Mode::Roofline => None,
+            Mode::Expected => self.engine().or(chip.default_engine().map(|e| &**e)),
+        }
+    }
+
+    /// The id of [`Scenario::engine_on`], `none` where there is none (the `engine` column).
+    pub fn engine_id_on<'a>(&'a self, chip: &'a Chip) -> &'a str {
+        self.engine_on(chip).map_or("none", Engine::id)
     }
 
     /// `Ok` where `workload` has the params and fusion plans the scenario was resolved against

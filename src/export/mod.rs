@@ -4,7 +4,7 @@
 //! business.
 //!
 //! One module per command's output: `run`, `compare`, `plan`, `validate` (with a case
-//! file's serving rows), `chips`, `workloads`, `serving`, `simulate`, `fit`, `band` (the
+//! file's serving rows), `chips`, `engines`, `workloads`, `serving`, `simulate`, `fit`, `band` (the
 //! band's report and residual file), `document` (`report`), `svg` (`plot`) and `stream`
 //! (a sweep's rows). None of them imports another: what two share sits below them, in
 //! `rows` (the row kinds and their CSV and JSON), `format` (`OutputFormat`), `list` and
@@ -21,6 +21,7 @@ mod chips;
 mod compare;
 mod costs;
 pub mod document;
+mod engines;
 mod escape;
 pub mod filter;
 pub mod fit;
@@ -54,6 +55,8 @@ pub(crate) use chips::write_chips;
 pub use compare::write_compare;
 #[cfg(feature = "cli")]
 pub(crate) use compare::write_compare_shaped;
+#[cfg(any(feature = "cli", feature = "ui"))]
+pub(crate) use engines::write_engines;
 pub use format::OutputFormat;
 #[cfg(feature = "cli")]
 pub(crate) use plan::write_plan;

@@ -39,6 +39,7 @@ fn table(
     write_plan_header(out, workload, request, entries)?;
     let mut header = vec![
         "chip",
+        "engine",
         "weight/act/kv",
         "scheme",
         "layout",
@@ -82,6 +83,7 @@ fn table(
                 let s = &p.summary;
                 let mut cells = vec![
                     e.chip.clone(),
+                    e.engine.clone(),
                     types,
                     s.scheme.map_or("-".into(), |x| x.to_string()),
                     if p.layout.is_empty() {
@@ -113,7 +115,7 @@ fn table(
             Err(_) => left_out += 1,
         }
     }
-    align_right(&mut table, 3);
+    align_right(&mut table, 4);
     writeln!(out, "{table}")?;
     if let (true, Some(main)) = (marked, main) {
         writeln!(
@@ -160,6 +162,21 @@ fn budget_cells(p: &crate::study::plan::PlanPoint, target: bool) -> Vec<String> 
         }
         Some(Err(why)) => vec![why.clone()],
         None => Vec::new(),
+    }
+}
+
+/// The engines the entries were planned under, each once in order (`none` in roofline mode,
+/// and where there is no entry).
+fn engines_planned(entries: &[PlanEntry]) -> String {
+    let mut ids: Vec<&str> = Vec::new();
+    for e in entries {
+        if !ids.contains(&e.engine.as_str()) {
+            ids.push(&e.engine);
+        }
+    }
+    match ids.is_empty() {
+        true => "none".to_owned(),
+        false => ids.join(", "),
     }
 }
 
@@ -225,9 +242,10 @@ fn write_plan_header(
     )?;
     writeln!(
         out,
-        "assumes: {}; memory utilisation {}",
+        "assumes: {}; memory utilisation {}; engine {}",
         plan_assumptions(request),
         three_significant(request.scenario.memory_utilization()),
+        engines_planned(entries),
     )?;
     if request.conservative && request.scenario.mode() == Mode::Expected {
         writeln!(

@@ -50,7 +50,8 @@ pub(crate) fn write_serving(
 }
 
 fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::Result<()> {
-    write_survey_header(out, h)?;
+    let engines = distinct(survey.rows.iter().map(|r| r.engine.as_str()));
+    write_survey_header(out, h, &engines)?;
     if survey.rows.iter().any(|r| r.band.is_some()) {
         writeln!(out, "{BAND_NOTE}")?;
     }
@@ -74,6 +75,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
         let cells = BandedCells::of(p, r.band, h.shape.output_tokens);
         table.add_row(vec![
             r.chip.clone(),
+            r.engine.clone(),
             r.dtypes.brief(),
             layout(&r.layout),
             prefill_cell(r),
@@ -94,7 +96,7 @@ fn write_table(out: &mut dyn Write, h: &ServingHeader, survey: &Survey) -> io::R
             human(p.usable_bytes - p.footprint_bytes, "B"),
         ]);
     }
-    align_right(&mut table, 4);
+    align_right(&mut table, 5);
     writeln!(out, "{table}")?;
     for note in capped {
         writeln!(out, "* {note}")?;
@@ -163,7 +165,7 @@ fn simulated(f: &crate::study::serving::Fleet) -> String {
 }
 
 /// What a survey asked and assumed.
-fn write_survey_header(out: &mut dyn Write, h: &ServingHeader) -> io::Result<()> {
+fn write_survey_header(out: &mut dyn Write, h: &ServingHeader, engines: &str) -> io::Result<()> {
     write!(
         out,
         "{}: continuous batching in steady state, requests of {} input and {} output tokens",
@@ -186,10 +188,9 @@ fn write_survey_header(out: &mut dyn Write, h: &ServingHeader) -> io::Result<()>
         )?;
     }
     writeln!(out)?;
-    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if !assumed.is_empty() {
-        writeln!(out, "assumes: {}", assumed.join(" "))?;
-    }
+    let mut assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    assumed.push(format!("engine {engines}"));
+    writeln!(out, "assumes: {}", assumed.join(" "))?;
     if h.frontier {
         writeln!(
             out,
@@ -200,7 +201,7 @@ fn write_survey_header(out: &mut dyn Write, h: &ServingHeader) -> io::Result<()>
 }
 
 /// What a fleet plan asked and assumed.
-fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader) -> io::Result<()> {
+fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader, engines: &str) -> io::Result<()> {
     let slo = h.slo;
     write!(
         out,
@@ -228,11 +229,24 @@ fn write_fleet_header(out: &mut dyn Write, h: &FleetHeader) -> io::Result<()> {
         "per chip and types the cheapest layout, within one node or over 2 to 16 ({} view), each instance in steady state (continuous batching) at the fewest requests in flight that serve its share",
         h.view
     )?;
-    let assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if !assumed.is_empty() {
-        writeln!(out, "assumes: {}", assumed.join(" "))?;
-    }
+    let mut assumed: Vec<String> = h.assumed.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    assumed.push(format!("engine {engines}"));
+    writeln!(out, "assumes: {}", assumed.join(" "))?;
     Ok(())
+}
+
+/// Each engine once, in order, comma-separated; `none` for none.
+fn distinct<'a>(engines: impl Iterator<Item = &'a str>) -> String {
+    let mut ids: Vec<&str> = Vec::new();
+    for e in engines {
+        if !ids.contains(&e) {
+            ids.push(e);
+        }
+    }
+    match ids.is_empty() {
+        true => "none".to_owned(),
+        false => ids.join(", "),
+    }
 }
 
 fn layout(name: &str) -> String {
@@ -282,7 +296,7 @@ fn write_fleet_table(
     h: &FleetHeader,
     entries: &[FleetEntry],
 ) -> io::Result<()> {
-    write_fleet_header(out, h)?;
+    write_fleet_header(out, h, &distinct(entries.iter().map(|e| e.engine.as_str())))?;
     if entries
         .iter()
         .any(|e| e.outcome.as_ref().is_ok_and(|f| f.band.is_some()))
@@ -301,6 +315,7 @@ fn write_fleet_table(
         let cells = BandedCells::of(p, f.band, f.output_tokens);
         table.add_row(vec![
             e.chip.clone(),
+            e.engine.clone(),
             e.dtypes.brief(),
             layout(&f.layout),
             f.instances.to_string(),
@@ -317,7 +332,7 @@ fn write_fleet_table(
             usd(f.tco_usd_per_million_tokens, 3),
         ]);
     }
-    align_right(&mut table, 3);
+    align_right(&mut table, 4);
     writeln!(out, "{table}")?;
     writeln!(
         out,
@@ -347,8 +362,9 @@ fn write_fleet_table(
     Ok(())
 }
 
-const SURVEY_COLUMNS: [&str; 15] = [
+const SURVEY_COLUMNS: [&str; 16] = [
     "chip",
+    "engine",
     "weight/act/kv",
     "layout",
     "prefill",
@@ -365,8 +381,9 @@ const SURVEY_COLUMNS: [&str; 15] = [
     "headroom",
 ];
 
-const FLEET_COLUMNS: [&str; 15] = [
+const FLEET_COLUMNS: [&str; 16] = [
     "chip",
+    "engine",
     "weight/act/kv",
     "layout",
     "instances",

@@ -14,6 +14,7 @@ use crate::study::simulate::{Percentiles, SimBand, SimReport};
 struct SimRow<'a> {
     workload: &'a str,
     chip: &'a str,
+    engine: &'a str,
     r: &'a SimReport,
     band: Option<&'a SimBand>,
 }
@@ -45,6 +46,7 @@ impl Row for SimRow<'_> {
         let r = self.r;
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(self.chip));
+        f("engine", Value::Text(self.engine));
         f("instances", Value::Int(r.instances as u64));
         f("router", Value::Text(r.router.name()));
         f("chips_per_instance", Value::Int(r.chips_per_instance));
@@ -120,12 +122,12 @@ const PERCENTILES: [(&str, Latency); 3] = [
     ("e2e", |r| &r.e2e),
 ];
 
-/// Writes a simulated run of `workload` on `chip` and its band (expected mode); `title` is
-/// the table's first line.
+/// Writes a simulated run of `workload` on `chip` under `engine` (`none` in roofline mode)
+/// and its band (expected mode); `title` is the table's first line.
 pub(crate) fn write_simulate(
     out: &mut dyn Write,
     workload: &str,
-    chip: &str,
+    (chip, engine): (&str, &str),
     title: &str,
     (report, band): (&SimReport, Option<&SimBand>),
     format: OutputFormat,
@@ -134,21 +136,22 @@ pub(crate) fn write_simulate(
     let rows = [SimRow {
         workload,
         chip,
+        engine,
         r: report,
         band,
     }];
     write_list(out, &rows, format, shape, |t| {
-        write_table(t, title, report, band)
+        write_table(t, (title, engine), report, band)
     })
 }
 
 fn write_table(
     out: &mut dyn Write,
-    title: &str,
+    (title, engine): (&str, &str),
     r: &SimReport,
     band: Option<&SimBand>,
 ) -> io::Result<()> {
-    write_header(out, title, r, band.is_some())?;
+    write_header(out, (title, engine), r, band.is_some())?;
     let ms = |s: f64| human(s, "s");
     // A percentile with its band: each end from the run at that end of the steps' bands.
     let time = |get: &dyn Fn(&SimReport) -> f64| match band {
@@ -232,11 +235,16 @@ fn goodput(r: &SimReport, band: Option<&SimBand>) -> Option<String> {
 }
 
 /// The title, what the run assumes, and what the brackets are where it has a band.
-fn write_header(out: &mut dyn Write, title: &str, r: &SimReport, banded: bool) -> io::Result<()> {
+fn write_header(
+    out: &mut dyn Write,
+    (title, engine): (&str, &str),
+    r: &SimReport,
+    banded: bool,
+) -> io::Result<()> {
     writeln!(out, "{title}")?;
     writeln!(
         out,
-        "assumes: {} instance(s) of {} chip(s), {}; max_seqs={} max_batched_tokens={}; KV {} blocks of 16 tokens per instance{}; {}",
+        "assumes: {} instance(s) of {} chip(s), {}; max_seqs={} max_batched_tokens={}; KV {} blocks of 16 tokens per instance{}; {}; engine {engine}",
         r.instances,
         r.chips_per_instance,
         r.router.name(),

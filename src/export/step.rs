@@ -22,7 +22,7 @@ pub(super) fn write_scenario(
         "{title} ({} mode, fusion `{}`)",
         report.mode, report.fusion
     )?;
-    writeln!(out, "assumes: {}", assumptions(report))?;
+    writeln!(out, "assumes: {}", assumptions(report, reports))?;
     let params: Vec<String> = report
         .params
         .iter()
@@ -43,8 +43,9 @@ pub(super) fn write_scenario(
 
 /// The choices a reader must know to read the numbers, which the command line need not have
 /// named: the step (decode or a prefill of how many tokens), the context held, the engine's
-/// batched tokens, the share of memory it uses, the request priced.
-fn assumptions(report: &StepReport) -> String {
+/// batched tokens, the share of memory it uses, the request priced, the engine priced under
+/// (each chip's where the chips beside it in `reports` differ).
+fn assumptions(report: &StepReport, reports: &[StepReport]) -> String {
     let param = |name: &str| {
         (report.params.iter())
             .find(|(n, _)| n == name)
@@ -86,7 +87,20 @@ fn assumptions(report: &StepReport) -> String {
             r.input_tokens, r.output_tokens
         ));
     }
+    parts.push(engines(report, reports));
     parts.join(", ")
+}
+
+/// `engine trtllm`, or `engine trtllm on h200, vllm on mi300x` where the chips' differ
+/// (`none` in roofline mode).
+fn engines(report: &StepReport, reports: &[StepReport]) -> String {
+    if reports.iter().all(|r| r.engine == report.engine) {
+        return format!("engine {}", report.engine);
+    }
+    let each: Vec<String> = (reports.iter())
+        .map(|r| format!("{} on {}", r.engine, r.chip))
+        .collect();
+    format!("engine {}", each.join(", "))
 }
 
 /// The cells every kernel table starts with, human-scaled: kernel, block, kind, count, FLOPs,

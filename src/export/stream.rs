@@ -157,6 +157,7 @@ impl SweepRows {
         let label = ScenarioLabel {
             workload: &self.workload_id,
             chip: "",
+            engine: "",
             mode: Mode::default(),
             fusion: "",
             dtypes: Default::default(),
@@ -229,6 +230,7 @@ impl SweepRows {
         ScenarioLabel {
             workload: &s.workload.id,
             chip: &s.chip.id,
+            engine: s.scenario.engine_id_on(s.chip),
             mode: s.scenario.mode(),
             fusion: &s.workload.fusion_plans[s.scenario.fusion()].name,
             dtypes: *s.scenario.dtypes(),

@@ -1,4 +1,4 @@
-//! `check`: load a chip or workload file as the engine would, and say what it holds. A
+//! `check`: load a chip, workload or engine file as pricing would, and say what it holds. A
 //! workload is also evaluated at its defaults, which finds what only values reveal (a
 //! division by zero, a dimension that is not positive).
 
@@ -32,6 +32,13 @@ pub enum Checked {
         /// The names of its fusion plans, in file order.
         fusion_plans: Vec<String>,
     },
+    /// An engine file that loads.
+    Engine {
+        /// The engine's id, its file stem (`vllm`).
+        id: String,
+        /// Its product name and version.
+        name: String,
+    },
 }
 
 /// Why a file could not be checked.
@@ -41,7 +48,7 @@ pub enum CheckError {
     #[error(transparent)]
     Load(#[from] Error),
     /// No kind was given and the file's top-level keys do not tell one; holds the path given.
-    #[error("{0}: cannot tell a chip file (with `memory:` and `matrix:`) from a workload file (with `blocks:`); pass --kind")]
+    #[error("{0}: cannot tell a chip file (with `memory:` and `matrix:`) from a workload file (with `blocks:`) or an engine file (with `admission:` and `graphs:`); pass --kind")]
     UnknownKind(String),
 }
 
@@ -77,11 +84,18 @@ pub fn check(path: &Path, kind: Option<FileKind>) -> Result<Checked, CheckError>
                 name: workload.name,
             }
         }
+        FileKind::Engine => {
+            let engine = crate::core::engine::Engine::load(&source)?;
+            Checked::Engine {
+                id: engine.id().to_owned(),
+                name: engine.name().to_owned(),
+            }
+        }
     })
 }
 
 /// A chip file has `matrix`, `memory` or `vector` at the top; a workload `blocks`, `ops`,
-/// `params` or `tensors`.
+/// `params` or `tensors`; an engine `admission`, `graphs` or `gemm_paths`.
 pub(crate) fn guess_kind(text: &str) -> Option<FileKind> {
     let keys: Vec<&str> = text
         .lines()
@@ -98,6 +112,11 @@ pub(crate) fn guess_kind(text: &str) -> Option<FileKind> {
         .any(|k| matches!(*k, "matrix" | "memory" | "vector"))
     {
         Some(FileKind::Chip)
+    } else if keys
+        .iter()
+        .any(|k| matches!(*k, "admission" | "graphs" | "gemm_paths"))
+    {
+        Some(FileKind::Engine)
     } else {
         None
     }
@@ -115,5 +134,9 @@ mod tests {
             Some(FileKind::Workload)
         );
         assert_eq!(guess_kind("name: x\n  blocks: []\n"), None);
+        assert_eq!(
+            guess_kind("name: x\nadmission: on-demand\n"),
+            Some(FileKind::Engine)
+        );
     }
 }

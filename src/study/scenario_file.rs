@@ -8,6 +8,7 @@
 //! chip_sets: {memory.bandwidth: [4.8TB/s, 8TB/s]}   # a sweep's what-if chips
 //! types: {weight: fp8}         # a sweep takes lists: `weight: [bf16, fp8]`
 //! fusion: flash
+//! engine: vllm                 # plan, serving and a sweep take lists: `[vllm, sglang]`
 //! mode: expected
 //! overlap_comm: false
 //! context: 4096                # the same as `sets: {context: 4096}`
@@ -41,6 +42,7 @@ struct FileRepr {
     chip_sets: Option<IndexMap<String, Spanned<Values>>>,
     types: Option<IndexMap<String, Spanned<Values>>>,
     fusion: Option<Spanned<Values>>,
+    engine: Option<Spanned<Values>>,
     mode: Option<Spanned<Scalar>>,
     overlap_comm: Option<bool>,
     context: Option<Spanned<Values>>,
@@ -146,6 +148,8 @@ pub(crate) struct ScenarioFile {
     /// Type keys (`weight`, `experts.weight`, `kv`) and their formats.
     pub types: Vec<(String, Entry<Vec<String>>)>,
     pub fusion: Option<Entry<Vec<String>>>,
+    /// The serving engines (`--engine`), as ids or engine files' paths.
+    pub engine: Option<Entry<Vec<String>>>,
     pub mode: Option<Entry<String>>,
     /// Whether collectives overlap the kernel before them (`--overlap-comm`).
     pub overlap_comm: Option<bool>,
@@ -202,6 +206,7 @@ impl ScenarioFile {
             chip_sets: map("chip_sets", &file.chip_sets),
             types: map("types", &file.types),
             fusion: file.fusion.as_ref().map(|v| list("fusion", v)),
+            engine: file.engine.as_ref().map(|v| list("engine", v)),
             mode: file.mode.as_ref().map(|v| entry("mode", v)),
             overlap_comm: file.overlap_comm,
             request: file.request.as_ref().map(|r| Entry {

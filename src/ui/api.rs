@@ -167,6 +167,20 @@ pub(crate) async fn chips() -> Result<Response, ApiError> {
     .await
 }
 
+/// `GET /api/engines`: the built-in engines as `stepcost engines --format json` lists them.
+pub(crate) async fn engines() -> Result<Response, ApiError> {
+    blocking(|| {
+        let engines = (crate::core::engine::builtin_ids())
+            .map(crate::core::engine::builtin)
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&crate::core::engine::Engine> = engines.iter().map(|e| &**e).collect();
+        let json =
+            written(|b| exporter::write_engines(b, &refs, OutputFormat::Json, &Shape::default()))?;
+        Ok(bytes("application/json", json).into_plain())
+    })
+    .await
+}
+
 /// `GET /api/workloads`: the built-in workloads as `stepcost workloads --format json` lists
 /// them, each with its params, their defaults and its fusion plans.
 pub(crate) async fn workloads(Extract(guard): Shared) -> Result<Response, ApiError> {
@@ -437,7 +451,7 @@ pub(crate) async fn plot_sweep(Extract(guard): Shared, body: Body) -> Result<Res
 pub(crate) async fn not_found() -> ApiError {
     ApiError::with_status(
         StatusCode::NOT_FOUND,
-        "no such page; the API is GET /api/chips, GET /api/workloads, POST /api/workload, \
+        "no such page; the API is GET /api/chips, GET /api/engines, GET /api/workloads, POST /api/workload, \
          /api/run, /api/compare, /api/sweep, /api/plot/roofline, /api/plot/sweep (docs/api.md)",
     )
 }

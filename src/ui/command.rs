@@ -37,9 +37,8 @@ fn workload(request: &ScenarioRequest) -> (String, Option<String>) {
 fn line(
     verb: &str,
     request: &ScenarioRequest,
-    sets: &[String],
-    dtypes: &[String],
-    fusions: &[String],
+    (sets, dtypes): (&[String], &[String]),
+    (fusions, engines): (&[String], &[String]),
 ) -> String {
     let (name, before) = workload(request);
     let mut words = vec!["stepcost".to_owned(), verb.to_owned(), name];
@@ -55,6 +54,9 @@ fn line(
     }
     if request.mode == ModeName::Roofline {
         flag("mode", "roofline".to_owned());
+    }
+    if !engines.is_empty() {
+        flag("engine", engines.join(","));
     }
     if let Some(u) = request.memory_utilization {
         flag("memory-utilization", u.to_string());
@@ -86,17 +88,26 @@ pub(crate) fn scenario(request: &ScenarioRequest) -> String {
         _ => "compare",
     };
     let fusions: Vec<String> = request.fusion.iter().cloned().collect();
-    line(verb, request, &request.set, &request.dtype, &fusions)
+    let engines: Vec<String> = request.engine.iter().cloned().collect();
+    line(
+        verb,
+        request,
+        (&request.set, &request.dtype),
+        (&fusions, &engines),
+    )
 }
 
 /// The `sweep` command of the request's grid (CSV on stdout; `--format` added for others).
 pub(crate) fn sweep(request: &ScenarioRequest, format: Option<&str>) -> String {
+    let engines = match request.sweep.engine.is_empty() {
+        true => request.engine.iter().cloned().collect(),
+        false => request.sweep.engine.clone(),
+    };
     let mut text = line(
         "sweep",
         request,
-        &request.sweep_sets(),
-        &request.sweep_dtypes(),
-        &request.sweep_fusions(),
+        (&request.sweep_sets(), &request.sweep_dtypes()),
+        (&request.sweep_fusions(), &engines),
     );
     if let Some(format) = format {
         text.push_str(&format!(" --format {format} --out sweep.{format}"));

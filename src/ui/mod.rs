@@ -103,6 +103,7 @@ fn router(limits: Limits, host: IpAddr, access: &Access) -> Router {
         .route("/app.js", get(assets::script))
         .route("/style.css", get(assets::style))
         .route("/api/chips", get(api::chips))
+        .route("/api/engines", get(api::engines))
         .route("/api/workloads", get(api::workloads))
         .route("/api/workload", post(api::workload))
         .route("/api/run", post(api::run))

@@ -3,6 +3,8 @@
 //! parsers so that a bad value gets the command line's message. Workloads and chips are
 //! built-in names or pasted text, never paths.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 
 use super::error::ApiError;
@@ -14,6 +16,7 @@ use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
 use crate::core::cost::settings::CostSettings;
 use crate::core::cost::CostView;
+use crate::core::engine::{self, Engine};
 use crate::core::scenario::{Mode, ScenarioSpec};
 
 /// The name a pasted workload's errors give its file.
@@ -44,6 +47,9 @@ pub(crate) struct ScenarioRequest {
     #[serde(default)]
     pub(crate) overlap_comm: bool,
     pub(crate) memory_utilization: Option<f64>,
+    /// A built-in engine's id (`vllm`, `vllm@0.7`), as `--engine` takes it; none: each
+    /// chip's default.
+    pub(crate) engine: Option<String>,
     #[serde(default)]
     pub(crate) cost: CostName,
     pub(crate) years: Option<f64>,
@@ -124,6 +130,9 @@ pub(crate) struct SweepAxes {
     /// Fusion plans, or `all`.
     #[serde(default)]
     pub(crate) fusion: Vec<String>,
+    /// Built-in engines, or `all`: an axis after the chips, as `sweep --engine` takes it.
+    #[serde(default)]
+    pub(crate) engine: Vec<String>,
     /// A lower cap on the scenarios than the server's.
     pub(crate) max_scenarios: Option<u64>,
 }
@@ -174,6 +183,8 @@ impl ScenarioRequest {
             )?),
             None => None,
         };
+        // Built-in engines only: the page takes no path from a request.
+        let engine = self.engine.as_deref().map(engine::builtin).transpose()?;
         Ok(ScenarioSpec {
             sets,
             dtypes,
@@ -181,8 +192,19 @@ impl ScenarioRequest {
             mode: self.mode(),
             overlap_comm: self.overlap_comm,
             memory_utilization,
-            engine: None,
+            engine,
         })
+    }
+
+    /// The sweep's engine axis: built-in engines, or every one for `all`; without one, the
+    /// scenario's own engine where it names one.
+    pub(crate) fn sweep_engines(&self) -> Result<Vec<Arc<Engine>>, ApiError> {
+        let engines: Result<Vec<_>, _> = match (self.sweep.engine.as_slice(), &self.engine) {
+            ([all], _) if all == "all" => engine::builtin_ids().map(engine::builtin).collect(),
+            ([], Some(one)) => engine::builtin(one.trim()).map(|e| vec![e]),
+            (names, _) => names.iter().map(|n| engine::builtin(n.trim())).collect(),
+        };
+        Ok(engines?)
     }
 
     pub(crate) fn mode(&self) -> Mode {

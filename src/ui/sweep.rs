@@ -38,9 +38,14 @@ pub(crate) fn plan(
     let fusions = request.sweep_fusions();
     let limit = state.limits.max_scenarios;
     let cap = request.sweep.max_scenarios.map_or(limit, |m| m.min(limit));
+    let engines = request.sweep.engine.len().max(1);
+    let engines = match request.sweep.engine.as_slice() {
+        [all] if all == "all" => crate::core::engine::builtin_ids().count(),
+        _ => engines,
+    };
     let size = sweep::grid_len(
         &workload,
-        chips.len(),
+        chips.len() * engines,
         params.iter().map(|(_, values)| values.len()),
         dtypes.iter().map(|(_, types)| types.len()),
         &fusions,
@@ -92,6 +97,7 @@ pub(crate) fn rows(
     let sink = SweepRows::new(&workload, format, false);
     let axes = Axes {
         chips,
+        engines: request.sweep_engines()?,
         params: (request.sweep_params()?.into_iter())
             .map(|(name, values)| (name, values.expand()))
             .collect(),

@@ -180,6 +180,17 @@ test("expected mode shows each step's 80 % band after it, roofline mode none", a
   await page.close();
 });
 
+test("the engine select is the command line's --engine", async () => {
+  const page = await open("/?workload=llama-3.1-8b&chips=h200");
+  assert.ok(await page.locator("#engine option").count() >= 8);
+  await changed(page, () => page.selectOption("#engine", "sglang"));
+  const command = await page.textContent("#command");
+  assert.match(command, / --engine sglang/);
+  assert.equal(JSON.parse(cli(command, ["--format", "json"])).engine, "sglang");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test("adding a chip adds a column and a roofline", async () => {
   const page = await open("/?workload=llama-3.1-8b&chips=h200");
   assert.equal(await page.locator("#table thead th[data-chip]").count(), 1);

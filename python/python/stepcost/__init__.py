@@ -175,12 +175,15 @@ def run(
     memory_utilization: Optional[float] = None,
     overlap_comm: bool = False,
     request=None,
+    engine: Optional[str] = None,
 ) -> Result:
     """Prices one scenario: ``workload`` on ``chip`` with params ``set`` (``{"batch": 32}``),
     formats ``dtypes`` (``{"weight": "fp8"}``, keys as ``--dtype`` takes them), a fusion plan,
-    ``mode`` ``"expected"`` or ``"roofline"``, and optionally a whole ``request``
+    ``mode`` ``"expected"`` or ``"roofline"``, optionally a whole ``request``
     (``(input_tokens, output_tokens)``, ``{"in": I, "out": O}`` or ``"in=I,out=O"``, whole
-    numbers as ``--request`` reads them). The command line's ``run``.
+    numbers as ``--request`` reads them), and the serving ``engine`` expected mode prices
+    under (``"vllm"``, ``"sglang"``, ``"vllm@0.7"``, an engine file; by default the chip
+    file's). The command line's ``run``.
 
     >>> r = run("llama-3.1-70b", "h100-sxm", set={"batch": 32}, mode="roofline")
     >>> r.memory_bound_share > 0.9
@@ -191,6 +194,7 @@ def run(
         _args.chip(chip),
         *_scenario(set, dtypes, fusion, mode, memory_utilization, overlap_comm),
         _args.request(request),
+        engine=_args.text("engine", engine),
     )
     return Result(native)
 
@@ -205,10 +209,11 @@ def compare(
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     overlap_comm: bool = False,
+    engine: Optional[str] = None,
 ):
     """One scenario on several chips, as a ``pyarrow.Table`` with a row per chip and
-    ``relative_speed`` (the first chip's step time over each chip's). The command line's
-    ``compare``.
+    ``relative_speed`` (the first chip's step time over each chip's), priced under ``engine``
+    (by default each chip file's). The command line's ``compare``.
 
     >>> t = compare("llama-3.1-8b", ["h100-sxm", "h200"], set={"batch": 16})
     >>> t.column("chip").to_pylist(), t.column("relative_speed")[0].as_py()
@@ -218,6 +223,7 @@ def compare(
         _args.workload(workload),
         _args.chips(chips),
         *_scenario(set, dtypes, fusion, mode, memory_utilization, overlap_comm),
+        engine=_args.text("engine", engine),
     )
     return _table(stream)
 

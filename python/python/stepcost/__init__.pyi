@@ -80,6 +80,7 @@ def run(
     memory_utilization: Optional[float] = None,
     overlap_comm: bool = False,
     request: Request = None,
+    engine: Optional[str] = None,
 ) -> Result: ...
 def compare(
     workload: WorkloadLike,
@@ -91,6 +92,7 @@ def compare(
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     overlap_comm: bool = False,
+    engine: Optional[str] = None,
 ) -> pyarrow.Table: ...
 def grid(
     workload: WorkloadLike,
@@ -140,4 +142,5 @@ def plan(
     sort: str = "cost",
     conservative: bool = False,
     include_unfit: bool = False,
+    engine: Union[None, str, Sequence[str]] = None,
 ) -> pyarrow.Table: ...

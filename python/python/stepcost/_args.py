@@ -117,6 +117,22 @@ def dtype_axes(dtypes) -> List[Tuple[str, List[str]]]:
     return axes
 
 
+def engines(engine) -> List[str]:
+    """Engines to search: none given (each chip's default), an engine, a list, ``"all"``."""
+    if engine is None:
+        return []
+    if isinstance(engine, str):
+        return [engine]
+    try:
+        names = list(engine)
+    except TypeError:
+        raise TypeError(f"`engine` needs an engine's id, a list of them or \"all\", "
+                        f"found {engine!r}") from None
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"`engine` needs engine ids (str), found {engine!r}")
+    return names
+
+
 def fusions(fusion) -> List[str]:
     """A sweep's fusion plans: none given (the workload's default), a plan, a list, ``"all"``."""
     if fusion is None:

@@ -23,6 +23,7 @@ def plan(
     sort: str = "cost",
     conservative: bool = False,
     include_unfit: bool = False,
+    engine=None,
 ):
     """Per chip and choice of types (``dtypes`` maps a key to a list of formats; by default
     the checkpoint's, bf16 and fp8 weights), the cheapest parallel layout within one node at
@@ -32,12 +33,15 @@ def plan(
     mode; roofline mode, a ceiling, has none and raises ``InputError``), as ``plan
     --conservative``. A ``pyarrow.Table`` of the rows of ``stepcost plan --format csv``, the
     band's ``step_time_low_us`` and ``step_time_high_us`` among them (empty in roofline mode).
+    ``engine`` is an engine, a list of them or ``"all"``, searched as ``plan --engine``
+    searches them (by default each chip file's); an fp8 weight choice runs as each engine
+    runs it unless ``dtypes`` names the activations or the KV cache.
     Every value is read as the command line reads its flag (``context`` a whole number of
     tokens, the bounds within their ranges): what it refuses raises ``InputError``.
 
     >>> t = plan("llama-3.1-70b", ["h200", "b200"], max_ms_per_token=50)
     >>> t.column("chip").to_pylist()[0], t.column("layout").to_pylist()[0]
-    ('b200', 'tp=4')
+    ('b200', 'tp=2')
     """
     args = SimpleNamespace(
         workload=_args.workload(workload),
@@ -53,5 +57,6 @@ def plan(
         sort=_args.text("sort", sort, optional=False),
         conservative=_args.flag("conservative", conservative),
         include_unfit=_args.flag("include_unfit", include_unfit),
+        engines=_args.engines(engine),
     )
     return _table(_native.plan(args))

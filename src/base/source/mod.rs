@@ -24,6 +24,8 @@ pub enum FileKind {
     Workload,
     /// A workload graph other workloads reuse with their own param values.
     Template,
+    /// An engine file (the serving software): built-ins in `engines/`.
+    Engine,
 }
 
 impl FileKind {
@@ -33,6 +35,7 @@ impl FileKind {
             FileKind::Chip => "chip",
             FileKind::Workload => "workload",
             FileKind::Template => "template",
+            FileKind::Engine => "engine",
         }
     }
 
@@ -41,6 +44,7 @@ impl FileKind {
             FileKind::Chip => builtin::CHIPS,
             FileKind::Workload => builtin::WORKLOADS,
             FileKind::Template => builtin::TEMPLATES,
+            FileKind::Engine => builtin::ENGINES,
         }
     }
 
@@ -49,6 +53,7 @@ impl FileKind {
             FileKind::Chip => "hardware",
             FileKind::Workload => "workloads",
             FileKind::Template => "workloads/templates",
+            FileKind::Engine => "engines",
         }
     }
 }

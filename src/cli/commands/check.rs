@@ -1,4 +1,4 @@
-//! `check`: chip and workload files validated, every problem reported with its line.
+//! `check`: chip, workload and engine files validated, every problem reported with its line.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -24,6 +24,7 @@ pub(crate) struct CheckArgs {
 enum KindArg {
     Chip,
     Workload,
+    Engine,
 }
 
 impl From<KindArg> for FileKind {
@@ -31,6 +32,7 @@ impl From<KindArg> for FileKind {
         match k {
             KindArg::Chip => FileKind::Chip,
             KindArg::Workload => FileKind::Workload,
+            KindArg::Engine => FileKind::Engine,
         }
     }
 }
@@ -72,5 +74,6 @@ fn describe(checked: &Checked) -> String {
             "workload `{name}` ({params} params, {blocks} blocks, {ops} ops; fusion plans: {})",
             fusion_plans.join(", ")
         ),
+        Checked::Engine { id, name } => format!("engine `{id}` ({name})"),
     }
 }

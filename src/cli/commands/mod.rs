@@ -6,6 +6,7 @@
 pub(crate) mod check;
 pub(crate) mod chips;
 pub(crate) mod compare;
+pub(crate) mod engines;
 pub(crate) mod fit;
 pub(crate) mod import;
 pub(crate) mod plan;

@@ -12,7 +12,7 @@ use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::cli::flags::{
-    AnnouncedArg, CostArgs, DisaggArg, Given, ModeArg, OutputArgs, ScenarioFileArgs,
+    engines, AnnouncedArg, CostArgs, DisaggArg, Given, ModeArg, OutputArgs, ScenarioFileArgs,
 };
 use crate::cli::launch::{batched_tokens, launch_layout, launches};
 use crate::cli::output::{self, emit, Inputs};
@@ -83,6 +83,13 @@ pub(crate) struct PlanArgs {
     /// Override a param, e.g. --set tokens=1 (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     sets: Vec<(String, f64)>,
+    /// Serving engines to search, comma-separated (built-in ids such as vllm, sglang,
+    /// trtllm, or engine files), or `all`, each on every chip; the fp8 choice runs as each
+    /// engine runs it (W8A8 with its KV cache type where the chip multiplies in fp8)
+    /// unless --dtype names the activation or KV type (default: each chip file's engine;
+    /// roofline mode prices under none)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[@VERSION],...")]
+    engine: Vec<String>,
     /// Fusion plan of the workload
     #[arg(long)]
     fusion: Option<String>,
@@ -151,6 +158,8 @@ pub(crate) fn run(mut args: PlanArgs, given: &Given) -> Result<()> {
         target_tokens_per_s: args.target_tokens_per_s,
         max_ms_per_token: args.max_ms_per_token,
         dtype_choices: plan::dtype_choices(*scenario.dtypes(), &args.dtypes),
+        engines: engines(&args.engine)?,
+        engine_types: plan::leaves_types_to_engine(&args.dtypes),
         sort: args.sort.into(),
         conservative: args.conservative,
         include_unfit: args.include_unfit,
@@ -243,7 +252,12 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
     let view = chips
         .first()
         .map_or(CostView::Cloud, |c| c.cost_model().view());
-    let entries = serving::plan_fleet(&workload, &chips, &query, &slo, view)?;
+    let engines = engines(&args.engine)?;
+    let searched = (
+        engines.as_slice(),
+        plan::leaves_types_to_engine(&args.dtypes),
+    );
+    let entries = serving::plan_fleet_engines(&workload, &chips, &query, searched, &slo, view)?;
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
     let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
@@ -283,6 +297,7 @@ fn settle(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     m.sets(&mut args.sets)?;
     m.type_lists(&mut args.dtypes)?;
     m.fusion(&mut args.fusion)?;
+    m.engines(&mut args.engine);
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
     m.cost(&mut args.cost)?;
@@ -301,6 +316,9 @@ fn settle(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     type_lists_key(&mut doc, &args.dtypes);
     if let Some(fusion) = &args.fusion {
         doc.push("fusion", Node::Text(fusion.clone()));
+    }
+    if !args.engine.is_empty() {
+        doc.push("engine", texts(&args.engine));
     }
     doc.push("mode", Node::Text(Mode::from(args.mode).name().to_owned()));
     if let Some(u) = args.memory_utilization {

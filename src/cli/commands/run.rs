@@ -69,7 +69,7 @@ pub(crate) fn run(mut args: RunArgs, given: &Given) -> Result<()> {
     let plan = output::plan_all(vec![target], &inputs)?;
     let chip = args.cost.apply(vec![chip])?.remove(0);
     let workload = Workload::load(&source)?;
-    let scenario = Scenario::resolve(&workload, &args.scenario.spec())?;
+    let scenario = Scenario::resolve(&workload, &args.scenario.spec()?)?;
     let mut report: StepReport = price(&workload, &chip, &scenario)?;
     if let Some(request) = args.request {
         report = report.with_request(&workload, &chip, &scenario, request)?;

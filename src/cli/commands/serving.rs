@@ -10,7 +10,7 @@ use crate::base::parse::{number_in, parse_dtype_axis, parse_set};
 use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::{TypeKey, Types};
-use crate::cli::flags::{AnnouncedArg, CostArgs, DisaggArg, ModeArg, OutputArgs};
+use crate::cli::flags::{engines, AnnouncedArg, CostArgs, DisaggArg, ModeArg, OutputArgs};
 use crate::cli::launch::batched_tokens;
 use crate::cli::output::{self, Inputs};
 use crate::core::scenario::{Scenario, ScenarioSpec};
@@ -63,6 +63,13 @@ pub(crate) struct ServingArgs {
     /// Override a param, e.g. --set tp=4 (repeatable); a layout param fixes the layout
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
     sets: Vec<(String, f64)>,
+    /// Serving engines to search, comma-separated (built-in ids such as vllm, sglang,
+    /// trtllm, or engine files), or `all`, each on every chip; an fp8 weight choice runs as
+    /// each engine runs it (W8A8 with its KV cache type where the chip multiplies in fp8)
+    /// unless --dtype names the activation or KV type (default: each chip file's engine;
+    /// roofline mode prices under none)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[@VERSION],...")]
+    engine: Vec<String>,
     /// Share of each prompt already in the prefix cache, whose prefill is skipped
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     prefix_hit: f64,
@@ -156,7 +163,12 @@ pub(crate) fn run(args: ServingArgs) -> Result<()> {
         scenario,
     };
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
-    let mut survey = serving::survey(&workload, &chips, &query)?;
+    let engines = engines(&args.engine)?;
+    let searched = (
+        engines.as_slice(),
+        plan::leaves_types_to_engine(&args.dtypes),
+    );
+    let mut survey = serving::survey_engines(&workload, &chips, &query, searched)?;
     if args.frontier {
         survey.rows = serving::frontier_rows(&survey.rows);
     }

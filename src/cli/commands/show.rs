@@ -1,4 +1,4 @@
-//! `show`: a built-in chip, workload or template file's text as shipped, to copy and edit.
+//! `show`: a built-in chip, workload, template or engine file's text as shipped, to copy and edit.
 
 use std::path::PathBuf;
 
@@ -15,7 +15,7 @@ pub(crate) struct ShowArgs {
     /// What to print
     #[arg(value_enum)]
     kind: ShowKind,
-    /// Its built-in name, e.g. h200, llama-3.1-70b, dense (a template is also
+    /// Its built-in name, e.g. h200, llama-3.1-70b, dense, vllm (a template is also
     /// `workload templates/NAME`)
     name: String,
     /// Write to FILE instead of stdout (`-` is stdout), whole or not at all
@@ -31,6 +31,8 @@ enum ShowKind {
     Workload,
     /// A template of workloads/templates/, which workload files name with `template:`
     Template,
+    /// An engine file of engines/ (the serving software), sources in its comments
+    Engine,
 }
 
 /// `show`: the built-in file's bytes as shipped.
@@ -46,12 +48,13 @@ fn builtin_text(kind: ShowKind, name: &str) -> Result<&'static str> {
     let template = name.strip_prefix("templates/");
     let files = match (kind, template) {
         (ShowKind::Chip, _) => builtin::CHIPS,
+        (ShowKind::Engine, _) => builtin::ENGINES,
         (ShowKind::Workload, None) => builtin::WORKLOADS,
         (ShowKind::Workload | ShowKind::Template, Some(_)) | (ShowKind::Template, None) => {
             builtin::TEMPLATES
         }
     };
-    let id = if kind == ShowKind::Chip {
+    let id = if matches!(kind, ShowKind::Chip | ShowKind::Engine) {
         name
     } else {
         template.unwrap_or(name)
@@ -63,6 +66,7 @@ fn builtin_text(kind: ShowKind, name: &str) -> Result<&'static str> {
         ShowKind::Chip => ("chip", names(builtin::CHIPS, "")),
         ShowKind::Workload => ("workload", names(builtin::WORKLOADS, "")),
         ShowKind::Template => ("template", names(builtin::TEMPLATES, "")),
+        ShowKind::Engine => ("engine", names(builtin::ENGINES, "")),
     };
     // A workload's templates are offered under `templates/`, as `show workload` takes them.
     if kind == ShowKind::Workload {

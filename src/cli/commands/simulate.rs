@@ -138,7 +138,7 @@ pub(crate) fn run(args: SimulateArgs) -> Result<()> {
     let plan = output::plan(args.output.out.as_deref(), &inputs)?;
     let workload = Workload::load(&source)?;
     let chip = Chip::named(&args.chip)?;
-    let spec = args.scenario.spec();
+    let spec = args.scenario.spec()?;
     let scenario = Scenario::resolve(&workload, &spec)?;
     let mut config = config;
     if args.disagg {
@@ -184,7 +184,7 @@ pub(crate) fn run(args: SimulateArgs) -> Result<()> {
     write_simulate(
         &mut buffer,
         &workload.name,
-        chip.id(),
+        (chip.id(), scenario.engine_id_on(&chip)),
         &title,
         (&report, band.as_ref()),
         format.into(),

@@ -4,12 +4,15 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use anyhow::Result;
 use clap::Args;
 
 use crate::cli::case_file;
 use crate::cli::flags::{FormatArg, ModeArg, OutputArgs};
 use crate::cli::output::{self, emit};
+use crate::core::engine::{self, Engine};
 use crate::core::scenario::Mode;
 use crate::export::atomic::Target;
 use crate::export::{self as exporter, fit};
@@ -34,6 +37,11 @@ pub(crate) struct ValidateArgs {
     /// band of every expected-mode number is taken from it)
     #[arg(long, value_name = "FILE", requires = "cross_validate")]
     residuals: Option<PathBuf>,
+    /// Serving engine for the rows that name none (built-in id such as vllm, sglang,
+    /// trtllm, or an engine file; default: each row's chip file's engine); a row's own
+    /// engine wins
+    #[arg(long, value_name = "NAME[@VERSION]", conflicts_with = "cross_validate")]
+    engine: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -48,16 +56,21 @@ pub(crate) fn run(args: ValidateArgs) -> Result<()> {
             args.output,
         )
     } else {
-        validate(&args.cases, args.mode, args.output)
+        let engine = args.engine.as_deref().map(engine::resolve).transpose()?;
+        validate(&args.cases, (args.mode, engine.as_ref()), args.output)
     }
 }
 
-fn validate(cases: &Path, mode: ModeArg, output: OutputArgs) -> Result<()> {
+fn validate(
+    cases: &Path,
+    (mode, engine): (ModeArg, Option<&Arc<Engine>>),
+    output: OutputArgs,
+) -> Result<()> {
     let (source, file) = case_file::read(cases, true)?;
     let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
-    let serving = validate::validate_serving(&file.serving, cases, mode.into());
+    let serving = validate::validate_serving_under(&file.serving, cases, (mode.into(), engine));
     let steps = !file.cases.is_empty() || serving.is_empty();
-    let outcomes = validate::validate(file.cases, cases, mode.into());
+    let outcomes = validate::validate_under(file.cases, cases, (mode.into(), engine));
     let stats = validate::error_stats(&outcomes);
     let format = &output.format;
     let mut buffer = Vec::new();

@@ -11,5 +11,5 @@ mod scenario;
 pub(crate) use cost::{CostArg, CostArgs};
 pub(crate) use output::{FormatArg, OutputArgs, ShapeArgs, RAW_TEXT_HELP};
 pub(crate) use scenario::{
-    AnnouncedArg, ChipsScenario, DisaggArg, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
+    engines, AnnouncedArg, ChipsScenario, DisaggArg, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
 };

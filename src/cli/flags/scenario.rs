@@ -3,6 +3,7 @@
 //! `--save-scenario`), `--disagg`, and which of them a person typed.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{ArgMatches, Args, ValueEnum};
 
@@ -13,6 +14,7 @@ use crate::base::parse::{number_in, parse_set};
 use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
 use crate::core::chip::{Announced, Chip};
+use crate::core::engine::{self, Engine};
 use crate::core::scenario::{Mode, ScenarioSpec};
 use crate::study::serving::Disagg;
 
@@ -43,19 +45,37 @@ pub(crate) struct ScenarioArgs {
     /// gpu_memory_utilization (default 0.9)
     #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
     pub(crate) memory_utilization: Option<f64>,
+    /// Serving engine expected mode prices under: a built-in id (vllm, vllm@0.7, sglang,
+    /// trtllm, trtllm-cpp, lmdeploy, compiled, jetstream, neuronx, vllm-hpu; `stepcost
+    /// engines`) or an engine file (default: each chip file's engine; roofline mode prices
+    /// under none)
+    #[arg(long, value_name = "NAME[@VERSION]")]
+    pub(crate) engine: Option<String>,
 }
 
 impl ScenarioArgs {
-    pub(crate) fn spec(self) -> ScenarioSpec {
-        ScenarioSpec {
+    /// The scenario as the library takes it, the engine read (an unknown one is an error
+    /// naming the closest).
+    pub(crate) fn spec(self) -> Result<ScenarioSpec, Error> {
+        let engine = self.engine.as_deref().map(engine::resolve).transpose()?;
+        Ok(ScenarioSpec {
             sets: self.sets,
             dtypes: self.dtypes,
             fusion: self.fusion,
             mode: self.mode.into(),
             overlap_comm: self.overlap_comm,
             memory_utilization: self.memory_utilization,
-            engine: None,
-        }
+            engine,
+        })
+    }
+}
+
+/// The engines a list names (`vllm,sglang`, or `all` for every built-in), each read once;
+/// empty for none given.
+pub(crate) fn engines(names: &[String]) -> Result<Vec<Arc<Engine>>, Error> {
+    match names {
+        [all] if all == "all" => engine::builtin_ids().map(engine::builtin).collect(),
+        names => names.iter().map(|n| engine::resolve(n.trim())).collect(),
     }
 }
 
@@ -120,7 +140,7 @@ impl AnnouncedArg {
 /// `--scenario` and `--save-scenario`.
 #[derive(Args, Clone, Default)]
 pub(crate) struct ScenarioFileArgs {
-    /// YAML scenario file: workload, chips, sets, types, fusion, mode, context, request,
+    /// YAML scenario file: workload, chips, sets, types, fusion, engine, mode, context, request,
     /// memory_utilization, cost, prices (see the README's "Scenario files"); flags given
     /// override its keys, `--set` and `--dtype` one key at a time
     #[arg(long, value_name = "FILE")]

@@ -166,6 +166,7 @@ impl<'a> Merge<'a> {
         merged.append(&mut args.dtypes);
         args.dtypes = merged;
         self.fusion(&mut args.fusion)?;
+        self.engine(&mut args.engine)?;
         self.mode(&mut args.mode)?;
         if !args.overlap_comm {
             args.overlap_comm = self.file.and_then(|f| f.overlap_comm) == Some(true);
@@ -194,6 +195,21 @@ impl<'a> Merge<'a> {
             *flag = Some(self.single(entry)?.value);
         }
         Ok(())
+    }
+
+    /// One engine: `--engine` when given, else the file's `engine`.
+    pub(crate) fn engine(&self, flag: &mut Option<String>) -> Result<()> {
+        if let (None, Some(entry)) = (&flag, self.file.and_then(|f| f.engine.as_ref())) {
+            *flag = Some(self.single(entry)?.value);
+        }
+        Ok(())
+    }
+
+    /// A list of engines: `--engine` when given, else the file's `engine` (one or a list).
+    pub(crate) fn engines(&self, flag: &mut Vec<String>) {
+        if let (true, Some(entry)) = (flag.is_empty(), self.file.and_then(|f| f.engine.as_ref())) {
+            *flag = entry.value.clone();
+        }
     }
 
     /// The mode: `--mode` when typed, else the file's `mode`.

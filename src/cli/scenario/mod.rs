@@ -62,6 +62,6 @@ pub(crate) fn price_on_chips(
     let plan = output::plan_all(targets, &inputs)?;
     let workload = Workload::load(&source)?;
     let chips = args.cost.apply(args.announced.load(&args.chip)?)?;
-    let compared = compare(workload, chips, &args.scenario.spec())?;
+    let compared = compare(workload, chips, &args.scenario.spec()?)?;
     Ok((compared, plan, saver))
 }

@@ -129,7 +129,8 @@ pub(crate) fn number_pairs(sets: &[(String, f64)]) -> Vec<(String, Node)> {
         .collect()
 }
 
-/// `sets`, `types`, `fusion`, `mode`, `overlap_comm`, `memory_utilization` of one scenario.
+/// `sets`, `types`, `fusion`, `engine`, `mode`, `overlap_comm`, `memory_utilization` of one
+/// scenario.
 pub(crate) fn scenario_keys(doc: &mut Doc, s: &ScenarioArgs) {
     doc.push("sets", Node::last_wins(number_pairs(&s.sets)));
     let types = (s.dtypes.iter())
@@ -138,6 +139,9 @@ pub(crate) fn scenario_keys(doc: &mut Doc, s: &ScenarioArgs) {
     doc.push("types", Node::last_wins(types));
     if let Some(fusion) = &s.fusion {
         doc.push("fusion", Node::Text(fusion.clone()));
+    }
+    if let Some(engine) = &s.engine {
+        doc.push("engine", Node::Text(engine.clone()));
     }
     doc.push("mode", Node::Text(Mode::from(s.mode).name().to_owned()));
     if s.overlap_comm {

@@ -12,6 +12,8 @@ pub(super) struct ChipFile {
     pub(super) name: Spanned<String>,
     pub(super) sku: Option<Spanned<String>>,
     pub(super) family: Option<Spanned<String>>,
+    /// The vendor's default engine: a built-in engine id.
+    pub(super) engine: Option<Spanned<String>>,
     /// `available` (the default) or `announced`: checked in `load`.
     pub(super) status: Option<Spanned<String>>,
     pub(super) memory: MemoryFile,

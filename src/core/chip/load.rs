@@ -2,15 +2,18 @@
 //! number checked against its physical range (`base::ranges`), and every problem found
 //! reported at its place in the file, all of them at once.
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
-use crate::base::diagnostic::{Diagnostic, Diagnostics, Origin};
+use crate::base::diagnostic::{did_you_mean, Diagnostic, Diagnostics, Origin};
 use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::units::{parse_quantity, QuantityKind};
+use crate::core::engine::Engine;
 
 use super::file::{CacheFile, ChipFile, ExpectedFragment, MemoryFile, NetworkFile};
 use super::DEFAULT_RUNTIME_RESERVE_BYTES;
@@ -59,6 +62,7 @@ impl Chip {
         let (matrix, vector) = check.units(&file);
         check.counts_and_name(&file);
         let status = check.status(&file);
+        let engine = check.engine(&file);
         let expected = file.expected.as_ref().and_then(|e| check.achievable(e));
         let (Some((capacity_bytes, marketed_capacity_bytes, bandwidth_bytes_per_s)), true) =
             (memory, check.problems.is_empty())
@@ -74,6 +78,7 @@ impl Chip {
                 .map_or_else(|| name.clone(), |s| s.value.trim().to_owned()),
             name,
             family: file.family.map(|f| f.value),
+            engine,
             status,
             capacity_bytes,
             marketed_capacity_bytes,
@@ -304,6 +309,25 @@ impl Checker<'_> {
                 &Origin::of("sku", sku),
                 "must not be empty (omit it to use the name)",
             );
+        }
+    }
+
+    /// The built-in engine the file names as its vendor's default.
+    fn engine(&mut self, file: &ChipFile) -> Option<Arc<Engine>> {
+        let id = file.engine.as_ref()?;
+        match crate::core::engine::builtin(id.value.trim()) {
+            Ok(engine) => Some(engine),
+            Err(_) => {
+                let known: Vec<&str> = crate::core::engine::builtin_ids().collect();
+                let message = format!(
+                    "`{}` is not a built-in engine{}: expected one of {}",
+                    id.value.trim(),
+                    did_you_mean(id.value.trim(), known.iter().copied()),
+                    known.join(", ")
+                );
+                self.problem(&Origin::of("engine", id), message);
+                None
+            }
         }
     }
 

@@ -22,6 +22,7 @@ use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::base::source::{FileKind, Source};
 use crate::core::cost::{CostGap, CostModel};
+use crate::core::engine::Engine;
 
 pub use basis::{PowerBasis, PurchaseBasis};
 pub use fabric::{Fabric, Interconnect};
@@ -243,6 +244,10 @@ pub struct Chip {
     /// Vendor and generation (`nvidia-hopper`): chips whose expected-mode constants may be
     /// fitted together; `None` where the file names none.
     pub(crate) family: Option<String>,
+    /// The serving engine the vendor's own numbers use (`vllm`, `trtllm`, `jetstream`):
+    /// expected mode prices under it unless `--engine` names another; `None` where the file
+    /// names none.
+    pub(crate) engine: Option<Arc<Engine>>,
     /// Shipping, or only announced.
     pub(crate) status: ChipStatus,
     /// Usable HBM.
@@ -292,6 +297,12 @@ impl Chip {
     /// Vendor and generation (`nvidia-hopper`), where the chip file names one.
     pub fn family(&self) -> Option<&str> {
         self.family.as_deref()
+    }
+
+    /// The vendor's default engine, as the chip file names it (`engine:`); `None` where it
+    /// names none.
+    pub fn default_engine(&self) -> Option<&Arc<Engine>> {
+        self.engine.as_ref()
     }
 
     /// Shipping, or only announced (a roadmap part).

@@ -8,6 +8,11 @@
 
 use crate::base::error::Error;
 
+mod file;
+mod load;
+
+pub use load::{builtin, builtin_ids, resolve};
+
 /// The library a kernel runs in. Expected-mode fractions are fitted per chip family and
 /// path; an engine chooses its paths; a measured row names its path (or its engine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -202,19 +207,59 @@ pub struct PipelineSchedule {
     pub flush: bool,
 }
 
+/// The family of launch commands `plan` and `serving` write for an engine's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaunchFamily {
+    /// `vllm serve` (vLLM and the builds of it for other chips).
+    Vllm,
+    /// `python -m sglang.launch_server`.
+    Sglang,
+    /// `trtllm-serve`.
+    Trtllm,
+    /// No launch command is written for it.
+    #[default]
+    None,
+}
+
+impl LaunchFamily {
+    /// Every family, in the order launch settings print them.
+    pub const ALL: [LaunchFamily; 4] = [
+        LaunchFamily::Vllm,
+        LaunchFamily::Sglang,
+        LaunchFamily::Trtllm,
+        LaunchFamily::None,
+    ];
+
+    /// As engine files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LaunchFamily::Vllm => "vllm",
+            LaunchFamily::Sglang => "sglang",
+            LaunchFamily::Trtllm => "trtllm",
+            LaunchFamily::None => "none",
+        }
+    }
+}
+
 /// An engine as pricing reads it: every term validated by [`Engine::new`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Engine {
     id: String,
     name: String,
     terms: EngineTerms,
+    launch: LaunchFamily,
 }
 
 /// Every term an engine sets; see each type. Checked by [`Engine::new`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineTerms {
-    /// Host work; `None`: the chip file's fitted `host_step`/`host_sequence`, none hidden.
+    /// Host work; `None`: the chip file's fitted `host_step`/`host_sequence`, of which
+    /// `host_overlap` is hidden.
     pub host: Option<HostWork>,
+    /// Share of the chip's fitted host work hidden behind the GPU's previous step when `host`
+    /// is `None` (an engine whose host terms are not fitted yet still says whether it
+    /// overlaps: SGLang's overlap scheduler), in [0, 1]; `host.overlap` applies otherwise.
+    pub host_overlap: f64,
     /// The default `engine_host` share (an explicit `--set engine_host=` wins).
     pub engine_host: f64,
     /// Graph capture and eager launches.
@@ -253,7 +298,19 @@ impl Engine {
             id: id.to_owned(),
             name: name.to_owned(),
             terms,
+            launch: LaunchFamily::None,
         })
+    }
+
+    /// The same engine, its launch commands written as `launch`'s.
+    pub fn with_launch(mut self, launch: LaunchFamily) -> Engine {
+        self.launch = launch;
+        self
+    }
+
+    /// The family of launch commands written for it.
+    pub fn launch(&self) -> LaunchFamily {
+        self.launch
     }
 
     /// The engine's id (`vllm`, `vllm@0.7`), as `--engine` and the `engine` column write it.
@@ -369,6 +426,7 @@ fn check_terms(t: &EngineTerms) -> Result<(), Error> {
         seconds("host.sequence", h.sequence_s)?;
         share("host.overlap", h.overlap)?;
     }
+    share("host_overlap", t.host_overlap)?;
     share("engine_host", t.engine_host)?;
     seconds("launches.eager", t.launches.eager_launch_s)?;
     let ascending = |name: &str, v: &[u64]| {
@@ -413,6 +471,7 @@ mod tests {
     fn terms() -> EngineTerms {
         EngineTerms {
             host: None,
+            host_overlap: 0.0,
             engine_host: 1.0,
             launches: Launches {
                 graph_batch_sizes: vec![1, 2, 4, 8],

@@ -212,6 +212,8 @@ pub struct StepReport {
     /// The chip's family (`nvidia-hopper`), where its file names one: the group of an
     /// expected-mode prediction's band.
     pub chip_family: Option<String>,
+    /// The engine priced under ([`Scenario::engine_id_on`]): `none` in roofline mode.
+    pub engine: String,
     /// The chip's usable memory.
     pub capacity_bytes: f64,
     /// How the chip's hours are costed.
@@ -373,6 +375,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         chip: chip.id.clone(),
         chip_name: chip.name.clone(),
         chip_family: chip.family().map(str::to_owned),
+        engine: scenario.engine_id_on(chip).to_owned(),
         capacity_bytes: chip.capacity_bytes,
         costing: Costing::of(chip),
         mode: scenario.mode(),

@@ -9,6 +9,7 @@
 mod captured;
 mod chips;
 mod encode;
+mod engines;
 mod lines;
 mod plan;
 mod report;
@@ -25,6 +26,7 @@ mod workloads;
 pub(crate) use captured::Captured;
 pub(crate) use chips::ChipRow;
 pub(crate) use encode::{csv_header, json_line, json_value, write_rows};
+pub(crate) use engines::EngineRow;
 pub(crate) use lines::{csv_line, csv_line_inline};
 pub(crate) use plan::PlanRow;
 pub(crate) use report::{

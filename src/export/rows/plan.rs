@@ -20,6 +20,7 @@ impl Row for PlanRow<'_> {
         let opt = |g: fn(&PlanPoint) -> Option<f64>| p.and_then(g).into();
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(&e.chip));
+        f("engine", Value::Text(&e.engine));
         super::visit_types(&e.dtypes, f);
         f("target_tokens_per_s", self.target_tokens_per_s.into());
         f("max_ms_per_token", self.max_ms_per_token.into());

@@ -32,6 +32,7 @@ fn label<'a>(report: &'a StepReport, cells: &'a ParamCells) -> ScenarioLabel<'a>
     ScenarioLabel {
         workload: &report.workload,
         chip: &report.chip,
+        engine: &report.engine,
         mode: report.mode,
         fusion: &report.fusion,
         dtypes: report.dtypes,

@@ -16,6 +16,7 @@ pub(crate) fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec
     let label = ScenarioLabel {
         workload: "",
         chip: "",
+        engine: "",
         mode: Mode::Roofline,
         fusion: "",
         dtypes: Types::default(),
@@ -61,6 +62,8 @@ pub(crate) fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec
 pub(crate) struct ScenarioLabel<'a> {
     pub workload: &'a str,
     pub chip: &'a str,
+    /// The engine priced under (`none` in roofline mode).
+    pub engine: &'a str,
     pub mode: Mode,
     pub fusion: &'a str,
     pub dtypes: Types,
@@ -75,6 +78,7 @@ impl ScenarioLabel<'_> {
     fn visit<F: FnMut(&str, Value<'_>) + ?Sized>(&self, f: &mut F) {
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(self.chip));
+        f("engine", Value::Text(self.engine));
         f("mode", Value::Text(self.mode.name()));
         f("fusion", Value::Text(self.fusion));
         super::visit_types(&self.dtypes, f);

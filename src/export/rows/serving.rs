@@ -19,6 +19,7 @@ impl Row for ServingCsvRow<'_> {
         let (r, p) = (self.row, &self.row.point);
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(&r.chip));
+        f("engine", Value::Text(&r.engine));
         super::visit_types(&r.dtypes, f);
         f("layout", Value::Text(&r.layout));
         f("chips", Value::Int(p.chips));
@@ -91,6 +92,7 @@ impl Row for FleetCsvRow<'_> {
         let opt = |g: fn(&Fleet) -> Option<f64>| fleet.and_then(g).into();
         f("workload", Value::Text(self.workload));
         f("chip", Value::Text(&e.chip));
+        f("engine", Value::Text(&e.engine));
         super::visit_types(&e.dtypes, f);
         f("input_tokens", Value::Int(self.shape.input_tokens));
         f("output_tokens", Value::Int(self.shape.output_tokens));

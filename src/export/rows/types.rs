@@ -28,9 +28,10 @@ impl ColumnType {
 }
 
 /// The text columns of scenario and kernel rows.
-const TEXT: [&str; 18] = [
+const TEXT: [&str; 19] = [
     "workload",
     "chip",
+    "engine",
     "mode",
     "fusion",
     "weight_dtype",
@@ -109,6 +110,7 @@ mod tests {
         let label = ScenarioLabel {
             workload: "",
             chip: "",
+            engine: "",
             mode: Mode::Roofline,
             fusion: "",
             dtypes: Types::default(),

@@ -2,6 +2,8 @@
 //! tokens per second per chip while a decode step stays within a latency bound and the step's
 //! memory fits one chip, then the chips a throughput target needs and what they cost.
 
+use std::sync::Arc;
+
 use crate::base::dtype::Role;
 use crate::base::error::Error;
 use crate::base::format::Format;
@@ -10,15 +12,19 @@ use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
 use crate::core::chip::Chip;
 use crate::core::cost::{CostView, Costing};
+use crate::core::engine::Engine;
 use crate::core::scenario::{Mode, Scenario};
 use crate::core::timing::{price_step, KernelCost, StepSummary};
 use crate::core::workload::{Evaluation, Workload};
 use crate::study::band::{self, Band};
 
+mod engines;
 pub(crate) mod nodes;
 mod point;
 pub(crate) mod power;
 
+use engines::{choices_on, engines_searched};
+pub use engines::{engine_types, leaves_types_to_engine};
 use point::best_point;
 
 /// How a plan's entries are ranked.
@@ -46,6 +52,13 @@ pub struct PlanRequest {
     pub scenario: Scenario,
     /// The data type choices to try, each on every chip.
     pub dtype_choices: Vec<Types>,
+    /// The engines to search, each on every chip (`--engine`, a list or all the built-ins);
+    /// empty: each chip's default engine. Roofline mode prices under none.
+    pub engines: Vec<Arc<Engine>>,
+    /// Whether a choice of fp8 weights with 16-bit activations is expanded as each engine
+    /// runs it ([`engine_types`]): true where the choices leave the activations' and the
+    /// cache's types to the engine (no `--dtype activation=` or `kv=` axis).
+    pub engine_types: bool,
     /// How the entries are ranked.
     pub sort: PlanSort,
     /// Plan on the slow end of each step's 80 % band (expected mode): the latency bound, the
@@ -160,6 +173,8 @@ pub struct PlanPoint {
 pub struct PlanEntry {
     /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The engine planned under (`none` in roofline mode).
+    pub engine: String,
     /// How the chip's hours are costed.
     pub costing: Costing,
     /// The data type choice planned.
@@ -218,6 +233,7 @@ pub fn plan(
         kinds,
         ev: workload.new_evaluation(),
         costs: Vec::new(),
+        scenario: request.scenario.clone(),
     };
     let mut entries = Vec::new();
     for chip in chips {
@@ -229,12 +245,15 @@ pub fn plan(
             .and_then(|i| i.domain)
             .unwrap_or(1);
         let layouts = layouts(planner.dims.len(), domain);
-        for dtypes in &request.dtype_choices {
-            let entry = planner.entry(chip, &layouts, *dtypes);
-            let spill = entry.outcome.is_err() && chip.network.is_some() && domain > 1;
-            entries.push(entry);
-            if spill {
-                entries.extend(planner.beyond_one_node(chip, domain, *dtypes));
+        for engine in engines_searched(request) {
+            planner.scenario.set_engine(engine);
+            for dtypes in choices_on(request, &planner.scenario, chip) {
+                let entry = planner.entry(chip, &layouts, dtypes);
+                let spill = entry.outcome.is_err() && chip.network.is_some() && domain > 1;
+                entries.push(entry);
+                if spill {
+                    entries.extend(planner.beyond_one_node(chip, domain, dtypes));
+                }
             }
         }
     }
@@ -263,6 +282,8 @@ struct Planner<'a> {
     dims: Vec<usize>,
     ev: Evaluation,
     costs: Vec<KernelCost>,
+    /// The request's scenario under the engine being searched.
+    scenario: Scenario,
 }
 
 impl Planner<'_> {
@@ -316,6 +337,7 @@ impl Planner<'_> {
         }
         PlanEntry {
             chip: chip.id.clone(),
+            engine: self.scenario.engine_id_on(chip).to_owned(),
             costing: Costing::of(chip),
             dtypes,
             outcome: best.ok_or(reason),
@@ -329,7 +351,7 @@ impl Planner<'_> {
         dtypes: Types,
         layout: &[u64],
     ) -> Result<PlanPoint, PlanError> {
-        let mut scenario = self.request.scenario.clone();
+        let mut scenario = self.scenario.clone();
         scenario.set_types(dtypes);
         for (&param, &size) in self.dims.iter().zip(layout) {
             scenario.set_param(param, size as f64)?;

@@ -150,6 +150,8 @@ pub struct Fleet {
 pub struct FleetEntry {
     /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The engine planned under (`none` in roofline mode).
+    pub engine: String,
     /// The data type choice planned.
     pub dtypes: Types,
     /// The cheapest fleet, or why no layout and concurrency meets the targets.

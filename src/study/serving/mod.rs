@@ -58,8 +58,8 @@ pub use crate::study::request::{KvLink, RequestShape};
 pub use fleet::{Fleet, FleetEntry, Simulated, Slo};
 pub use layouts::one_layer_draft;
 pub use query::{Disagg, Draft, LayoutChoice, ServingQuery};
-pub use slo::plan_fleet;
-pub use survey::{frontier_rows, survey, ServingRow, Skipped, Survey};
+pub use slo::{plan_fleet, plan_fleet_engines};
+pub use survey::{frontier_rows, survey, survey_engines, ServingRow, Skipped, Survey};
 
 /// Speculative decoding: `draft_tokens` drafted per verify step, each accepted with
 /// probability `acceptance` (independently, until the first rejection).

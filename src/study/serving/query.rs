@@ -2,8 +2,12 @@
 //! request, the concurrencies, the scenario and its choices of types and layouts, the
 //! drafter, and whether prompts are prefilled apart.
 
+use std::sync::Arc;
+
 use super::{KvLink, RequestShape, ServingOptions};
 use crate::base::types::Types;
+use crate::core::chip::Chip;
+use crate::core::engine::Engine;
 use crate::core::scenario::Scenario;
 use crate::core::workload::Workload;
 
@@ -45,6 +49,7 @@ impl Disagg {
 }
 
 /// The model that drafts tokens for speculative decoding.
+#[derive(Clone, Copy)]
 pub enum Draft<'a> {
     /// A one-layer step of the served model itself, with its embedding and head (DeepSeek-V3's
     /// multi-token-prediction module, or an EAGLE-style head).
@@ -77,4 +82,39 @@ pub struct ServingQuery<'a> {
     /// The prefill pool's layout where prefill is apart (`tp=2`: degrees not named are 1);
     /// empty to choose it as [`LayoutChoice`] chooses the decode layout.
     pub prefill_sets: Vec<(String, f64)>,
+}
+
+impl<'a> ServingQuery<'a> {
+    /// The same query under `engine` (`None`: the chip's default) on `chip`: its scenario
+    /// priced under that engine, and where `engine_types` holds, the fp8 choice among its
+    /// types as the engine runs it there ([`crate::study::plan::engine_types`]).
+    pub fn under(
+        &self,
+        engine: Option<Arc<Engine>>,
+        chip: &Chip,
+        engine_types: bool,
+    ) -> ServingQuery<'a> {
+        let mut scenario = self.scenario.clone();
+        scenario.set_engine(engine);
+        let runs = scenario.engine_on(chip).filter(|_| engine_types);
+        let mut dtype_choices: Vec<Types> = Vec::new();
+        for t in &self.dtype_choices {
+            let t = crate::study::plan::engine_types(*t, chip, runs);
+            if !dtype_choices.contains(&t) {
+                dtype_choices.push(t);
+            }
+        }
+        ServingQuery {
+            shape: self.shape,
+            concurrency: self.concurrency.clone(),
+            scenario,
+            dtype_choices,
+            layouts: self.layouts,
+            options: self.options,
+            draft: self.draft,
+            disagg: self.disagg,
+            kv_link: self.kv_link,
+            prefill_sets: self.prefill_sets.clone(),
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! (`checked`).
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use super::checked::check_fleet;
 use super::fleet::{fewest_serving, Fleet, FleetEntry, Slo};
@@ -18,8 +19,63 @@ use crate::base::param::ScenarioParam;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
 use crate::core::cost::CostView;
+use crate::core::engine::Engine;
 use crate::core::scenario::Mode;
 use crate::core::workload::Workload;
+
+/// [`plan_fleet`] under each of `engines` on each chip (none: each chip's default), the fp8
+/// choice as each engine runs it where `engine_types` holds (see [`ServingQuery::under`]);
+/// one ranking over them all.
+pub fn plan_fleet_engines(
+    workload: &Workload,
+    chips: &[Chip],
+    query: &ServingQuery,
+    (engines, engine_types): (&[Arc<Engine>], bool),
+    slo: &Slo,
+    view: CostView,
+) -> Result<Vec<FleetEntry>, Error> {
+    let mut entries = Vec::new();
+    for chip in chips {
+        for engine in searched(query, engines) {
+            let q = query.under(engine, chip, engine_types);
+            entries.extend(plan_fleet(
+                workload,
+                std::slice::from_ref(chip),
+                &q,
+                slo,
+                view,
+            )?);
+        }
+    }
+    sort_fleets(&mut entries, view);
+    Ok(entries)
+}
+
+/// The engines a search tries: each one given, or the chip's default (`None`); one in
+/// roofline mode, where every engine prices alike.
+pub(super) fn searched(query: &ServingQuery, engines: &[Arc<Engine>]) -> Vec<Option<Arc<Engine>>> {
+    match (query.scenario.mode(), engines.is_empty()) {
+        (Mode::Roofline, _) | (_, true) => {
+            vec![query.scenario.engine().map(|e| Arc::new(e.clone()))]
+        }
+        _ => engines.iter().cloned().map(Some).collect(),
+    }
+}
+
+/// Cheapest first (the fewest chips where a chip has no cost), the infeasible after; a stable
+/// sort keeps the order given among equals.
+fn sort_fleets(entries: &mut [FleetEntry], view: CostView) {
+    let key = |e: &FleetEntry| match &e.outcome {
+        Ok(f) => (0, cost(f, view).unwrap_or(f64::INFINITY), f.chips),
+        Err(_) => (1, 0.0, 0),
+    };
+    entries.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then(ka.1.total_cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
+    });
+}
 
 /// Per chip and types, the cheapest fleet over the query's layouts (in `view`, or the fewest
 /// chips where a chip has no cost), ranked cheapest first; the infeasible after, with why.
@@ -83,21 +139,13 @@ pub fn plan_fleet(
             }
             entries.push(FleetEntry {
                 chip: chip.id().to_owned(),
+                engine: query.scenario.engine_id_on(chip).to_owned(),
                 dtypes: *dtypes,
                 outcome: best.ok_or(why),
             });
         }
     }
-    let key = |e: &FleetEntry| match &e.outcome {
-        Ok(f) => (0, cost(f, view).unwrap_or(f64::INFINITY), f.chips),
-        Err(_) => (1, 0.0, 0),
-    };
-    entries.sort_by(|a, b| {
-        let (ka, kb) = (key(a), key(b));
-        ka.0.cmp(&kb.0)
-            .then(ka.1.total_cmp(&kb.1))
-            .then(ka.2.cmp(&kb.2))
-    });
+    sort_fleets(&mut entries, view);
     Ok(entries)
 }
 

@@ -2,6 +2,7 @@
 //! and the frontier of what they offer.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -14,6 +15,7 @@ use super::{frontier, Server, ServingBand, ServingError, ServingPoint};
 use crate::base::error::Error;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
+use crate::core::engine::Engine;
 use crate::core::workload::Workload;
 
 /// One priced point: chip, types, layout and concurrency.
@@ -21,6 +23,8 @@ use crate::core::workload::Workload;
 pub struct ServingRow {
     /// The chip's id, the file stem of its chip file.
     pub chip: String,
+    /// The engine priced under (`none` in roofline mode).
+    pub engine: String,
     /// The data type choice priced.
     pub dtypes: Types,
     /// `tp=4 ep=2`; empty for one chip.
@@ -61,6 +65,27 @@ pub struct Survey {
     pub skipped: Vec<Skipped>,
 }
 
+/// [`survey`] under each of `engines` on each chip (none: each chip's default), the fp8
+/// choice as each engine runs it where `engine_types` holds (see [`ServingQuery::under`]);
+/// rows by chip, then engine.
+pub fn survey_engines(
+    workload: &Workload,
+    chips: &[Chip],
+    query: &ServingQuery,
+    (engines, engine_types): (&[Arc<Engine>], bool),
+) -> Result<Survey, Error> {
+    let mut all = Survey::default();
+    for chip in chips {
+        for engine in super::slo::searched(query, engines) {
+            let q = query.under(engine, chip, engine_types);
+            let one = survey(workload, std::slice::from_ref(chip), &q)?;
+            all.rows.extend(one.rows);
+            all.skipped.extend(one.skipped);
+        }
+    }
+    Ok(all)
+}
+
 /// Prices `query` on every chip.
 pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Result<Survey, Error> {
     if query.concurrency.is_empty() || query.concurrency.contains(&0) {
@@ -94,6 +119,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
                             survey.rows.extend(points.into_iter().map(
                                 |(capped_from, way, point)| ServingRow {
                                     chip: chip.id().to_owned(),
+                                    engine: query.scenario.engine_id_on(chip).to_owned(),
                                     dtypes: *dtypes,
                                     layout: layout.name.clone(),
                                     prefill_layout: prefill_name(way, &pools),

@@ -2,10 +2,13 @@
 //! [`Grid`], whose scenario `i` is decoded from `i` in mixed radix so that no scenario list is
 //! ever built.
 
+use std::sync::Arc;
+
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
+use crate::core::engine::Engine;
 use crate::core::scenario::{self, Mode, Scenario};
 use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
@@ -15,6 +18,9 @@ use crate::core::workload::Workload;
 pub struct Axes {
     /// The chips, the most significant axis.
     pub chips: Vec<Chip>,
+    /// The engines (`--engine vllm,sglang`), the next axis; none: each chip's default
+    /// engine (one value of the axis). Roofline mode prices every engine alike.
+    pub engines: Vec<Arc<Engine>>,
     /// `(param name, values)`, in the order given.
     pub params: Vec<(String, Vec<f64>)>,
     /// `(role, types)`, in the order given.
@@ -35,6 +41,8 @@ pub struct Axes {
 pub struct Grid<'a> {
     workload: &'a Workload,
     chips: Vec<Chip>,
+    /// The engine axis; `[None]`: each chip's default engine.
+    engines: Vec<Option<Arc<Engine>>>,
     /// `(param index, values)`, in the order given.
     params: Vec<(usize, Vec<f64>)>,
     /// `(role, types)`, in the order given.
@@ -45,7 +53,8 @@ pub struct Grid<'a> {
     memory_utilization: f64,
 }
 
-/// Scenarios of the grid of `workload` whose axes have these lengths: `chips`, each param's
+/// Scenarios of the grid of `workload` whose axes have these lengths: `chips` (times the
+/// engines, where an engine axis is given), each param's
 /// values, each role's types, and the fusion plans `fusions` names as [`Axes::fusions`] does;
 /// `None` past 2^64. A sweep checks it against its limit before any axis is expanded.
 pub fn grid_len(
@@ -111,9 +120,22 @@ impl<'a> Grid<'a> {
                 .map(|n| workload.fusion_index(n))
                 .collect::<Result<Vec<_>, _>>()?,
         };
+        for (i, e) in axes.engines.iter().enumerate() {
+            if axes.engines[..i].iter().any(|f| f.id() == e.id()) {
+                return Err(Error::value(format!(
+                    "engine `{}` is given twice; give each engine once in --engine",
+                    e.id()
+                )));
+            }
+        }
+        let engines = match axes.engines.is_empty() {
+            true => vec![None],
+            false => axes.engines.into_iter().map(Some).collect(),
+        };
         Ok(Grid {
             workload,
             chips: axes.chips,
+            engines,
             params,
             dtypes,
             fusions,
@@ -140,9 +162,11 @@ impl<'a> Grid<'a> {
         self.mode
     }
 
-    /// Sizes of the axes, most significant first: chips, params, dtypes, fusion plans.
+    /// Sizes of the axes, most significant first: chips, engines, params, dtypes, fusion
+    /// plans.
     fn radices(&self) -> impl Iterator<Item = usize> + '_ {
         std::iter::once(self.chips.len())
+            .chain(std::iter::once(self.engines.len()))
             .chain(self.params.iter().map(|(_, v)| v.len()))
             .chain(self.dtypes.iter().map(|(_, v)| v.len()))
             .chain(std::iter::once(self.fusions.len()))
@@ -191,6 +215,10 @@ impl<'a> Grid<'a> {
         }
         scenario.set_mode(self.mode);
         scenario.set_memory_utilization(self.memory_utilization)?;
+        let engine = &self.engines[digit(self.engines.len())];
+        if scenario.engine().map(Engine::id) != engine.as_deref().map(Engine::id) {
+            scenario.set_engine(engine.clone());
+        }
         Ok(digit(self.chips.len()))
     }
 

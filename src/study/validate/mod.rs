@@ -19,7 +19,9 @@ pub use fields::parse_request;
 pub use serving::{
     check_serving, prepare_serving, Load, PreparedServing, ServingCase, ServingMetric,
 };
-pub use serving_predict::{serving_stats, validate_serving, ServingOutcome, ALL_AT_ONCE_MOST};
+pub use serving_predict::{
+    serving_stats, validate_serving, validate_serving_under, ServingOutcome, ALL_AT_ONCE_MOST,
+};
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
@@ -28,6 +30,7 @@ use crate::base::param::ScenarioParam;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
+use crate::core::engine::Engine;
 use crate::core::scenario::{Mode, Scenario, ScenarioSpec};
 use crate::core::timing::{price, price_request};
 use crate::core::workload::Workload;
@@ -124,12 +127,26 @@ fn resolve(name: &str, kind: FileKind, cases_file: &Path) -> Result<Source, Erro
 
 /// Prices every case in `mode`. A case that cannot be priced is an outcome with the reason.
 pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome> {
+    validate_under(cases, cases_file, (mode, None))
+}
+
+/// [`validate`], a case naming no engine priced under `engine` (`validate --engine`;
+/// `None`: its chip's default).
+pub fn validate_under(
+    cases: Vec<Case>,
+    cases_file: &Path,
+    (mode, engine): (Mode, Option<&Arc<Engine>>),
+) -> Vec<Outcome> {
     let mut loads = Loads::default();
     cases
         .into_iter()
         .map(|case| {
-            let predicted =
-                prepare_with(&case, cases_file, mode, &mut loads).and_then(|p| p.predict(&p.chip));
+            let predicted = prepare_with(&case, cases_file, mode, &mut loads).and_then(|mut p| {
+                if p.scenario.engine().is_none() {
+                    p.scenario.set_engine(engine.cloned());
+                }
+                p.predict(&p.chip)
+            });
             outcome(case, predicted)
         })
         .collect()

@@ -3,11 +3,13 @@
 //! the step and request rows'.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::serving::{prepare_serving, Load, ServingCase, ServingMetric};
 use super::{stats_of, ErrorStats, RowError};
 use crate::base::error::Error;
 use crate::base::param::ScenarioParam;
+use crate::core::engine::Engine;
 use crate::core::scenario::Mode;
 use crate::core::timing::IterationPricer;
 use crate::study::serving::{RequestShape, Server, ServingError, ServingOptions, ServingPoint};
@@ -51,9 +53,19 @@ pub fn validate_serving(
     cases_file: &Path,
     mode: Mode,
 ) -> Vec<ServingOutcome> {
+    validate_serving_under(cases, cases_file, (mode, None))
+}
+
+/// [`validate_serving`], a row naming no engine priced under `engine` (`validate
+/// --engine`; `None`: its chip's default).
+pub fn validate_serving_under(
+    cases: &[ServingCase],
+    cases_file: &Path,
+    (mode, engine): (Mode, Option<&Arc<Engine>>),
+) -> Vec<ServingOutcome> {
     cases
         .iter()
-        .map(|case| match predict(case, cases_file, mode) {
+        .map(|case| match predict(case, cases_file, (mode, engine)) {
             Ok((c, value)) => ServingOutcome {
                 case: case.clone(),
                 concurrency: Some(c),
@@ -87,8 +99,15 @@ pub fn serving_stats(outcomes: &[ServingOutcome]) -> Vec<ErrorStats> {
         .collect()
 }
 
-fn predict(case: &ServingCase, cases_file: &Path, mode: Mode) -> Result<(u64, f64), ServingError> {
-    let prepared = prepare_serving(case, cases_file, mode)?;
+fn predict(
+    case: &ServingCase,
+    cases_file: &Path,
+    (mode, engine): (Mode, Option<&Arc<Engine>>),
+) -> Result<(u64, f64), ServingError> {
+    let mut prepared = prepare_serving(case, cases_file, mode)?;
+    if prepared.scenario.engine().is_none() {
+        prepared.scenario.set_engine(engine.cloned());
+    }
     let (workload, chip) = (&prepared.workload, &prepared.chip);
     let target = IterationPricer::new(workload, chip, &prepared.scenario)?;
     let budget = match workload.param(ScenarioParam::MaxBatchedTokens) {

@@ -166,6 +166,7 @@ function scenario() {
   const fusion = $("fusion").value;
   if (page.facts && fusion && fusion !== page.facts.default_fusion) request.fusion = fusion;
   if ($("mode").value !== "expected") request.mode = $("mode").value;
+  if ($("engine").value) request.engine = $("engine").value;
   if ($("cost").value !== "cloud") request.cost = $("cost").value;
   return request;
 }
@@ -379,6 +380,7 @@ async function saveAddress(request) {
   for (const d of request.dtype) query.set(...d.split("="));
   if (request.fusion) query.set("fusion", request.fusion);
   if (request.mode) query.set("mode", request.mode);
+  if (request.engine) query.set("engine", request.engine);
   if (request.cost) query.set("cost", request.cost);
   let fragment = "";
   const note = $("link-note");
@@ -406,6 +408,9 @@ async function restoreAddress() {
   const chips = (query.get("chips") ?? DEFAULT_CHIPS.join(",")).split(",");
   for (const box of document.querySelectorAll("#chip-list input")) box.checked = chips.includes(box.value);
   if (query.get("mode")) $("mode").value = query.get("mode");
+  if (query.get("engine") && [...$("engine").options].some((o) => o.value === query.get("engine"))) {
+    $("engine").value = query.get("engine");
+  }
   if (query.get("cost")) $("cost").value = query.get("cost");
   const hash = new URLSearchParams(location.hash.slice(1));
   if ((workload === "yaml" || workload === "config") && hash.has(workload)) {
@@ -437,7 +442,10 @@ async function download(path, body, file) {
 // ---------- start ----------
 
 async function start() {
-  const [workloads, chips] = await Promise.all([api("/api/workloads"), api("/api/chips")]);
+  const [workloads, chips, engines] = await Promise.all([
+    api("/api/workloads"), api("/api/chips"), api("/api/engines"),
+  ]);
+  $("engine").append(...engines.map((e) => option(e.engine, `${e.engine}: ${e.name}`)));
   const select = $("workload");
   for (const w of workloads) {
     page.workloads.set(w.workload, w);

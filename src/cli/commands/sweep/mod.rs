@@ -61,6 +61,11 @@ pub(crate) struct SweepArgs {
     /// Fusion plans, comma-separated, or `all` (default: the workload's default plan)
     #[arg(long, value_delimiter = ',')]
     fusion: Vec<String>,
+    /// Serving engines, comma-separated (built-in ids such as vllm, vllm@0.7, sglang,
+    /// trtllm, or engine files), or `all`: an axis after the chips (default: each chip
+    /// file's engine; roofline mode prices under none)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[@VERSION],...")]
+    engine: Vec<String>,
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
     mode: ModeArg,
@@ -160,6 +165,7 @@ pub(crate) fn run(mut args: SweepArgs, given: &Given) -> Result<ExitCode> {
     let chips = sweep::what_if_chips(chips, &args.chip_sets)?;
     let axes = sweep::Axes {
         chips,
+        engines: crate::cli::flags::engines(&args.engine)?,
         params: (args.sets.into_iter())
             .map(|(name, values)| (name, values.expand()))
             .collect(),
@@ -237,9 +243,14 @@ fn file_target(targets: &[Target]) -> Option<PathBuf> {
 fn grid_size(workload: &Workload, chips: usize, args: &SweepArgs) -> Result<u64> {
     let chips = sweep::what_if_len(chips, &args.chip_sets)
         .ok_or_else(|| anyhow::anyhow!(sweep::too_many_what_if_chips(chips)))?;
+    // The engine axis multiplies the chips' (one value where none is given).
+    let engines = match args.engine.as_slice() {
+        [all] if all == "all" => crate::core::engine::builtin_ids().count(),
+        names => names.len().max(1),
+    };
     let size = sweep::grid_len(
         workload,
-        chips,
+        chips.saturating_mul(engines),
         args.sets.iter().map(|(_, values)| values.len()),
         args.dtypes.iter().map(|(_, types)| types.len()),
         &args.fusion,
@@ -350,6 +361,7 @@ fn settle(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
             args.fusion = entry.value.clone();
         }
     }
+    m.engines(&mut args.engine);
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
     if args.request.is_none() {
@@ -375,6 +387,9 @@ fn settle(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
     type_lists_key(&mut doc, &args.dtypes);
     if !args.fusion.is_empty() {
         doc.push("fusion", texts(&args.fusion));
+    }
+    if !args.engine.is_empty() {
+        doc.push("engine", texts(&args.engine));
     }
     doc.push("mode", Node::Text(Mode::from(args.mode).name().to_owned()));
     if let Some(u) = args.memory_utilization {
