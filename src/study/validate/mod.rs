@@ -9,6 +9,7 @@ mod cases;
 mod fields;
 mod serving;
 mod serving_predict;
+mod stack;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,6 +21,7 @@ pub use serving::{
     check_serving, prepare_serving, Load, PreparedServing, ServingCase, ServingMetric,
 };
 pub use serving_predict::{serving_stats, validate_serving, ServingOutcome, ALL_AT_ONCE_MOST};
+pub use stack::{baseline_ids, Library, Stack, ENGINE_IDS};
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
@@ -342,8 +344,8 @@ impl Prepared {
     }
 }
 
-/// Median and 90th-percentile absolute error overall, then per chip, kind, type and layout
-/// (single chip or several).
+/// Median and 90th-percentile absolute error overall, then per chip, kind, type, layout
+/// (single chip or several) and stack (the engine or kernel library a row names).
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<RowError>)> = Vec::new();
     let mut add =
@@ -372,6 +374,11 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
             if let Some(e) = o.row_error() {
                 add(key(o), e);
             }
+        }
+    }
+    for o in outcomes {
+        if let (Some(e), Some(group)) = (o.row_error(), o.case.stack.group()) {
+            add(group, e);
         }
     }
     groups
@@ -426,6 +433,7 @@ mod tests {
                 measured: 100.0,
                 kind: "kernel".into(),
                 source: String::new(),
+                stack: Stack::default(),
             },
             dtype: DType::Bf16,
             predicted: Ok(100.0 * (1.0 + error)),
