@@ -102,7 +102,9 @@ pub mod chip {
     //! # Ok::<(), stepcost::Error>(())
     //! ```
     pub use crate::base::chip_field::ChipField;
-    pub use crate::core::chip::{Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect};
+    pub use crate::core::chip::{
+        gemm_path, Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PathFractions,
+    };
 
     /// The ids of the built-in chips, sorted.
     pub fn builtin() -> impl Iterator<Item = &'static str> {

@@ -202,9 +202,11 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
 }
 
 /// `start` with every constant a fit moves at every chip's fit (`pooled`) where it has one,
-/// else at the value each fit starts from.
+/// else at the value each fit starts from; no kernel path of its own (no row of its family
+/// measured one).
 fn unfitted(start: &Achievable, pooled: Option<&Fitted>) -> Achievable {
     let mut a = start.clone();
+    a.paths.clear();
     for c in Constant::of(start) {
         let value = pooled
             .filter(|p| p.informed.contains(&c))

@@ -261,7 +261,9 @@ pub fn prepare_with(
         &case.fusion,
         mode,
     )?;
-    let scenario = Scenario::resolve(&workload, &spec)?;
+    let mut scenario = Scenario::resolve(&workload, &spec)?;
+    // A kernel row's GEMMs run in the library it names.
+    scenario.set_gemm_path(case.stack.path());
     Ok(Prepared {
         chip,
         workload,
