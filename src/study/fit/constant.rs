@@ -42,12 +42,17 @@ pub enum Constant {
     /// The part of that host work per sequence in the step, in seconds (`host_sequence`),
     /// shared by every chip.
     HostSequence,
-    /// One kernel path's fraction of the matrix peak for one type (`paths.P.matrix.T`): fitted
-    /// where the rows being fitted measure the path in the type and it is not the path most
-    /// of them measure (whose fractions are the section's own); see [`Constant::paths_of`].
+    /// One kernel path's fraction of the matrix peak for one type (`paths.P.matrix.T`), as a
+    /// factor on the section's (`matrix.T`): fitted where the rows being fitted measure the
+    /// path in the type and it is not the reference path (whose fractions are the section's);
+    /// see [`Constant::paths_for`]. A factor, pulled towards 1 as hard as one source's rows,
+    /// so that a path's rows also inform the section's fraction, and a path no other source
+    /// measured falls back to it when its source is held out. Set after the section's own
+    /// constants (a fit lists it after them), it is written as the fraction it gives.
     PathMatrix(KernelPath, DType),
     /// One kernel path's fraction of the stream bandwidth at small M
-    /// (`paths.P.small_m_memory`), as [`Constant::PathMatrix`].
+    /// (`paths.P.small_m_memory`), as a factor on `small_m_memory`, as
+    /// [`Constant::PathMatrix`].
     PathSmallMMemory(KernelPath),
 }
 
@@ -85,8 +90,7 @@ impl Constant {
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
             Constant::HostStep => &ranges::FIT_HOST_STEP,
             Constant::HostSequence => &ranges::FIT_HOST_SEQUENCE,
-            Constant::PathMatrix(..) => &ranges::FIT_MATRIX,
-            Constant::PathSmallMMemory(_) => &ranges::FIT_SMALL_M_MEMORY,
+            Constant::PathMatrix(..) | Constant::PathSmallMMemory(_) => &ranges::FIT_PATH_FACTOR,
         }
     }
 
@@ -112,8 +116,8 @@ impl Constant {
             Constant::DramLatency => a.dram_latency_s,
             Constant::HostStep => a.host_step_s,
             Constant::HostSequence => a.host_sequence_s,
-            Constant::PathMatrix(p, d) => a.matrix_on(Some(p), d),
-            Constant::PathSmallMMemory(p) => a.small_m_memory_on(Some(p)),
+            Constant::PathMatrix(p, d) => a.matrix_on(Some(p), d) / a.matrix(d),
+            Constant::PathSmallMMemory(p) => a.small_m_memory_on(Some(p)) / a.small_m_memory,
         }
     }
 
@@ -135,8 +139,14 @@ impl Constant {
             Constant::DramLatency => a.dram_latency_s = value,
             Constant::HostStep => a.host_step_s = value,
             Constant::HostSequence => a.host_sequence_s = value,
-            Constant::PathMatrix(p, d) => a.path_mut(p).matrix[d as usize] = Some(value),
-            Constant::PathSmallMMemory(p) => a.path_mut(p).small_m_memory = Some(value),
+            Constant::PathMatrix(p, d) => {
+                let fraction = path_fraction(value * a.matrix(d));
+                a.path_mut(p).matrix[d as usize] = Some(fraction);
+            }
+            Constant::PathSmallMMemory(p) => {
+                let fraction = path_fraction(value * a.small_m_memory);
+                a.path_mut(p).small_m_memory = Some(fraction);
+            }
         }
     }
 
@@ -251,6 +261,11 @@ impl Constant {
     }
 }
 
+/// A path's fraction as a file may hold it: a factor times the section's, at most 1.
+fn path_fraction(fraction: f64) -> f64 {
+    fraction.clamp(0.01, 1.0)
+}
+
 /// The chip vendors' own GEMM libraries: where a fit's rows measure one, its fractions are the
 /// section's own and the other paths' are fitted apart ([`Constant::paths_for`]).
 pub(super) const VENDOR_PATHS: [KernelPath; 4] = [
@@ -340,9 +355,10 @@ mod tests {
     fn a_path_constant_reads_the_section_until_set() {
         let mut a = section("{bf16: 0.8, fp8: 0.6}");
         let c = Constant::PathMatrix(KernelPath::Deepgemm, DType::Fp8);
-        assert_eq!(c.get(&a), 0.6);
-        c.set(&mut a, 0.75);
-        assert_eq!(c.get(&a), 0.75);
+        assert_eq!(c.get(&a), 1.0);
+        c.set(&mut a, 1.25);
+        assert_eq!(a.matrix_on(Some(KernelPath::Deepgemm), DType::Fp8), 0.75);
+        assert_eq!(c.get(&a), 1.25);
         assert_eq!(Constant::paths_of(&a), [c]);
         assert_eq!(c.name(), "paths.deepgemm.matrix.fp8");
         assert!(!Constant::of(&a).contains(&c));

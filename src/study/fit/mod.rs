@@ -399,7 +399,9 @@ fn search(
             let value = pulls[i].map_or(c.get(start), f64::exp);
             c.set(&mut fitted_constants, round(value));
             kept.push(*c);
-            if pulls[i].is_some() {
+            // A path's pull to 1 is no measurement of it.
+            let measured = !c.is_path() || prior.is_some_and(|p| p.informed.contains(c));
+            if pulls[i].is_some() && measured {
                 informed.push(*c);
             }
         }
@@ -415,11 +417,14 @@ fn search(
 }
 
 /// Where `prior` pulls each of `constants`, in logs (inside its bounds): `None` where the
-/// prior has no measured value for it.
+/// prior has no measured value for it, but a kernel path's factor, which is pulled to 1.
 fn pulls(constants: &[Constant], prior: Option<&Fitted>) -> Vec<Option<f64>> {
     (constants.iter())
         .map(|c| {
-            let prior = prior.filter(|p| p.informed.contains(c))?;
+            // A kernel path's factor no wider fit measured: towards 1 (the section's).
+            let Some(prior) = prior.filter(|p| p.informed.contains(c)) else {
+                return c.is_path().then_some(0.0);
+            };
             Some(
                 c.get(&prior.constants)
                     .clamp(c.range().min, c.range().max)
