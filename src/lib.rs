@@ -103,7 +103,8 @@ pub mod chip {
     //! ```
     pub use crate::base::chip_field::ChipField;
     pub use crate::core::chip::{
-        Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PowerBasis, PurchaseBasis,
+        gemm_path, Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PathFractions,
+        PowerBasis, PurchaseBasis,
     };
 
     /// The ids of the built-in chips, sorted.

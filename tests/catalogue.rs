@@ -195,6 +195,18 @@ const CATALOGUE: &[(&str, &[&str])] = &[
         "cases/unknown-metric.csv",
         &[":2:", "unknown metric `speed`"],
     ),
+    (
+        "cases/unknown-library.csv",
+        &[":2:", "field `library`", "`cublas`", "cublaslt, cutlass"],
+    ),
+    (
+        "cases/engine-without-version.csv",
+        &[":2:", "field `version`", "or `unknown`"],
+    ),
+    (
+        "cases/stack-columns-partly.csv",
+        &[":1:", "missing columns: version, harness"],
+    ),
     ("config/deep-nesting.json", &[":1:156:", "recursion limit"]),
     (
         "config/huge-number.json",

@@ -14,7 +14,7 @@ use crate::base::format::Format;
 use crate::base::ranges;
 use crate::base::types::{TypeKey, Types};
 use crate::core::chip::Chip;
-use crate::core::engine::Engine;
+use crate::core::engine::{Engine, KernelPath};
 use crate::core::timing::DEFAULT_MEMORY_UTILIZATION;
 use crate::core::workload::Workload;
 
@@ -89,6 +89,9 @@ pub struct Scenario {
     /// The serving software expected mode prices for; `None`: the abstract stack of the chip
     /// file's fitted constants.
     engine: Option<Arc<Engine>>,
+    /// The kernel path every GEMM runs in, ahead of the engine's choice (a measured kernel
+    /// row's own library); `None`: the engine's, else the chip file's section.
+    gemm_path: Option<KernelPath>,
     /// The workload's params: every override's index is below it.
     params: usize,
     /// The workload's fusion plans: `fusion` is below it.
@@ -127,6 +130,7 @@ impl Scenario {
             overlap_comm: false,
             memory_utilization: DEFAULT_MEMORY_UTILIZATION,
             engine: None,
+            gemm_path: None,
             params: workload.params.len(),
             plans: workload.fusion_plans.len(),
         }
@@ -222,6 +226,17 @@ impl Scenario {
     /// The id of [`Scenario::engine_on`], `none` where there is none (the `engine` column).
     pub fn engine_id_on<'a>(&'a self, chip: &'a Chip) -> &'a str {
         self.engine_on(chip).map_or("none", Engine::id)
+    }
+
+    /// The kernel path every GEMM runs in where one is set (a measured kernel row's
+    /// library): it wins over the engine's choice. Roofline mode reads none of it.
+    pub fn gemm_path(&self) -> Option<KernelPath> {
+        self.gemm_path
+    }
+
+    /// Sets the kernel path every GEMM runs in (`None`: the engine's choice).
+    pub fn set_gemm_path(&mut self, path: Option<KernelPath>) {
+        self.gemm_path = path;
     }
 
     /// `Ok` where `workload` has the params and fusion plans the scenario was resolved against

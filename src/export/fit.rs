@@ -61,6 +61,9 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
     if a.fp4_memory < 1.0 {
         let _ = writeln!(text, "  fp4_memory: {}", a.fp4_memory);
     }
+    if let Some(line) = paths_line(a) {
+        let _ = writeln!(text, "  paths: {line}");
+    }
     tile_lines(&mut text, a);
     if a.dram_latency_s > 0.0 {
         let _ = writeln!(text, "  dram_latency: {:e} s", a.dram_latency_s);
@@ -72,6 +75,28 @@ pub fn fragment(fit: &ChipFit, cases_name: &str) -> String {
         let _ = writeln!(text, "  host_sequence: {:e} s", a.host_sequence_s);
     }
     text
+}
+
+/// The `paths` value, in flow style on one line: `{deepgemm: {matrix: {fp8: 0.8}}}`; `None`
+/// where the fit gives no path a fraction of its own.
+fn paths_line(a: &Achievable) -> Option<String> {
+    let entries: Vec<String> = (a.paths.iter())
+        .filter(|(_, f)| !f.is_empty())
+        .map(|(p, f)| {
+            let mut parts = Vec::new();
+            let matrix: Vec<String> = (DType::ALL.iter())
+                .filter_map(|d| f.matrix[*d as usize].map(|v| format!("{d}: {v}")))
+                .collect();
+            if !matrix.is_empty() {
+                parts.push(format!("matrix: {{{}}}", matrix.join(", ")));
+            }
+            if let Some(v) = f.small_m_memory {
+                parts.push(format!("small_m_memory: {v}"));
+            }
+            format!("{}: {{{}}}", p.name(), parts.join(", "))
+        })
+        .collect();
+    (!entries.is_empty()).then(|| format!("{{{}}}", entries.join(", ")))
 }
 
 /// The comment lines that say what became of each constant: fitted, kept, set by the wider
@@ -245,7 +270,33 @@ pub fn write_fit(out: &mut dyn Write, fit: &ChipFit, cases_name: &str) -> io::Re
         row(*c, Some(why));
     }
     align_right(&mut constants, 1);
-    writeln!(out, "{constants}")
+    writeln!(out, "{constants}")?;
+    write_engine_hosts(out, fit)
+}
+
+/// Each engine's host work, fitted to every chip's model steps and requests naming it (the
+/// figures an engine file's host terms take, marked `# fitted` there).
+fn write_engine_hosts(out: &mut dyn Write, fit: &ChipFit) -> io::Result<()> {
+    if fit.engines.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "host work per engine, fitted to every chip's model steps and requests naming it \
+         (-: no row depends on it, the engine's rows leaving the host nothing to wait for):"
+    )?;
+    let mut table = new_table(&["engine", "rows", "host_step", "host_sequence"]);
+    let shown = |c: Constant, v: Option<f64>| v.map_or("-".into(), |v| value(c, v));
+    for e in &fit.engines {
+        table.add_row(vec![
+            e.engine.clone(),
+            e.rows.to_string(),
+            shown(Constant::HostStep, e.host_step_s),
+            shown(Constant::HostSequence, e.host_sequence_s),
+        ]);
+    }
+    align_right(&mut table, 1);
+    writeln!(out, "{table}")
 }
 
 /// What the fit was pulled towards, in words.

@@ -104,3 +104,13 @@ pub const FIT_HOST_SEQUENCE: Range = range(
     1e-4,
     "a serving engine's per-sequence scheduling, sampling and output work: microseconds to tens of them",
 );
+/// The bounds `stepcost fit` keeps a kernel path's fraction inside, as a factor on the
+/// section's fraction of the same kind (`expected.paths.P.matrix.TYPE` over
+/// `expected.matrix.TYPE`, `expected.paths.P.small_m_memory` over `expected.small_m_memory`).
+pub const FIT_PATH_FACTOR: Range = range(
+    "expected.paths.P",
+    "",
+    0.5,
+    2.0,
+    "libraries on one chip measured within 1.5-2.5x of one another, the vendor's library near the middle",
+);

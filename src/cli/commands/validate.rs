@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 
+use crate::base::source::Source;
 use crate::cli::case_file;
 use crate::cli::flags::{FormatArg, ModeArg, OutputArgs};
 use crate::cli::output::{self, emit};
@@ -23,6 +24,7 @@ use crate::study::validate;
 #[derive(Args)]
 pub(crate) struct ValidateArgs {
     /// Case file (CSV): id,chip,workload,params,dtypes,fusion,request,tp,metric,measured,kind,source,notes
+    /// and, optionally, engine,version,library,harness (the stack a row was measured on)
     cases: PathBuf,
     /// Pricing mode
     #[arg(long, value_enum, default_value_t = ModeArg::Expected)]
@@ -42,31 +44,69 @@ pub(crate) struct ValidateArgs {
     /// engine wins
     #[arg(long, value_name = "NAME[@VERSION]", conflicts_with = "cross_validate")]
     engine: Option<String>,
+    /// Price only the rows whose ids FILE lists (one a line, `#` comments):
+    /// `validation/baseline.txt` holds the rows present before the set grew, so that a
+    /// figure can be compared on the same rows
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
 
 /// `validate`, or `validate --cross-validate`.
 pub(crate) fn run(args: ValidateArgs) -> Result<()> {
+    let baseline = args.baseline.as_deref();
     if args.cross_validate {
         cross_validate(
             &args.cases,
             args.mode,
             args.residuals.as_deref(),
+            baseline,
             args.output,
         )
     } else {
         let engine = args.engine.as_deref().map(engine::resolve).transpose()?;
-        validate(&args.cases, (args.mode, engine.as_ref()), args.output)
+        validate(
+            &args.cases,
+            (args.mode, engine.as_ref()),
+            baseline,
+            args.output,
+        )
     }
+}
+
+/// The case file, kept to the rows `baseline`'s file lists where one is given.
+fn read_cases(
+    cases: &Path,
+    check_serving: bool,
+    baseline: Option<&Path>,
+) -> Result<(Source, validate::CaseFile)> {
+    let (source, mut file) = case_file::read(cases, check_serving)?;
+    if let Some(list) = baseline {
+        let text = std::fs::read_to_string(list).map_err(|e| {
+            anyhow::anyhow!("cannot read the baseline list {}: {e}", list.display())
+        })?;
+        let ids = validate::baseline_ids(&text);
+        file.cases.retain(|c| ids.contains(c.id.as_str()));
+        file.serving.retain(|c| ids.contains(c.id.as_str()));
+        if file.cases.is_empty() && file.serving.is_empty() {
+            anyhow::bail!(
+                "no row of {} is listed in {}: expected a list of its row ids, one a line",
+                source.name,
+                list.display()
+            );
+        }
+    }
+    Ok((source, file))
 }
 
 fn validate(
     cases: &Path,
     (mode, engine): (ModeArg, Option<&Arc<Engine>>),
+    baseline: Option<&Path>,
     output: OutputArgs,
 ) -> Result<()> {
-    let (source, file) = case_file::read(cases, true)?;
+    let (source, file) = read_cases(cases, true, baseline)?;
     let plan = output::plan(output.out.as_deref(), &case_file::inputs(cases, &file))?;
     let serving = validate::validate_serving_under(&file.serving, cases, (mode.into(), engine));
     let steps = !file.cases.is_empty() || serving.is_empty();
@@ -127,6 +167,7 @@ fn cross_validate(
     cases: &Path,
     mode: ModeArg,
     residuals: Option<&Path>,
+    baseline: Option<&Path>,
     output: OutputArgs,
 ) -> Result<()> {
     if Mode::from(mode) != Mode::Expected {
@@ -135,7 +176,7 @@ fn cross_validate(
     if !matches!(output.format.format, FormatArg::Table) || !output.format.shape()?.is_whole() {
         anyhow::bail!("--cross-validate writes one table; drop --format, --columns and --digits");
     }
-    let (source, file) = case_file::read(cases, false)?;
+    let (source, file) = read_cases(cases, false, baseline)?;
     let mut targets = vec![Target::from_out(output.out.as_deref())];
     targets.extend(residuals.map(|r| Target::from_out(Some(r))));
     let plan = output::plan_all(targets, &case_file::inputs(cases, &file))?;

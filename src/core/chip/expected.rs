@@ -58,6 +58,7 @@ impl Checker<'_> {
         let dram_latency_s = time(&ranges::EXPECTED_DRAM_LATENCY, file.dram_latency.as_ref());
         let host_step_s = time(&ranges::EXPECTED_HOST_STEP, file.host_step.as_ref());
         let host_sequence_s = time(&ranges::EXPECTED_HOST_SEQUENCE, file.host_sequence.as_ref());
+        let paths = self.paths(&file.paths);
         (self.problem_count() == before).then_some(Achievable {
             matrix,
             vector,
@@ -76,12 +77,13 @@ impl Checker<'_> {
             dram_latency_s,
             host_step_s,
             host_sequence_s,
+            paths,
         })
     }
 
     /// A fraction of a peak at `field`: above 0 and at most 1, and inside `range` (reported
     /// otherwise).
-    fn fraction(&mut self, field: &str, range: &Range, v: &Spanned<f64>) -> f64 {
+    pub(super) fn fraction(&mut self, field: &str, range: &Range, v: &Spanned<f64>) -> f64 {
         if !(v.value > 0.0 && v.value <= 1.0) {
             self.problem(
                 &Origin::of(field, v),

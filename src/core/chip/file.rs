@@ -80,6 +80,8 @@ pub(super) struct ExpectedFile {
     pub(super) dram_latency: Option<Spanned<String>>,
     pub(super) host_step: Option<Spanned<String>>,
     pub(super) host_sequence: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) paths: IndexMap<String, Spanned<super::paths::PathFile>>,
 }
 
 #[derive(Debug, Deserialize)]

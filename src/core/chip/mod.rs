@@ -11,6 +11,7 @@ mod expected;
 mod fabric;
 mod file;
 mod load;
+mod paths;
 mod what_if;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use crate::core::engine::Engine;
 
 pub use basis::{PowerBasis, PurchaseBasis};
 pub use fabric::{Fabric, Interconnect};
+pub use paths::{gemm_path, PathFractions};
 
 /// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
 /// assumption (a CUDA/HIP context of 0.5 GiB, 0.5 GiB of NCCL/RCCL buffers and captured
@@ -214,6 +216,9 @@ pub struct Achievable {
     pub host_step_s: f64,
     /// The part of that host work that grows with each sequence in the step.
     pub host_sequence_s: f64,
+    /// Fractions of kernel paths that differ from the section's (`expected.paths`), ordered
+    /// by path; see [`Achievable::matrix_on`].
+    pub paths: Vec<(crate::core::engine::KernelPath, PathFractions)>,
 }
 
 impl Achievable {

@@ -337,6 +337,7 @@ impl EngineTerms {
     pub(crate) fn neutral() -> EngineTerms {
         EngineTerms {
             host: None,
+            host_overlap: 0.0,
             engine_host: 1.0,
             launches: Launches {
                 graph_batch_sizes: vec![1 << 40],

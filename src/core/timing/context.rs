@@ -26,6 +26,7 @@ impl<'a> Context<'a> {
             chip,
             ev,
             dtypes: scenario.dtypes(),
+            scenario,
             mode: scenario.mode(),
             launch_s: launch_s(chip, launch, engine),
             engine,
@@ -99,6 +100,8 @@ pub(super) struct Context<'a> {
     /// The scenario's numbers.
     pub(super) ev: &'a Evaluation,
     pub(super) dtypes: &'a Types,
+    /// The scenario (its engine and kernel path choose each GEMM's fractions).
+    pub(super) scenario: &'a Scenario,
     pub(super) mode: Mode,
     /// The fixed cost of each kernel's launch in this step: none, inside a graph or eager.
     pub(super) launch_s: f64,

@@ -53,10 +53,11 @@ pub(super) fn host_s(
 }
 
 /// The host terms `(step, sequence, overlap)`: the engine's, else the chip's fitted step and
-/// sequence terms with nothing hidden.
+/// sequence terms with the engine's `host_overlap` hidden (nothing without an engine).
 fn terms(engine: Option<&Engine>, chip_step_s: f64, chip_sequence_s: f64) -> (f64, f64, f64) {
-    match engine.and_then(|e| e.terms().host) {
-        Some(h) => (h.step_s, h.sequence_s, h.overlap),
+    match engine.map(|e| (e.terms().host, e.terms().host_overlap)) {
+        Some((Some(h), _)) => (h.step_s, h.sequence_s, h.overlap),
+        Some((None, overlap)) => (chip_step_s, chip_sequence_s, overlap),
         None => (chip_step_s, chip_sequence_s, 0.0),
     }
 }

@@ -10,9 +10,10 @@
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::{Error, Unsupported};
-use crate::base::format::Scheme;
+use crate::base::format::{Format, Scheme};
 use crate::base::types::Slot;
-use crate::core::chip::{Achievable, Chip, SMALL_M};
+use crate::core::chip::{gemm_path, Achievable, Chip, SMALL_M};
+use crate::core::engine::KernelPath;
 use crate::core::scenario::Mode;
 use crate::core::workload::{Kernel, KernelRead, Op};
 
@@ -177,7 +178,10 @@ impl Compute {
             self.time_s += op_flops / peak;
             self.mfu_time_s += op_flops / reference;
             if let Some(a) = achievable {
-                let efficiency = if on_matrix { a.matrix(dtype) } else { a.vector };
+                let efficiency = match on_matrix {
+                    true => a.matrix_on(gemm_path_of(cx, op.weight_format(cx.dtypes)), dtype),
+                    false => a.vector,
+                };
                 let ideal = op_flops / (peak * efficiency);
                 self.unquantized_s += ideal;
                 let dims = cx.ev.gemm[i];
@@ -469,11 +473,18 @@ fn memory_fraction(
         Some(s) if s.compute == DType::Fp4 => a.fp4_memory,
         _ => 1.0,
     };
+    let path = gemm_path_of(cx, scheme.map(|s| s.weight));
     let small_m_efficiency = match small_m {
         false => 1.0,
-        true => a.small_m_memory * scheme_efficiency,
+        true => a.small_m_memory_on(path) * scheme_efficiency,
     };
     a.memory * small_m_efficiency
+}
+
+/// The kernel path a GEMM of weights in `weight` runs in: the scenario's own (a measured
+/// kernel row's library), else its engine's for the format; `None`: the chip's section.
+fn gemm_path_of(cx: &Context, weight: Option<Format>) -> Option<KernelPath> {
+    gemm_path(cx.scenario.gemm_path(), cx.scenario.engine(), weight)
 }
 
 /// Whether `kernel` is a fused attention kernel (FlashAttention, FlashInfer, FlashMLA): two or

@@ -4,6 +4,7 @@
 use crate::base::dtype::DType;
 use crate::base::ranges::{self, Range};
 use crate::core::chip::Achievable;
+use crate::core::engine::KernelPath;
 
 /// A continuous constant of expected mode that a fit may move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,18 @@ pub enum Constant {
     /// The part of that host work per sequence in the step, in seconds (`host_sequence`),
     /// shared by every chip.
     HostSequence,
+    /// One kernel path's fraction of the matrix peak for one type (`paths.P.matrix.T`), as a
+    /// factor on the section's (`matrix.T`): fitted where the rows being fitted measure the
+    /// path in the type and it is not the reference path (whose fractions are the section's);
+    /// see [`Constant::paths_for`]. A factor, pulled towards 1 as hard as one source's rows,
+    /// so that a path's rows also inform the section's fraction, and a path no other source
+    /// measured falls back to it when its source is held out. Set after the section's own
+    /// constants (a fit lists it after them), it is written as the fraction it gives.
+    PathMatrix(KernelPath, DType),
+    /// One kernel path's fraction of the stream bandwidth at small M
+    /// (`paths.P.small_m_memory`), as a factor on `small_m_memory`, as
+    /// [`Constant::PathMatrix`].
+    PathSmallMMemory(KernelPath),
 }
 
 impl Constant {
@@ -58,6 +71,8 @@ impl Constant {
             Constant::DramLatency => "dram_latency".into(),
             Constant::HostStep => "host_step".into(),
             Constant::HostSequence => "host_sequence".into(),
+            Constant::PathMatrix(p, d) => format!("paths.{}.matrix.{d}", p.name()),
+            Constant::PathSmallMMemory(p) => format!("paths.{}.small_m_memory", p.name()),
         }
     }
 
@@ -75,6 +90,7 @@ impl Constant {
             Constant::DramLatency => &ranges::FIT_DRAM_LATENCY,
             Constant::HostStep => &ranges::FIT_HOST_STEP,
             Constant::HostSequence => &ranges::FIT_HOST_SEQUENCE,
+            Constant::PathMatrix(..) | Constant::PathSmallMMemory(_) => &ranges::FIT_PATH_FACTOR,
         }
     }
 
@@ -100,6 +116,8 @@ impl Constant {
             Constant::DramLatency => a.dram_latency_s,
             Constant::HostStep => a.host_step_s,
             Constant::HostSequence => a.host_sequence_s,
+            Constant::PathMatrix(p, d) => a.matrix_on(Some(p), d) / a.matrix(d),
+            Constant::PathSmallMMemory(p) => a.small_m_memory_on(Some(p)) / a.small_m_memory,
         }
     }
 
@@ -121,7 +139,74 @@ impl Constant {
             Constant::DramLatency => a.dram_latency_s = value,
             Constant::HostStep => a.host_step_s = value,
             Constant::HostSequence => a.host_sequence_s = value,
+            Constant::PathMatrix(p, d) => {
+                let fraction = path_fraction(value * a.matrix(d));
+                a.path_mut(p).matrix[d as usize] = Some(fraction);
+            }
+            Constant::PathSmallMMemory(p) => {
+                let fraction = path_fraction(value * a.small_m_memory);
+                a.path_mut(p).small_m_memory = Some(fraction);
+            }
         }
+    }
+
+    /// The kernel-path constants `a` gives a figure for, in path order. They are not among
+    /// [`Constant::of`]: a fit adds them from its own rows ([`Constant::paths_for`]), never
+    /// from a file, so a held-out source's path leaves no trace in the fits without it.
+    pub fn paths_of(a: &Achievable) -> Vec<Constant> {
+        let mut constants = Vec::new();
+        for (p, f) in &a.paths {
+            for d in DType::ALL {
+                if f.matrix[d as usize].is_some() {
+                    constants.push(Constant::PathMatrix(*p, d));
+                }
+            }
+            if f.small_m_memory.is_some() {
+                constants.push(Constant::PathSmallMMemory(*p));
+            }
+        }
+        constants
+    }
+
+    /// The kernel-path constants a fit to rows measuring `(path, type)` GEMMs fits: every
+    /// path but the reference, whose fractions are the section's own, gets a matrix fraction
+    /// for each type its rows compute in and a small-M bandwidth fraction (dropped again where
+    /// no row depends on it). The reference is the chip vendor's own library where rows
+    /// measure one ([`VENDOR_PATHS`]: what an engine's 16-bit GEMMs and a framework call by
+    /// default), else the path most rows measure (ties: the first in [`KernelPath::ALL`]).
+    pub fn paths_for(measured: &[(KernelPath, DType)]) -> Vec<Constant> {
+        let count = |p: KernelPath| measured.iter().filter(|(q, _)| *q == p).count();
+        let most = |paths: &mut dyn Iterator<Item = KernelPath>| {
+            paths
+                .filter(|p| count(*p) > 0)
+                .max_by_key(|p| (count(*p), std::cmp::Reverse(*p)))
+        };
+        let Some(main) =
+            most(&mut VENDOR_PATHS.into_iter()).or_else(|| most(&mut KernelPath::ALL.into_iter()))
+        else {
+            return Vec::new();
+        };
+        let mut constants = Vec::new();
+        for p in KernelPath::ALL
+            .into_iter()
+            .filter(|p| *p != main && count(*p) > 0)
+        {
+            for d in DType::ALL {
+                if measured.contains(&(p, d)) {
+                    constants.push(Constant::PathMatrix(p, d));
+                }
+            }
+            constants.push(Constant::PathSmallMMemory(p));
+        }
+        constants
+    }
+
+    /// Whether it is one kernel path's.
+    pub fn is_path(self) -> bool {
+        matches!(
+            self,
+            Constant::PathMatrix(..) | Constant::PathSmallMMemory(_)
+        )
     }
 
     /// The constants `a` has: each matrix type it gives a fraction for (but one tied to
@@ -176,6 +261,20 @@ impl Constant {
     }
 }
 
+/// A path's fraction as a file may hold it: a factor times the section's, at most 1.
+fn path_fraction(fraction: f64) -> f64 {
+    fraction.clamp(0.01, 1.0)
+}
+
+/// The chip vendors' own GEMM libraries: where a fit's rows measure one, its fractions are the
+/// section's own and the other paths' are fitted apart ([`Constant::paths_for`]).
+pub(super) const VENDOR_PATHS: [KernelPath; 4] = [
+    KernelPath::Cublaslt,
+    KernelPath::Hipblaslt,
+    KernelPath::Xla,
+    KernelPath::Neuron,
+];
+
 /// The matrix type whose fraction moves with `d`'s: fp16 with bf16 (see [`Constant::Matrix`]).
 fn tied_to(d: DType) -> Option<DType> {
     (d == DType::Bf16).then_some(DType::Fp16)
@@ -215,6 +314,54 @@ mod tests {
         Constant::Matrix(DType::Bf16).set(&mut a, 0.5);
         assert!((a.matrix[DType::Fp16 as usize].unwrap() - 0.4619).abs() < 1e-12);
         assert_eq!(a.matrix[DType::Bf16 as usize], Some(0.5));
+    }
+
+    #[test]
+    fn paths_other_than_the_vendor_library_get_their_own_constants() {
+        use KernelPath::*;
+        let measured = [
+            (Deepgemm, DType::Fp8),
+            (Deepgemm, DType::Fp8),
+            (Deepgemm, DType::Fp8),
+            (Cublaslt, DType::Fp8),
+            (FrameworkLinear, DType::Bf16),
+        ];
+        assert_eq!(
+            Constant::paths_for(&measured),
+            [
+                Constant::PathMatrix(Deepgemm, DType::Fp8),
+                Constant::PathSmallMMemory(Deepgemm),
+                Constant::PathMatrix(FrameworkLinear, DType::Bf16),
+                Constant::PathSmallMMemory(FrameworkLinear),
+            ]
+        );
+        // No vendor library measured: the path most rows measure is the reference.
+        let measured = [
+            (Aiter, DType::Bf16),
+            (Aiter, DType::Bf16),
+            (FrameworkLinear, DType::Bf16),
+        ];
+        assert_eq!(
+            Constant::paths_for(&measured),
+            [
+                Constant::PathMatrix(FrameworkLinear, DType::Bf16),
+                Constant::PathSmallMMemory(FrameworkLinear),
+            ]
+        );
+        assert!(Constant::paths_for(&[(Marlin, DType::Fp16)]).is_empty());
+    }
+
+    #[test]
+    fn a_path_constant_reads_the_section_until_set() {
+        let mut a = section("{bf16: 0.8, fp8: 0.6}");
+        let c = Constant::PathMatrix(KernelPath::Deepgemm, DType::Fp8);
+        assert_eq!(c.get(&a), 1.0);
+        c.set(&mut a, 1.25);
+        assert_eq!(a.matrix_on(Some(KernelPath::Deepgemm), DType::Fp8), 0.75);
+        assert_eq!(c.get(&a), 1.25);
+        assert_eq!(Constant::paths_of(&a), [c]);
+        assert_eq!(c.name(), "paths.deepgemm.matrix.fp8");
+        assert!(!Constant::of(&a).contains(&c));
     }
 
     #[test]

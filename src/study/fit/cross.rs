@@ -202,9 +202,11 @@ fn hold_out(source: &str, priced: &[Option<&Row>]) -> Result<(Fold, Vec<(usize, 
 }
 
 /// `start` with every constant a fit moves at every chip's fit (`pooled`) where it has one,
-/// else at the value each fit starts from.
+/// else at the value each fit starts from; no kernel path of its own (no row of its family
+/// measured one).
 fn unfitted(start: &Achievable, pooled: Option<&Fitted>) -> Achievable {
     let mut a = start.clone();
+    a.paths.clear();
     for c in Constant::of(start) {
         let value = pooled
             .filter(|p| p.informed.contains(&c))
@@ -226,8 +228,9 @@ pub struct GroupStats {
 /// little.
 pub const MIN_FAMILY_ROWS: usize = 5;
 
-/// The errors overall, per kind (kernel, decode, prefill, request) and per chip family with at
-/// least [`MIN_FAMILY_ROWS`] priced rows.
+/// The errors overall, per kind (kernel, decode, prefill, request), per chip family with at
+/// least [`MIN_FAMILY_ROWS`] priced rows, and per stack: each engine the model rows name and
+/// each library the kernel rows name.
 pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
     let mut groups: Vec<String> = vec!["all".into()];
     for kind in ["kernel", "decode", "prefill", "request"] {
@@ -237,10 +240,17 @@ pub fn group_stats(cv: &CrossValidation) -> Vec<GroupStats> {
     families.sort();
     families.dedup();
     groups.extend(families.into_iter().map(|f| format!("family {f}")));
+    let mut stacks: Vec<String> = (cv.in_sample.iter())
+        .filter_map(|o| o.case.stack.group())
+        .collect();
+    stacks.sort();
+    stacks.dedup();
+    groups.extend(stacks);
     let member = |group: &str, i: usize| match group.split_once(' ') {
         None => true,
         Some(("kind", k)) => cv.in_sample[i].case.kind == k,
-        Some((_, f)) => cv.families[i] == f,
+        Some(("family", f)) => cv.families[i] == f,
+        Some(_) => cv.in_sample[i].case.stack.group().as_deref() == Some(group),
     };
     groups
         .into_iter()

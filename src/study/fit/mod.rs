@@ -13,6 +13,7 @@
 
 mod constant;
 pub mod cross;
+mod engine_host;
 mod optimise;
 mod select;
 
@@ -23,11 +24,14 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 pub use constant::Constant;
+pub use engine_host::{fit_engine_hosts, EngineHost};
 use optimise::least_squares;
 pub use select::{fit_chip, shipped_family, source_of, ChipFit, Prior, OWN_SOURCES};
 
+use crate::base::dtype::DType;
 use crate::base::error::Error;
 use crate::core::chip::{Achievable, Chip};
+use crate::core::engine::KernelPath;
 use crate::core::scenario::Mode;
 use crate::study::validate::{self, Case, Loads, Outcome, Prepared};
 
@@ -45,6 +49,9 @@ pub struct Row {
     /// The chip the row is priced on: the case's own, or one given in its place (the chip
     /// being fitted, for its own cases); shared by the rows on it.
     pub chip: Arc<Chip>,
+    /// A kernel row's kernel path and the type its GEMM computes in, where it names a path
+    /// (what [`Constant::paths_for`] fits).
+    pub path: Option<(KernelPath, DType)>,
 }
 
 impl Row {
@@ -58,10 +65,14 @@ impl Row {
     ) -> Result<Row, Error> {
         let prepared = validate::prepare_with(&case, cases_file, Mode::Expected, loads)?;
         let chip = Arc::clone(chip.unwrap_or(&prepared.chip));
+        let path = (case.stack.path())
+            .filter(|_| case.kind == KERNEL)
+            .and_then(|p| Some((p, prepared.predict(&chip).ok()?.1?)));
         Ok(Row {
             case,
             prepared,
             chip,
+            path,
         })
     }
 
@@ -88,6 +99,8 @@ fn with_own_numbers(chip: &Chip, from: &Achievable) -> Chip {
             c.set(&mut a, c.get(from));
         }
     }
+    // A fit's paths are its own rows', never the file's.
+    a.paths = from.paths.clone();
     chip.clone().with_expected(a)
 }
 
@@ -97,6 +110,7 @@ fn with_numbers(chip: &Chip, from: &Achievable) -> Chip {
     for c in Constant::of(from) {
         c.set(&mut a, c.get(from));
     }
+    a.paths = from.paths.clone();
     chip.clone().with_expected(a)
 }
 
@@ -123,8 +137,12 @@ impl Fitted {
     /// The constants `start` has: at this fit's values where a measurement set them (here or
     /// in its prior), else at `start`'s; the lists narrowed to them.
     pub fn for_chip(&self, start: &Achievable) -> Fitted {
-        let own = Constant::of(start);
+        // A kernel path's constants are the fit's where a measurement set them, whatever the
+        // file has: a path no row measured takes the section's fractions.
+        let paths = (self.informed.iter().copied()).filter(|c| c.is_path());
+        let own: Vec<Constant> = Constant::of(start).into_iter().chain(paths).collect();
         let mut constants = start.clone();
+        constants.paths.clear();
         for c in own.iter().filter(|c| self.informed.contains(c)) {
             c.set(&mut constants, c.get(&self.constants));
         }
@@ -163,7 +181,7 @@ pub fn fit_shared(
     rows: &[&Row],
     prior: Option<&Fitted>,
 ) -> Result<Fitted, Error> {
-    let (template, constants) = shared_constants(base, rows);
+    let (template, constants) = shared_constants(base, rows, true);
     fit_constants(&template, &constants, rows, prior)
 }
 
@@ -179,7 +197,7 @@ pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
     let Some(first) = rows.iter().find_map(|r| r.chip.expected()) else {
         return Err(Error::value("no measured case to fit".to_owned()));
     };
-    let (template, constants) = shared_constants(first, rows);
+    let (template, constants) = shared_constants(first, rows, false);
     let (shared, own): (Vec<Constant>, Vec<Constant>) =
         constants.iter().partition(|c| c.is_shared());
     let (kernels, steps): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.case.kind == KERNEL);
@@ -199,10 +217,13 @@ pub fn fit_pooled(rows: &[&Row]) -> Result<Fitted, Error> {
 }
 
 /// Every constant `base` or any of `rows`' chips has, and `base` with those it lacks added at
-/// the value each fit starts from.
-fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Constant>) {
+/// the value each fit starts from; with `paths`, also the kernel-path constants `rows` measure
+/// ([`Constant::paths_for`]: a family's or a chip's fit; every chip's fit has none, a path's
+/// fraction being its family's).
+fn shared_constants(base: &Achievable, rows: &[&Row], paths: bool) -> (Achievable, Vec<Constant>) {
     let mut constants = Constant::of(base);
     let mut template = base.clone();
+    template.paths.clear();
     for a in rows.iter().filter_map(|r| r.chip.expected()) {
         for c in Constant::of(a) {
             if !constants.contains(&c) {
@@ -210,6 +231,14 @@ fn shared_constants(base: &Achievable, rows: &[&Row]) -> (Achievable, Vec<Consta
                 constants.push(c);
             }
         }
+    }
+    let measured: Vec<(KernelPath, DType)> = match paths {
+        true => rows.iter().filter_map(|r| r.path).collect(),
+        false => Vec::new(),
+    };
+    for c in Constant::paths_for(&measured) {
+        c.set(&mut template, c.start());
+        constants.push(c);
     }
     (template, constants)
 }
@@ -370,7 +399,9 @@ fn search(
             let value = pulls[i].map_or(c.get(start), f64::exp);
             c.set(&mut fitted_constants, round(value));
             kept.push(*c);
-            if pulls[i].is_some() {
+            // A path's pull to 1 is no measurement of it.
+            let measured = !c.is_path() || prior.is_some_and(|p| p.informed.contains(c));
+            if pulls[i].is_some() && measured {
                 informed.push(*c);
             }
         }
@@ -386,11 +417,14 @@ fn search(
 }
 
 /// Where `prior` pulls each of `constants`, in logs (inside its bounds): `None` where the
-/// prior has no measured value for it.
+/// prior has no measured value for it, but a kernel path's factor, which is pulled to 1.
 fn pulls(constants: &[Constant], prior: Option<&Fitted>) -> Vec<Option<f64>> {
     (constants.iter())
         .map(|c| {
-            let prior = prior.filter(|p| p.informed.contains(c))?;
+            // A kernel path's factor no wider fit measured: towards 1 (the section's).
+            let Some(prior) = prior.filter(|p| p.informed.contains(c)) else {
+                return c.is_path().then_some(0.0);
+            };
             Some(
                 c.get(&prior.constants)
                     .clamp(c.range().min, c.range().max)

@@ -9,7 +9,7 @@ use crate::base::suggest::did_you_mean;
 use crate::core::chip::{Achievable, Chip};
 use crate::study::validate::{self, Case, Loads, Outcome};
 
-use super::{fit_pooled, fit_rows, Fitted, Row};
+use super::{fit_engine_hosts, fit_pooled, fit_rows, EngineHost, Fitted, Row};
 
 /// Sources a chip's own rows must come from for it to be fitted on them alone: with fewer,
 /// its constants are its family's, fitted to the rows of every chip of the family, since one
@@ -67,6 +67,8 @@ pub struct ChipFit {
     pub before: Vec<Outcome>,
     /// The same cases priced with the fitted constants.
     pub after: Vec<Outcome>,
+    /// Each engine's host work, fitted to every chip's model steps and requests naming it.
+    pub engines: Vec<EngineHost>,
 }
 
 /// The wider fit a chip's or a family's is pulled towards.
@@ -124,6 +126,7 @@ pub fn fit_chip(
         .map(|((r, _), _)| r)
         .collect();
     let (prior, wider) = prior_of(&start, &priced, &chip, family)?;
+    let engines = fit_engine_hosts(&priced)?;
     let fitted = fit_rows(&start, &used, Some(&wider))?;
     let after = used
         .iter()
@@ -138,6 +141,7 @@ pub fn fit_chip(
         prior_cases: wider.cases,
         before,
         after,
+        engines,
     })
 }
 

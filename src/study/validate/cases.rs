@@ -12,6 +12,7 @@ use crate::base::types::TypeKey;
 
 use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
 use super::serving::{parse_serving, ServingCase, ServingMetric, LOAD_KEYS};
+use super::stack::{parse_stack, Stack, STACK_COLUMNS};
 
 /// What a case measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +97,8 @@ pub struct Case {
     /// Where the measurement comes from, as the row cites it (a publication, a repository
     /// at a commit, an own measurement).
     pub source: String,
+    /// The engine or kernel library and the harness it was measured with.
+    pub stack: Stack,
 }
 
 /// The rows of a case file: the cases a step or a request prices, and the serving rows.
@@ -125,7 +128,8 @@ pub fn read_cases(source: &Source) -> Result<Vec<Case>, Error> {
 }
 
 /// Reads a case file: CSV with the header `id,chip,workload,params,dtypes,fusion,request,tp,
-/// metric,measured,kind,source,notes`; lines starting with `#` are comments.
+/// metric,measured,kind,source,notes` and, optionally, all four of `engine,version,library,
+/// harness` (the row's stack: [`Stack`]); lines starting with `#` are comments.
 pub fn read_case_file(source: &Source) -> Result<CaseFile, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
@@ -158,6 +162,16 @@ pub fn read_case_file(source: &Source) -> Result<CaseFile, Error> {
             COLUMNS.join(", ")
         )));
     }
+    let has = |c: &&str| header.iter().any(|h| h == *c);
+    let stack_present = STACK_COLUMNS.iter().any(&has);
+    let stack_missing: Vec<&str> = STACK_COLUMNS.iter().filter(|c| !has(c)).copied().collect();
+    if stack_present && !stack_missing.is_empty() {
+        return Err(unquoted(format!(
+            "missing columns: {}; a case file names a row's stack with all of {} or none",
+            stack_missing.join(", "),
+            STACK_COLUMNS.join(", ")
+        )));
+    }
     let mut file = CaseFile::default();
     let mut problems = Vec::new();
     let mut lines = Lines::new(&source.text);
@@ -179,7 +193,7 @@ pub fn read_case_file(source: &Source) -> Result<CaseFile, Error> {
                 .unwrap_or("")
                 .to_owned()
         };
-        match parse_row(&get, line) {
+        match parse_row(&get, line, stack_present) {
             Ok(Row::Step(case)) => file.cases.push(case),
             Ok(Row::Serving(case)) => file.serving.push(case),
             Err((field, message)) => problems.push(problem(line, field, message)),
@@ -245,19 +259,29 @@ fn invalid(problems: Vec<Diagnostic>) -> Error {
 
 /// The row on `line`, `get` giving a column's text: a serving case where its kind is
 /// `serving`, a step or request case otherwise.
-fn parse_row(get: &dyn Fn(&str) -> String, line: u64) -> Result<Row, FieldError> {
+/// `stack`: whether the file has the stack columns.
+fn parse_row(get: &dyn Fn(&str) -> String, line: u64, stack: bool) -> Result<Row, FieldError> {
     let id = get("id");
     if id.is_empty() {
         return Err(("id", "empty id".into()));
     }
-    if get("kind") == "serving" {
-        return parse_serving(get, id, line).map(Row::Serving);
+    let kind = get("kind");
+    // A row of no kind is a kernel's where it names a library (its kind is derived later).
+    let kernel = kind == "kernel" || (kind.is_empty() && !get("library").is_empty());
+    let stack = parse_stack(get, kernel, stack)?;
+    if kind == "serving" {
+        return parse_serving(get, id, line, stack).map(Row::Serving);
     }
-    parse_case(get, id, line).map(Row::Step)
+    parse_case(get, id, line, stack).map(Row::Step)
 }
 
 /// The case in one row, `get` giving a column's text; the first bad field stops it.
-fn parse_case(get: &dyn Fn(&str) -> String, id: String, line: u64) -> Result<Case, FieldError> {
+fn parse_case(
+    get: &dyn Fn(&str) -> String,
+    id: String,
+    line: u64,
+    stack: Stack,
+) -> Result<Case, FieldError> {
     let sets = parse_sets(&get("params"))?;
     let dtypes = parse_dtypes(&get("dtypes"))?;
     let request = match get("request").as_str() {
@@ -290,6 +314,7 @@ fn parse_case(get: &dyn Fn(&str) -> String, id: String, line: u64) -> Result<Cas
         measured,
         kind,
         source: get("source"),
+        stack,
     })
 }
 

@@ -9,6 +9,7 @@ mod cases;
 mod fields;
 mod serving;
 mod serving_predict;
+mod stack;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +23,7 @@ pub use serving::{
 pub use serving_predict::{
     serving_stats, validate_serving, validate_serving_under, ServingOutcome, ALL_AT_ONCE_MOST,
 };
+pub use stack::{baseline_ids, engine_ids, Library, Stack};
 
 use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
@@ -276,7 +278,9 @@ pub fn prepare_with(
         &case.fusion,
         mode,
     )?;
-    let scenario = Scenario::resolve(&workload, &spec)?;
+    let mut scenario = Scenario::resolve(&workload, &spec)?;
+    // A kernel row's GEMMs run in the library it names.
+    scenario.set_gemm_path(case.stack.path());
     Ok(Prepared {
         chip,
         workload,
@@ -359,8 +363,8 @@ impl Prepared {
     }
 }
 
-/// Median and 90th-percentile absolute error overall, then per chip, kind, type and layout
-/// (single chip or several).
+/// Median and 90th-percentile absolute error overall, then per chip, kind, type, layout
+/// (single chip or several) and stack (the engine or kernel library a row names).
 pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<RowError>)> = Vec::new();
     let mut add =
@@ -389,6 +393,11 @@ pub fn error_stats(outcomes: &[Outcome]) -> Vec<ErrorStats> {
             if let Some(e) = o.row_error() {
                 add(key(o), e);
             }
+        }
+    }
+    for o in outcomes {
+        if let (Some(e), Some(group)) = (o.row_error(), o.case.stack.group()) {
+            add(group, e);
         }
     }
     groups
@@ -443,6 +452,7 @@ mod tests {
                 measured: 100.0,
                 kind: "kernel".into(),
                 source: String::new(),
+                stack: Stack::default(),
             },
             dtype: DType::Bf16,
             predicted: Ok(100.0 * (1.0 + error)),

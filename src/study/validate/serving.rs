@@ -23,6 +23,7 @@ use crate::core::scenario::{Mode, Scenario};
 use crate::core::workload::Workload;
 
 use super::fields::{list, parse_dtypes, parse_measured, parse_request, parse_tp, FieldError};
+use super::stack::Stack;
 use super::{resolve, spec_of};
 
 /// What a serving row measures.
@@ -126,6 +127,8 @@ pub struct ServingCase {
     pub measured: f64,
     /// Where the measurement comes from, as the row cites it.
     pub source: String,
+    /// The engine and the harness it was measured with.
+    pub stack: Stack,
 }
 
 /// The serving case in one row, `get` giving a column's text; the first bad field stops it.
@@ -133,6 +136,7 @@ pub(super) fn parse_serving(
     get: &dyn Fn(&str) -> String,
     id: String,
     line: u64,
+    stack: Stack,
 ) -> Result<ServingCase, FieldError> {
     let (load, sets) = parse_load(&get("params"))?;
     let dtypes = parse_dtypes(&get("dtypes"))?;
@@ -171,6 +175,7 @@ pub(super) fn parse_serving(
         metric,
         measured,
         source: get("source"),
+        stack,
     })
 }
 

@@ -80,16 +80,30 @@ pub fn validate_serving_under(
         .collect()
 }
 
-/// Median and 90th-percentile error overall and per metric.
+/// The group a serving row falls in by one grouping, where it has one.
+type GroupKey<'a> = &'a dyn Fn(&ServingOutcome) -> Option<String>;
+
+/// Median and 90th-percentile error overall, per metric, then per engine.
 pub fn serving_stats(outcomes: &[ServingOutcome]) -> Vec<ErrorStats> {
     let mut groups: Vec<(String, Vec<RowError>)> = vec![("all serving".into(), Vec::new())];
     for o in outcomes {
-        let Some(e) = o.row_error() else { continue };
-        groups[0].1.push(e);
-        let key = format!("metric {}", o.case.metric.name());
-        match groups.iter_mut().find(|(g, _)| *g == key) {
-            Some((_, errors)) => errors.push(e),
-            None => groups.push((key, vec![e])),
+        if let Some(e) = o.row_error() {
+            groups[0].1.push(e);
+        }
+    }
+    let keys: [GroupKey; 2] = [
+        &|o| Some(format!("metric {}", o.case.metric.name())),
+        &|o| o.case.stack.group(),
+    ];
+    for key in keys {
+        for o in outcomes {
+            let (Some(e), Some(key)) = (o.row_error(), key(o)) else {
+                continue;
+            };
+            match groups.iter_mut().find(|(g, _)| *g == key) {
+                Some((_, errors)) => errors.push(e),
+                None => groups.push((key, vec![e])),
+            }
         }
     }
     groups
