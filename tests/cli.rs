@@ -90,6 +90,8 @@ fn run_per_op_csv_has_one_row_per_kernel() {
         "h100-sxm",
         "--fusion",
         "none",
+        "--engine",
+        "fitted",
         "--format",
         "csv",
     ];

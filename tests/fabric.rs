@@ -8,7 +8,11 @@ use crate::common::{assert_close, roofline, run};
 
 /// Llama-3.1-8B decode at batch 16 on `chip` split `tp` ways.
 fn llama_8b(chip: &str, tp: f64, mode: Mode) -> StepReport {
-    let spec = ScenarioSpec { mode, ..roofline() };
+    let spec = ScenarioSpec {
+        mode,
+        engine: crate::common::fitted_engine(),
+        ..roofline()
+    };
     let sets = [
         ("batch", 16.0),
         ("tokens", 1.0),

@@ -25,9 +25,21 @@ fn point(
     })
 }
 
+/// [`with_server_under`] the chip's default engine.
+fn with_server<T>(
+    name: &str,
+    chip_name: &str,
+    sets: &[(&str, f64)],
+    options: ServingOptions,
+    f: impl FnOnce(&mut Server) -> T,
+) -> T {
+    with_server_under(None, name, chip_name, sets, options, f)
+}
+
 /// Calls `f` with the server of `name` on `chip_name` with `sets` (expected mode), batching
 /// 8192 tokens; with speculation, a one-layer draft of the same model.
-fn with_server<T>(
+fn with_server_under<T>(
+    engine: Option<std::sync::Arc<stepcost::engine::Engine>>,
     name: &str,
     chip_name: &str,
     sets: &[(&str, f64)],
@@ -38,6 +50,7 @@ fn with_server<T>(
     let c = chip(chip_name);
     let spec = ScenarioSpec {
         sets: sets.iter().map(|(n, v)| ((*n).into(), *v)).collect(),
+        engine,
         ..ScenarioSpec::default()
     };
     let scenario = Scenario::resolve(&w, &spec).unwrap();
@@ -264,7 +277,15 @@ fn with_a_draft_each_sequence_holds_both_models_states() {
         speculation: Some(Speculation::new(2, 0.7).unwrap()),
         ..ServingOptions::default()
     };
-    let p = point("nemotron-h-8b", "h100-sxm", &[], options, shape, 64);
+    // Pages on demand (the fitted stack): each sequence holds its mean context's KV.
+    let p = with_server_under(
+        crate::common::fitted_engine(),
+        "nemotron-h-8b",
+        "h100-sxm",
+        &[],
+        options,
+        |s| s.steady_state(shape, 64).unwrap(),
+    );
     let layer_state = (128.0 * 64.0 * 128.0 + 3.0 * 10240.0) * 2.0;
     let per_seq = 1538.0 * 4.0 * 2.0 * 8.0 * 128.0 * 2.0 + 24.0 * layer_state + layer_state;
     // The draft's weights: embedding and head (131072 x 4096 each), the final norm, a Mamba-2
@@ -417,7 +438,10 @@ fn a_sequences_recurrent_state_caps_concurrency_where_its_cache_alone_would_not(
         "nemotron-h-8b",
         "h100-sxm",
         &[("batch", 1.0), ("context", 1535.0)],
-        ScenarioSpec::default(),
+        ScenarioSpec {
+            engine: crate::common::fitted_engine(),
+            ..ScenarioSpec::default()
+        },
     )
     .summary;
     let room = one.usable_bytes - one.weight_bytes - one.reserve_bytes;
@@ -430,6 +454,7 @@ fn a_sequences_recurrent_state_caps_concurrency_where_its_cache_alone_would_not(
     let out = stepcost()
         .args(["serving", "nemotron-h-8b", "--chip", "h100-sxm"])
         .args(["--request", "in=1024,out=1024", "--concurrency", "1000"])
+        .args(["--engine", "fitted"])
         .args(["--format", "csv"])
         .output()
         .unwrap();

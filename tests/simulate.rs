@@ -221,8 +221,11 @@ fn three_times_the_steady_states_throughput_is_unstable() {
 fn a_tiny_kv_cache_preempts_and_still_finishes_every_request() {
     let w = mixed("llama-3.1-8b");
     let c = chip("h100-sxm");
+    // Pages on demand, as vLLM and the fitted stack admit; a whole-request reservation
+    // (TensorRT-LLM) never preempts.
     let spec = ScenarioSpec {
         memory_utilization: Some(0.25),
+        engine: crate::common::fitted_engine(),
         ..ScenarioSpec::default()
     };
     let s = Scenario::resolve(&w, &spec).unwrap();

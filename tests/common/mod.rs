@@ -82,6 +82,12 @@ pub(crate) fn assert_close(actual: f64, expected: f64, rel: f64) {
 }
 
 /// A scenario spec in roofline mode: the seeds' numbers and hand counts are roofline numbers.
+/// The `fitted` engine: the chip file's constants and no engine's own terms, as the tests that
+/// count the abstract stack by hand price it.
+pub(crate) fn fitted_engine() -> Option<std::sync::Arc<stepcost::engine::Engine>> {
+    Some(stepcost::engine::builtin("fitted").unwrap())
+}
+
 pub(crate) fn roofline() -> ScenarioSpec {
     ScenarioSpec {
         mode: stepcost::Mode::Roofline,

@@ -39,9 +39,9 @@ pub(crate) struct ValidateArgs {
     /// band of every expected-mode number is taken from it)
     #[arg(long, value_name = "FILE", requires = "cross_validate")]
     residuals: Option<PathBuf>,
-    /// Serving engine for the rows that name none (built-in id such as vllm, sglang,
-    /// trtllm, or an engine file; default: each row's chip file's engine); a row's own
-    /// engine wins
+    /// Serving engine: every step row is priced under it (default: `fitted`, the stack the
+    /// chip files' constants were fitted on), and the serving rows that name none (default:
+    /// each row's chip file's engine); a serving row's own engine wins
     #[arg(long, value_name = "NAME[@VERSION]", conflicts_with = "cross_validate")]
     engine: Option<String>,
     /// Price only the rows whose ids FILE lists (one a line, `#` comments):

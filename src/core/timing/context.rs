@@ -20,7 +20,7 @@ impl<'a> Context<'a> {
         scenario: &'a Scenario,
         launch: Launch,
     ) -> Context<'a> {
-        let engine = engine(scenario);
+        let engine = engine(scenario, chip);
         Context {
             workload,
             chip,
@@ -34,12 +34,10 @@ impl<'a> Context<'a> {
     }
 }
 
-/// The scenario's engine where it prices: expected mode only (roofline mode reads no engine
-/// term, so every engine prices alike there).
-pub(super) fn engine(scenario: &Scenario) -> Option<&Engine> {
-    scenario
-        .engine()
-        .filter(|_| scenario.mode() == Mode::Expected)
+/// The engine a scenario prices under on `chip` ([`Scenario::engine_on`]): its own, else the
+/// chip file's default; none in roofline mode, where every engine prices alike.
+pub(super) fn engine<'a>(scenario: &'a Scenario, chip: &'a Chip) -> Option<&'a Engine> {
+    scenario.engine_on(chip)
 }
 
 /// The fixed cost of one kernel's launch as `launch` times it: none (a profiler's time of the

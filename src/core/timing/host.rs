@@ -39,7 +39,7 @@ pub(super) fn host_s(
     let Some(index) = workload.param(ScenarioParam::EngineHost) else {
         return 0.0;
     };
-    let engine = scenario.engine();
+    let engine = scenario.engine_on(chip);
     let set = || scenario.overrides().iter().any(|&(i, _)| i == index);
     let share = match engine {
         Some(e) if !set() => e.terms().engine_host,

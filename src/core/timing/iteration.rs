@@ -112,7 +112,7 @@ impl<'a> IterationPricer<'a> {
         };
         let mut scenario = scenario.clone();
         let mut ev = workload.new_evaluation();
-        let schedule = schedule(workload, &scenario, &mut ev)?;
+        let schedule = schedule(workload, chip, &scenario, &mut ev)?;
         // Without an engine's schedule, an iteration is one pass of the running sequences
         // through every stage: serving holds its concurrency as one batch, not as
         // micro-batches of it.
@@ -135,7 +135,7 @@ impl<'a> IterationPricer<'a> {
 
     /// The engine the iterations are priced under (expected mode only).
     pub fn engine(&self) -> Option<&Engine> {
-        self.scenario.pricing_engine()
+        self.scenario.engine_on(self.chip)
     }
 
     /// Micro-batches an iteration's sequences are split into (1 but under an engine that
@@ -260,10 +260,11 @@ impl<'a> IterationPricer<'a> {
 /// engine's `micro_batches`, or one per stage.
 fn schedule(
     workload: &Workload,
+    chip: &Chip,
     scenario: &Scenario,
     ev: &mut Evaluation,
 ) -> Result<(f64, bool), Error> {
-    let Some(pipeline) = scenario.pricing_engine().map(|e| e.terms().pipeline) else {
+    let Some(pipeline) = scenario.engine_on(chip).map(|e| e.terms().pipeline) else {
         return Ok((1.0, true));
     };
     workload.evaluate(scenario.overrides(), ev)?;

@@ -484,7 +484,7 @@ fn memory_fraction(
 /// The kernel path a GEMM of weights in `weight` runs in: the scenario's own (a measured
 /// kernel row's library), else its engine's for the format; `None`: the chip's section.
 fn gemm_path_of(cx: &Context, weight: Option<Format>) -> Option<KernelPath> {
-    gemm_path(cx.scenario.gemm_path(), cx.scenario.engine(), weight)
+    gemm_path(cx.scenario.gemm_path(), cx.engine, weight)
 }
 
 /// Whether `kernel` is a fused attention kernel (FlashAttention, FlashInfer, FlashMLA): two or

@@ -111,7 +111,7 @@ fn peak_at(
         entry.1 = budget;
     }
     workload.evaluate(&profile, ev).ok()?;
-    let engine = super::context::engine(scenario);
+    let engine = super::context::engine(scenario, chip);
     let cx = Context::new(workload, chip, ev, scenario, launch(workload, ev, engine));
     let plan = &workload.fusion_plans[scenario.fusion()];
     let peak = (plan.kernels.iter())

@@ -405,7 +405,7 @@ pub fn price_step(
 ) -> Result<StepSummary, Error> {
     scenario.check_against(workload)?;
     let workspace = memory::profiled_workspace(workload, chip, scenario, ev);
-    let engine = context::engine(scenario);
+    let engine = context::engine(scenario, chip);
     let mut padded = None;
     let evaluated = workload.evaluate(scenario.overrides(), ev).and_then(|()| {
         padded = bucket::pad(workload, ev, scenario, engine)?;
@@ -433,7 +433,7 @@ pub fn price_step(
         )
     });
     let mut memo = std::mem::take(&mut ev.kernel_memo);
-    let shared = engine.and(scenario.engine_shared());
+    let shared = engine.and(scenario.engine_shared().or(chip.default_engine()));
     let reuse = key.is_some_and(|(chip, key)| memo.priced_under(chip, key, shared))
         && costs.len() == plan.kernels.len();
     if !reuse {

@@ -146,13 +146,16 @@ fn the_drafts_host_work_is_paid_once_a_cycle_where_the_engine_says() {
 
 #[test]
 fn an_mla_verify_runs_absorbed_where_the_engine_says() {
+    use crate::base::source::FileKind;
+    use crate::base::source::Source as File;
     let workload = workload();
+    let h200 = Chip::load(&File::resolve("h200", FileKind::Chip).unwrap()).unwrap();
     let absorbed = |on: bool, mode: Mode, speculation: Option<Speculation>| {
         let mut t = EngineTerms::neutral();
         t.spec.absorbed_mla_verify = on;
         let mut s = scenario(&workload, Some(t), &[]);
         s.set_mode(mode);
-        let s = layouts::absorbed_verify(&workload, &s, speculation).unwrap();
+        let s = layouts::absorbed_verify(&workload, &h200, &s, speculation).unwrap();
         s.map(|s| {
             let i = workload.param_index("absorbed_max_tokens").unwrap();
             s.overrides().iter().find(|(p, _)| *p == i).unwrap().1
@@ -167,15 +170,12 @@ fn an_mla_verify_runs_absorbed_where_the_engine_says() {
     assert_eq!(absorbed(true, Mode::Roofline, spec), None);
     // DeepSeek-V3's verify step of 4 tokens per sequence: decompressed as a prompt without
     // the term, in the absorbed (decode) form with it.
-    use crate::base::source::FileKind;
-    use crate::base::source::Source as File;
     let v3 = Workload::load(&File::resolve("deepseek-v3", FileKind::Workload).unwrap()).unwrap();
-    let h200 = Chip::load(&File::resolve("h200", FileKind::Chip).unwrap()).unwrap();
     let blocks = |on: bool| {
         let mut t = EngineTerms::neutral();
         t.spec.absorbed_mla_verify = on;
         let s = scenario(&v3, Some(t), &[("batch", 8.0), ("tokens", 4.0)]);
-        let s = layouts::absorbed_verify(&v3, &s, spec)
+        let s = layouts::absorbed_verify(&v3, &h200, &s, spec)
             .unwrap()
             .unwrap_or(s);
         let r = crate::core::timing::price(&v3, &h200, &s).unwrap();

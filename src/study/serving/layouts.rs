@@ -149,7 +149,7 @@ pub(super) fn server_for<'a>(
     scenario: &Scenario,
     query: &'a ServingQuery,
 ) -> Result<Server<'a>, ServingError> {
-    let verify = absorbed_verify(workload, scenario, query.options.speculation)?;
+    let verify = absorbed_verify(workload, chip, scenario, query.options.speculation)?;
     let scenario = verify.as_ref().unwrap_or(scenario);
     let target = IterationPricer::new(workload, chip, scenario)?;
     let draft = match &query.draft {
@@ -175,10 +175,11 @@ pub(super) fn server_for<'a>(
 /// FlashMLA runs it rather than decompressed as a prompt; `None` where nothing changes.
 pub(super) fn absorbed_verify(
     workload: &Workload,
+    chip: &Chip,
     scenario: &Scenario,
     speculation: Option<Speculation>,
 ) -> Result<Option<Scenario>, Error> {
-    let (Some(spec), Some(engine)) = (speculation, scenario.pricing_engine()) else {
+    let (Some(spec), Some(engine)) = (speculation, scenario.engine_on(chip)) else {
         return Ok(None);
     };
     let Ok(i) = workload.param_index("absorbed_max_tokens") else {

@@ -210,7 +210,7 @@ fn setup(
         state_blocks,
         max_batched_tokens: budget.min(f64::from(u32::MAX / 2)) as u64,
         max_seqs,
-        admission: (scenario.pricing_engine()).map_or(Admission::OnDemand, |e| e.terms().admission),
+        admission: (scenario.engine_on(chip)).map_or(Admission::OnDemand, |e| e.terms().admission),
     })
 }
 

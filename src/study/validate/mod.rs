@@ -127,13 +127,18 @@ fn resolve(name: &str, kind: FileKind, cases_file: &Path) -> Result<Source, Erro
     }
 }
 
+/// The engine step rows are priced under unless `validate --engine` names another: the chip
+/// files' fitted constants and no engine's own terms (`engines/fitted.yaml`), the stack the
+/// constants were fitted on.
+pub const FITTED_ENGINE: &str = "fitted";
+
 /// Prices every case in `mode`. A case that cannot be priced is an outcome with the reason.
 pub fn validate(cases: Vec<Case>, cases_file: &Path, mode: Mode) -> Vec<Outcome> {
     validate_under(cases, cases_file, (mode, None))
 }
 
-/// [`validate`], a case naming no engine priced under `engine` (`validate --engine`;
-/// `None`: its chip's default).
+/// [`validate`], every step row priced under `engine` (`validate --engine`; `None`: the
+/// fitted stack, [`FITTED_ENGINE`], as `stepcost fit` prices the rows).
 pub fn validate_under(
     cases: Vec<Case>,
     cases_file: &Path,
@@ -144,8 +149,8 @@ pub fn validate_under(
         .into_iter()
         .map(|case| {
             let predicted = prepare_with(&case, cases_file, mode, &mut loads).and_then(|mut p| {
-                if p.scenario.engine().is_none() {
-                    p.scenario.set_engine(engine.cloned());
+                if let Some(engine) = engine {
+                    p.scenario.set_engine(Some(Arc::clone(engine)));
                 }
                 p.predict(&p.chip)
             });
@@ -279,6 +284,10 @@ pub fn prepare_with(
         mode,
     )?;
     let mut scenario = Scenario::resolve(&workload, &spec)?;
+    // A step row is priced as `stepcost fit` fitted the chip files on it: under the fitted
+    // stack (the chip's constants, no engine's own terms), until engines' host terms are
+    // fitted from the rows that name them.
+    scenario.set_engine(Some(crate::core::engine::builtin(FITTED_ENGINE)?));
     // A kernel row's GEMMs run in the library it names.
     scenario.set_gemm_path(case.stack.path());
     Ok(Prepared {

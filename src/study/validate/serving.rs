@@ -279,9 +279,16 @@ fn load(
         .and_then(|source| Workload::load(&source))
         .map_err(|e| ("workload", e))?;
     let (sets, dtypes) = (&case.sets, &case.dtypes);
-    let scenario = spec_of(&workload, sets, case.tp, dtypes, &case.fusion, mode)
+    let mut scenario = spec_of(&workload, sets, case.tp, dtypes, &case.fusion, mode)
         .and_then(|spec| Scenario::resolve(&workload, &spec))
         .map_err(|e| ("", e))?;
+    // A serving row runs under the engine it names (one of the built-in engines; `unknown`
+    // leaves it to `--engine` or the chip's default).
+    let named = case.stack.engine.as_deref().filter(|e| *e != "unknown");
+    if let Some(id) = named {
+        let engine = crate::core::engine::builtin(id).map_err(|e| ("engine", e))?;
+        scenario.set_engine(Some(engine));
+    }
     Ok(PreparedServing {
         chip,
         workload,
