@@ -60,6 +60,7 @@ pub(crate) use engines::write_engines;
 pub use format::OutputFormat;
 #[cfg(feature = "cli")]
 pub(crate) use plan::write_plan;
+#[cfg(feature = "cli")]
 pub(crate) use prices::write_prices;
 pub use run::write_run;
 #[cfg(feature = "cli")]
