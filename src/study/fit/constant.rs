@@ -172,7 +172,7 @@ impl Constant {
     /// path but the reference, whose fractions are the section's own, gets a matrix fraction
     /// for each type its rows compute in and a small-M bandwidth fraction (dropped again where
     /// no row depends on it). The reference is the chip vendor's own library where rows
-    /// measure one ([`VENDOR_PATHS`]: what an engine's 16-bit GEMMs and a framework call by
+    /// measure one (`VENDOR_PATHS`: what an engine's 16-bit GEMMs and a framework call by
     /// default), else the path most rows measure (ties: the first in [`KernelPath::ALL`]).
     pub fn paths_for(measured: &[(KernelPath, DType)]) -> Vec<Constant> {
         let count = |p: KernelPath| measured.iter().filter(|(q, _)| *q == p).count();
