@@ -88,6 +88,7 @@ fn the_shipped_chip_files_are_the_fit_of_the_measured_set() {
             "rtx-pro-6000",
             "tpu7x",
             "trainium2",
+            "trainium3",
             "vr200"
         ]
     );
