@@ -468,6 +468,7 @@ pub fn plan(py: Python<'_>, args: PlanArgs) -> PyResult<ArrowStream> {
         sort,
         conservative: args.conservative,
         include_unfit: args.include_unfit,
+        power_budget_mw: None,
         assumed: assumptions(&workload, &scenario).or_raise()?,
         scenario,
     };
