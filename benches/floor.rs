@@ -2,10 +2,14 @@
 //! as a sweep does, in as many rows, over two threads in ordered chunks, with no pricing at
 //! all. `scripts/sweep-vs-floor` runs it beside the 1M-scenario sweep and reports the ratio.
 //!
-//!     cargo bench --bench floor -- ROWS BYTES FILE [--in-place]
+//!     cargo bench --bench floor -- ROWS BYTES FILE [--in-place] [--ryu]
 //!
-//! Each row is floats written in ryu's shortest form, separated by commas, as many as bring
-//! the file to BYTES; values vary from row to row as a sweep's do.
+//! Each row is floats in their shortest round-trip form, separated by commas, as many as
+//! bring the file to BYTES; values vary from row to row as a sweep's do. They are formatted
+//! with zmij, the formatter the sweep writes its floats with, into the same bytes (a positive
+//! exponent without its `+`), so that the floor pays for formatting no more than the sweep
+//! can; `--ryu` formats with ryu instead, the slower formatter this floor first used, for
+//! comparison with figures measured against it.
 //!
 //! The bytes go where a sweep's `--out` puts them: into a new file beside FILE, renamed over
 //! it at the end (a sweep never overwrites its target in place, so that a failed sweep leaves
@@ -28,9 +32,13 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let in_place = args.iter().any(|a| a == "--in-place");
-    args.retain(|a| a != "--in-place");
+    let formatter = match args.iter().any(|a| a == "--ryu") {
+        true => Formatter::Ryu,
+        false => Formatter::Zmij,
+    };
+    args.retain(|a| a != "--in-place" && a != "--ryu");
     let [rows, bytes, path] = args.as_slice() else {
-        eprintln!("usage: floor ROWS BYTES FILE [--in-place]");
+        eprintln!("usage: floor ROWS BYTES FILE [--in-place] [--ryu]");
         std::process::exit(2);
     };
     let rows: u64 = rows.parse().expect("ROWS is a whole number");
@@ -55,7 +63,10 @@ fn main() {
                 for c in (t..chunks).step_by(THREADS as usize) {
                     let first = c * CHUNK_ROWS;
                     let last = (first + CHUNK_ROWS).min(rows);
-                    if send.send(format_rows(first..last, per_row)).is_err() {
+                    if send
+                        .send(format_rows(first..last, per_row, formatter))
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -76,10 +87,34 @@ fn main() {
     }
 }
 
+/// The shortest round-trip float formatter a floor formats with.
+#[derive(Debug, Clone, Copy)]
+enum Formatter {
+    /// The sweep's: zmij, a positive exponent's `+` left out.
+    Zmij,
+    /// ryu, as the floor was first defined.
+    Ryu,
+}
+
+impl Formatter {
+    /// `value` in its shortest form, appended to `buf`, at most `room` bytes of it.
+    fn append(self, value: f64, buf: &mut Vec<u8>, room: usize) {
+        let mut zmij = zmij::Buffer::new();
+        let mut ryu = ryu::Buffer::new();
+        let text = match self {
+            Formatter::Zmij => zmij.format_finite(value),
+            Formatter::Ryu => ryu.format_finite(value),
+        }
+        .as_bytes();
+        let start = buf.len();
+        buf.extend(text.iter().copied().filter(|&b| b != b'+').take(room));
+        debug_assert!(buf.len() - start <= room);
+    }
+}
+
 /// Rows `range`, each about `per_row` bytes of comma-separated floats and a newline.
-fn format_rows(range: std::ops::Range<u64>, per_row: usize) -> Vec<u8> {
+fn format_rows(range: std::ops::Range<u64>, per_row: usize, formatter: Formatter) -> Vec<u8> {
     let mut buf = Vec::with_capacity(per_row * (range.end - range.start) as usize);
-    let mut ryu = ryu::Buffer::new();
     for row in range {
         let start = buf.len();
         let mut column = 0u64;
@@ -89,9 +124,8 @@ fn format_rows(range: std::ops::Range<u64>, per_row: usize) -> Vec<u8> {
             }
             // Values with the digits a priced step has: not round, different per row.
             let value = (row as f64 + 1.0) * 1.000_123_456_789 / (column as f64 + 3.0);
-            let text = ryu.format_finite(value);
             let room = per_row - 1 - (buf.len() - start);
-            buf.extend_from_slice(&text.as_bytes()[..text.len().min(room)]);
+            formatter.append(value, &mut buf, room);
             column += 1;
         }
         buf.push(b'\n');
