@@ -46,9 +46,9 @@ pub(crate) struct ScenarioArgs {
     #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
     pub(crate) memory_utilization: Option<f64>,
     /// Serving engine expected mode prices under: a built-in id (vllm, vllm@0.7, sglang,
-    /// trtllm, trtllm-cpp, lmdeploy, compiled, jetstream, neuronx, vllm-hpu; `stepcost
-    /// engines`) or an engine file (default: each chip file's engine; roofline mode prices
-    /// under none)
+    /// trtllm, trtllm-cpp, lmdeploy, compiled, jetstream, neuronx, vllm-hpu, or fitted: the
+    /// chip's fitted constants alone; `stepcost engines`) or an engine file (default: each
+    /// chip file's engine; roofline mode prices under none)
     #[arg(long, value_name = "NAME[@VERSION]")]
     pub(crate) engine: Option<String>,
 }
