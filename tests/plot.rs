@@ -5,11 +5,13 @@ use crate::common::stepcost;
 use stepcost::internals::lever::levers;
 use stepcost::{price, Mode, Scenario, ScenarioSpec};
 
-/// A text element of the picture: its content and anchor point.
+/// A text element of the picture: its content, anchor point, font size and colour.
 struct Label {
     text: String,
     x: f64,
     y: f64,
+    size: f64,
+    fill: String,
 }
 
 /// What the tests read from an SVG.
@@ -18,6 +20,13 @@ struct Picture {
     /// `(fill, opacity)` of every circle.
     circles: Vec<(String, String)>,
     lines: Vec<Line>,
+    polygons: Vec<Polygon>,
+}
+
+/// A filled polygon: a marker past the palette's first round.
+struct Polygon {
+    fill: String,
+    points: Vec<(f64, f64)>,
 }
 
 /// A polyline: its stroke colour, stroke width and points.
@@ -31,10 +40,19 @@ fn read(svg: &str) -> Picture {
     let doc = roxmltree::Document::parse(svg).expect("the picture is well-formed XML");
     let attr = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap_or("").to_owned();
     let number = |n: &roxmltree::Node, a: &str| attr(n, a).parse::<f64>().unwrap();
+    let points = |text: &str| -> Vec<(f64, f64)> {
+        text.split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect()
+    };
     let mut picture = Picture {
         labels: Vec::new(),
         circles: Vec::new(),
         lines: Vec::new(),
+        polygons: Vec::new(),
     };
     for node in doc.descendants() {
         match node.tag_name().name() {
@@ -42,24 +60,21 @@ fn read(svg: &str) -> Picture {
                 text: node.text().unwrap_or("").trim().to_owned(),
                 x: number(&node, "x"),
                 y: number(&node, "y"),
+                size: number(&node, "font-size"),
+                fill: attr(&node, "fill"),
+            }),
+            "polygon" => picture.polygons.push(Polygon {
+                fill: attr(&node, "fill"),
+                points: points(&attr(&node, "points")),
             }),
             "circle" => picture
                 .circles
                 .push((attr(&node, "fill"), attr(&node, "opacity"))),
-            "polyline" => {
-                let points = attr(&node, "points")
-                    .split_whitespace()
-                    .map(|p| {
-                        let (x, y) = p.split_once(',').unwrap();
-                        (x.parse().unwrap(), y.parse().unwrap())
-                    })
-                    .collect();
-                picture.lines.push(Line {
-                    stroke: attr(&node, "stroke"),
-                    width: attr(&node, "stroke-width"),
-                    points,
-                });
-            }
+            "polyline" => picture.lines.push(Line {
+                stroke: attr(&node, "stroke"),
+                width: attr(&node, "stroke-width"),
+                points: points(&attr(&node, "points")),
+            }),
             _ => {}
         }
     }
@@ -444,4 +459,107 @@ fn book_pictures_are_current() {
         std::fs::read_to_string(&frontier).unwrap() == committed("frontier-llama-3.1-70b.svg"),
         "docs/frontier-llama-3.1-70b.svg is stale: rerun the command in docs/book/src/serving.md"
     );
+}
+
+/// Ten series: past the palette's six colours, each line takes a marker and a dash of its
+/// own, so that no two of the ten look alike. Read from the legend, where each swatch shows
+/// its line's stroke (one, two or four segments) and, past the first round, its marker.
+#[test]
+fn ten_series_differ_in_colour_marker_or_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("s.csv");
+    let mut text = String::from("chip,batch,rate\n");
+    for (i, chip) in "abcdefghij".chars().enumerate() {
+        for batch in [1, 2, 4] {
+            text.push_str(&format!("{chip},{batch},{}\n", (i + 1) * batch));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+    let csv = csv.to_str().unwrap();
+    let picture = plot(&[
+        "plot", "sweep", csv, "--x", "batch", "--y", "rate", "--series", "chip",
+    ]);
+    let keys: Vec<&Label> = (picture.labels.iter())
+        .filter(|l| l.text.len() == 1 && "abcdefghij".contains(&l.text))
+        .collect();
+    assert_eq!(keys.len(), 10, "a legend entry per series");
+    // A swatch lies left of its entry's text, centred a little under the text's top.
+    let in_row = |key: &Label, x: f64, y: f64| {
+        x < key.x && x > key.x - 40.0 && (y - (key.y + 5.0)).abs() <= 5.0
+    };
+    let mut looks = Vec::new();
+    for key in &keys {
+        let strokes: Vec<&Line> = (picture.lines.iter())
+            .filter(|l| l.points.iter().all(|&(x, y)| in_row(key, x, y)))
+            .collect();
+        let flat: Vec<&&Line> = (strokes.iter())
+            .filter(|l| l.points.windows(2).all(|w| w[0].1 == w[1].1))
+            .collect();
+        let colour = flat.first().map(|l| l.stroke.clone()).unwrap();
+        let marker = match (picture.polygons.iter())
+            .find(|p| p.points.iter().all(|&(x, y)| in_row(key, x, y)))
+        {
+            Some(p) => format!("polygon of {}", p.points.len()),
+            None if strokes.len() > flat.len() => "cross".to_owned(),
+            None => "circle".to_owned(),
+        };
+        looks.push((colour, marker, flat.len()));
+    }
+    for (i, a) in looks.iter().enumerate() {
+        for b in &looks[i + 1..] {
+            assert_ne!(a, b, "two series drawn alike");
+        }
+    }
+    // The palette's first round as before: solid, a circle on each point.
+    assert!(looks[..6]
+        .iter()
+        .all(|(_, m, segments)| m == "circle" && *segments == 1));
+    // Each marker is on its line's points too, in its colour: 3 points x 4 series past the
+    // first round are squares (with the 4 legend swatches).
+    let squares = (picture.polygons.iter())
+        .filter(|p| p.points.len() == 4)
+        .count();
+    assert_eq!(squares, 4 * 3 + 4);
+}
+
+/// The frontier's layout labels are placed where no two overlap, even boxed at a whole font
+/// size per character, and none hides a point's marker.
+#[test]
+fn frontier_labels_do_not_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let frontier = dir.path().join("frontier.svg");
+    stepcost()
+        .args([
+            "serving",
+            "llama-3.1-70b",
+            "--chip",
+            "h100-sxm,h200,b200,mi300x",
+        ])
+        .args(["--dtype", "weight=fp8", "--frontier"])
+        .args(["--concurrency", "1,2,4,8,16,32,64,128,256,512", "--plot"])
+        .arg(&frontier)
+        .assert()
+        .success();
+    let picture = read(&std::fs::read_to_string(&frontier).unwrap());
+    let layout = |t: &str| t == "1 chip" || t.starts_with("tp=") || t.starts_with("pp=");
+    let boxes: Vec<(f64, f64, f64, f64)> = (picture.labels.iter())
+        .filter(|l| layout(&l.text) && l.fill != "#000000")
+        .map(|l| {
+            let size = l.size.max(11.0);
+            (l.x, l.y, size * l.text.chars().count() as f64, size)
+        })
+        .collect();
+    assert!(
+        boxes.len() >= 8,
+        "the layouts are labelled: {} labels",
+        boxes.len()
+    );
+    let apart = |a: &(f64, f64, f64, f64), b: &(f64, f64, f64, f64)| {
+        a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1
+    };
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            assert!(apart(a, b), "labels at {a:?} and {b:?} overlap");
+        }
+    }
 }

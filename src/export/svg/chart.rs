@@ -12,10 +12,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::point_labels::{self, LabelTable, Line};
+use super::series::SeriesStyle;
 use super::title::Scenario;
 use super::whiskers;
 use super::{axis_title, csv_error, format_tick, linear_axis, log_axis, log_ticks, plot_error};
-use super::{CHIP_COLOURS, LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
+use super::{LEGEND_BACKGROUND, LEGEND_BORDER, LEGEND_FONT, SIZE};
 use crate::base::error::Error;
 use crate::export::filter::{Filter, Kind};
 
@@ -413,7 +414,26 @@ impl Frame<'_, '_> {
             .draw()
             .map_err(plot_error)?;
         self.draw_lines(&mut chart)?;
-        point_labels::draw(&mut chart, self.lines, self.labels)?;
+        let dropped = point_labels::draw(&mut chart, self.lines, self.labels)?;
+        if dropped > 0 {
+            let note = format!(
+                "{dropped} label{} left out: no free place beside {}",
+                if dropped == 1 { "" } else { "s" },
+                if dropped == 1 {
+                    "its point"
+                } else {
+                    "their points"
+                }
+            );
+            let at = (10, SIZE.1 as i32 - 16);
+            (self.root)
+                .draw(&Text::new(
+                    note,
+                    at,
+                    ("sans-serif", 11).into_font().color(&BLACK),
+                ))
+                .map_err(plot_error)?;
+        }
         if !options.series.is_empty() {
             chart
                 .configure_series_labels()
@@ -431,8 +451,9 @@ impl Frame<'_, '_> {
         Ok(())
     }
 
-    /// Each line in its colour with a dot on every point, named in the legend when it has a
-    /// series value.
+    /// Each line in its style (`svg::series`: its colour, and past the palette a marker and a
+    /// dash of its own) with a marker on every point, named in the legend when it has a series
+    /// value.
     fn draw_lines<X, Y>(
         &self,
         chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
@@ -442,23 +463,11 @@ impl Frame<'_, '_> {
         Y: Ranged<ValueType = f64>,
     {
         for (i, line) in self.lines.iter().enumerate() {
-            let (key, points) = (&line.key, &line.points);
-            let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
-            whiskers::draw(chart, &line.whiskers, colour)?;
-            let series = chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    colour.stroke_width(2),
-                ))
-                .map_err(plot_error)?;
-            if !key.is_empty() {
-                series.label(key.clone()).legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-            }
-            chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 3, colour.filled())))
-                .map_err(plot_error)?;
+            let style = SeriesStyle::nth(i);
+            whiskers::draw(chart, &line.whiskers, style.colour)?;
+            let key = (!line.key.is_empty()).then(|| line.key.clone());
+            style.draw_line(chart, &line.points, key)?;
+            style.draw_markers(chart, &line.points)?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 mod chart;
 mod point_labels;
 mod roofline;
+mod series;
 mod title;
 mod whiskers;
 

@@ -1,5 +1,8 @@
 //! The sweep chart's lines with, under `--label COLUMN`, each point's value of that column,
-//! and the small text drawn beside a point where that value changes along its line.
+//! and the small text drawn beside a point where that value changes along its line: placed
+//! where it overlaps no other label and no point's marker, near its point first, then
+//! further out with a leader line back to the point, and left out (the count said in the
+//! chart's note) where no place is free.
 //!
 //! Labels are interned: a point carries a `u32` into the chart's table of distinct values, and
 //! a chart without a label column carries nothing beside its points.
@@ -8,7 +11,8 @@ use std::collections::HashMap;
 
 use plotters::prelude::*;
 
-use super::{plot_error, CHIP_COLOURS};
+use super::series::SeriesStyle;
+use super::{plot_error, Placed};
 use crate::base::error::Error;
 
 /// One line of the chart: its series values joined by `, ` (empty without series), its points
@@ -77,31 +81,106 @@ impl LabelTable {
 /// Size of a point's label: a little under the legend's 13 px, so it reads as an annotation.
 const LABEL_FONT: (&str, u32) = ("sans-serif", 11);
 
-/// Offset of a label's top-left corner from its point, in pixels: up and to the right, clear
-/// of the 3 px marker.
-const LABEL_OFFSET: (i32, i32) = (5, -15);
+/// A label's box in pixels: a whole font size per character (wider than any common face
+/// draws them), a little taller than the font, so that boxes apart are labels apart whatever
+/// the reader's font.
+pub(super) fn label_box(text: &str) -> (i32, i32) {
+    let size = LABEL_FONT.1 as i32;
+    (size * text.chars().count() as i32, size + 2)
+}
 
-/// Each line's labels at its changes, in the line's colour; an empty value draws nothing
-/// (it still counts as a change, so the next value along the line is drawn).
+/// Offsets of a label's top-left corner from its point, in order of preference, for a box
+/// `w` by `h`: up and to the right, clear of the marker, then the other three corners, then
+/// rings further out (reached by a leader line).
+fn label_offsets(w: i32, h: i32) -> Vec<(i32, i32)> {
+    let mut offsets = vec![(5, -h - 4), (-w - 5, -h - 4), (5, 4), (-w - 5, 4)];
+    for gap in [18, 36, 60, 90] {
+        offsets.extend([
+            (gap, -h - gap),
+            (gap, gap),
+            (-w - gap, -h - gap),
+            (-w - gap, gap),
+            (-w / 2, -h - gap),
+            (-w / 2, gap),
+            (gap, -h / 2),
+            (-w - gap, -h / 2),
+        ]);
+    }
+    offsets
+}
+
+/// Offsets past this many pixels from the point get a leader line.
+const LEADER_FROM: i32 = 12;
+
+/// Each line's labels at its changes, in the line's colour, each where it overlaps no label
+/// and no marker (an empty value draws nothing; it still counts as a change, so the next
+/// value along the line is drawn). Returns how many labels found no free place.
 pub(super) fn draw<X, Y>(
     chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
     lines: &[Line],
     table: &LabelTable,
-) -> Result<(), Error>
+) -> Result<usize, Error>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let inside = |b: &Placed| {
+        b.x >= xs.start && b.y >= ys.start && b.x + b.w <= xs.end && b.y + b.h <= ys.end
+    };
+    // Every marker is an obstacle: a label never hides a point.
+    let mut taken: Vec<Placed> = (lines.iter().flat_map(|l| l.points.iter()))
+        .map(|p| chart.backend_coord(p))
+        .map(|(x, y)| Placed {
+            x: x - 4,
+            y: y - 4,
+            w: 9,
+            h: 9,
+        })
+        .collect();
+    let mut dropped = 0;
     for (i, line) in lines.iter().enumerate() {
-        let colour = CHIP_COLOURS[i % CHIP_COLOURS.len()];
+        let colour = SeriesStyle::nth(i).colour;
         let style = TextStyle::from(LABEL_FONT.into_font()).color(&colour);
-        let texts = (line.changes())
-            .map(|(p, label)| (p, table.text(label).to_owned()))
-            .filter(|(_, text)| !text.is_empty())
-            .map(|(p, text)| EmptyElement::at(p) + Text::new(text, LABEL_OFFSET, style.clone()));
-        chart.draw_series(texts).map_err(plot_error)?;
+        for (p, label) in line.changes() {
+            let text = table.text(label);
+            if text.is_empty() {
+                continue;
+            }
+            let (w, h) = label_box(text);
+            let (px, py) = chart.backend_coord(&p);
+            let free = label_offsets(w, h)
+                .into_iter()
+                .map(|(dx, dy)| Placed {
+                    x: px + dx,
+                    y: py + dy,
+                    w,
+                    h,
+                })
+                .find(|b| inside(b) && taken.iter().all(|t| !t.overlaps(b)));
+            let Some(b) = free else {
+                dropped += 1;
+                continue;
+            };
+            taken.push(b);
+            let (dx, dy) = (b.x - px, b.y - py);
+            // The box's nearest point to the marker's centre: a leader line runs to it when
+            // the box is not beside the marker.
+            let near = (0.clamp(dx, dx + w), 0.clamp(dy, dy + h));
+            if near.0.abs().max(near.1.abs()) > LEADER_FROM {
+                let leader = PathElement::new([(0, 0), near], colour.mix(0.6).stroke_width(1));
+                chart
+                    .draw_series([EmptyElement::at(p) + leader])
+                    .map_err(plot_error)?;
+            }
+            chart
+                .draw_series([
+                    EmptyElement::at(p) + Text::new(text.to_owned(), (dx, dy), style.clone())
+                ])
+                .map_err(plot_error)?;
+        }
     }
-    Ok(())
+    Ok(dropped)
 }
 
 /// The corner of the plot the legend covers fewest points in: of the four boxes a third of
