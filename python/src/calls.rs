@@ -174,6 +174,8 @@ pub fn compare(
 pub struct SweepArgs<'py> {
     workload: WorkloadArg<'py>,
     chips: Vec<ChipArg<'py>>,
+    /// Engines as `--engine` lists them (`all`: every built-in); none: each chip's default.
+    engines: Vec<String>,
     /// `(name, list)`: a param's values as `--set NAME=LIST` writes them.
     params: Vec<(String, String)>,
     dtypes: Vec<(String, Vec<String>)>,
@@ -237,6 +239,8 @@ pub fn shard(text: &str) -> PyResult<(u64, u64)> {
 struct Loaded {
     workload: Workload,
     chips: Vec<Chip>,
+    /// The engine axis, after the chips (empty: each chip file's engine).
+    engines: Vec<Arc<Engine>>,
     flags: SweepFlags,
     /// Scenarios in the whole grid, if fewer than 2^64.
     size: Option<u64>,
@@ -246,9 +250,11 @@ fn load(py: Python<'_>, args: &SweepArgs) -> PyResult<Loaded> {
     let flags = args.flags()?;
     let workload = args.workload.load(py)?;
     let chips = inputs::chips(py, &args.chips)?;
+    let engines = engines(&args.engines)?;
     let size = axes_len(
         &workload,
-        chips.len(),
+        // The engine axis multiplies the chips' (one value where none is given).
+        chips.len().saturating_mul(engines.len().max(1)),
         flags.params.iter().map(|(_, values)| values.len()),
         flags.dtypes.iter().map(|(_, formats)| formats.len()),
         &args.fusions,
@@ -256,6 +262,7 @@ fn load(py: Python<'_>, args: &SweepArgs) -> PyResult<Loaded> {
     Ok(Loaded {
         workload,
         chips,
+        engines,
         flags,
         size,
     })
@@ -286,7 +293,7 @@ impl Loaded {
     fn grid(&self, args: &SweepArgs) -> PyResult<Grid<'_>> {
         let axes = Axes {
             chips: self.chips.clone(),
-            engines: Vec::new(),
+            engines: self.engines.clone(),
             params: (self.flags.params.iter())
                 .map(|(name, values)| (name.clone(), values.expand()))
                 .collect(),

@@ -142,3 +142,14 @@ def test_a_conservative_plan_is_the_cli_s_and_every_table_has_the_band():
     assert None not in c.column("tokens_per_s_high").to_pylist()
     s = stepcost.sweep("llama-3.1-8b", "h100-sxm", set={"batch": [1, 8]}, mode="roofline")
     assert s.column("step_time_low_us").to_pylist() == [None, None]
+
+
+def test_a_sweep_s_engine_axis_is_the_cli_s():
+    t = stepcost.sweep("llama-3.1-8b", ["h100-sxm", "mi300x"], engine=["vllm", "sglang"],
+                       set={"batch": [1, 32]})
+    text = cli("sweep", "llama-3.1-8b", "--chip", "h100-sxm,mi300x", "--engine", "vllm,sglang",
+               "--set", "batch=1,32", "--format", "csv")
+    assert_table_equals_csv(t, text)
+    assert t.column("engine").to_pylist() == ["vllm", "vllm", "sglang", "sglang"] * 2
+    built_ins = cli("engines", "--format", "csv").strip().splitlines()[1:]
+    assert len(stepcost.grid("llama-3.1-8b", "h100-sxm", engine="all")) == len(built_ins)

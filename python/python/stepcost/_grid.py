@@ -12,9 +12,9 @@ from . import DEFAULT_MAX_SCENARIOS
 
 
 class Grid:
-    """A sweep's grid: the product of chips, param values, formats and fusion plans, in the
-    command line's product order (chip, then the params in the order given, then the formats,
-    then the fusion plan), or one shard of it. It is plain data, so it pickles: a cluster's
+    """A sweep's grid: the product of chips, engines, param values, formats and fusion plans,
+    in the command line's product order (chip, engine, then the params in the order given, then
+    the formats, then the fusion plan), or one shard of it. It is plain data, so it pickles: a cluster's
     worker prices ``grid.shard(i, n).sweep()``. Give workloads and chips as built-in names or
     YAML text (or loaded objects made from them) where workers do not share the driver's files.
 
@@ -24,10 +24,13 @@ class Grid:
     """
 
     def __init__(self, workload, chips, params, dtypes, fusions, mode, memory_utilization,
-                 skip_invalid, per_op, request, filter, max_scenarios, max_memory_bytes):
+                 skip_invalid, per_op, request, filter, max_scenarios, max_memory_bytes,
+                 engines=()):
         # Each number is kept as the command line's text (see `_args`), read when priced.
         self.workload = workload
         self.chips = chips
+        #: Engine ids or files, an axis after the chips; empty: each chip file's engine.
+        self.engines = list(engines)
         self.params = params
         self.dtypes = dtypes
         self.fusions = fusions
@@ -86,6 +89,7 @@ def grid(
     set: Optional[Mapping[str, Any]] = None,
     dtypes: Optional[Mapping[str, Any]] = None,
     fusion: Union[None, str, List[str]] = None,
+    engine: Union[None, str, List[str]] = None,
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     skip_invalid: bool = False,
@@ -98,7 +102,10 @@ def grid(
     """Describes a sweep without pricing it. ``set`` maps a param to a number or an iterable
     of them (``range(1, 257)``, or the command line's list as text, ``"1..=256:x2"``),
     ``dtypes`` a key to a format or a list of them, ``fusion`` is a plan, a list of plans or
-    ``"all"``; ``where`` keeps the rows that pass a condition (``"fits && ms_per_token <= 50"``,
+    ``"all"``; ``engine`` is an engine (``"vllm"``, ``"vllm@0.7"``, an engine file), a list
+    of them or ``"all"``: an axis after the chips, as ``sweep --engine`` (by default each chip
+    file's engine; roofline mode prices under none); ``where`` keeps the rows that pass a
+    condition (``"fits && ms_per_token <= 50"``,
     the command line's ``--where``); ``skip_invalid`` leaves out scenarios the chip cannot run
     instead of a row with ``error`` filled. ``max_scenarios`` refuses a larger grid (or shard),
     as ``--max-scenarios``; ``max_memory_bytes`` caps the table's bytes (default ``None``: half
@@ -111,7 +118,7 @@ def grid(
              _args.flag("skip_invalid", skip_invalid), _args.flag("per_op", per_op),
              _args.request(request), _args.text("where", where),
              _args.number("`max_scenarios`", max_scenarios),
-             _args.max_memory_bytes(max_memory_bytes))
+             _args.max_memory_bytes(max_memory_bytes), _args.engines(engine))
     _native.check_grid(g)
     return g
 
@@ -123,6 +130,7 @@ def sweep(
     set: Optional[Mapping[str, Any]] = None,
     dtypes: Optional[Mapping[str, Any]] = None,
     fusion: Union[None, str, List[str]] = None,
+    engine: Union[None, str, List[str]] = None,
     mode: str = "expected",
     memory_utilization: Optional[float] = None,
     skip_invalid: bool = False,
@@ -146,7 +154,7 @@ def sweep(
     >>> t.column("weight_dtype").to_pylist()[:4], t.column("batch").to_pylist()[:4]
     (['bf16', 'fp8', 'bf16', 'fp8'], [1.0, 1.0, 64.0, 64.0])
     """
-    g = grid(workload, chips, set=set, dtypes=dtypes, fusion=fusion, mode=mode,
+    g = grid(workload, chips, set=set, dtypes=dtypes, fusion=fusion, engine=engine, mode=mode,
              memory_utilization=memory_utilization, skip_invalid=skip_invalid, per_op=per_op,
              request=request, where=where, max_scenarios=max_scenarios,
              max_memory_bytes=max_memory_bytes)
