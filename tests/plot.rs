@@ -514,12 +514,13 @@ fn ten_series_differ_in_colour_marker_or_dash() {
     assert!(looks[..6]
         .iter()
         .all(|(_, m, segments)| m == "circle" && *segments == 1));
-    // Each marker is on its line's points too, in its colour: 3 points x 4 series past the
-    // first round are squares (with the 4 legend swatches).
-    let squares = (picture.polygons.iter())
-        .filter(|p| p.points.len() == 4)
-        .count();
-    assert_eq!(squares, 4 * 3 + 4);
+    // Each marker is on its line's points too, in its colour: the 4 series past the first
+    // round have a square on each of their 3 points (and one in the legend), the seventh
+    // in the first series' colour.
+    let squares = (picture.polygons.iter()).filter(|p| p.points.len() == 4);
+    assert_eq!(squares.clone().count(), 4 * 3 + 4);
+    let seventh = squares.filter(|p| p.fill == looks[6].0).count();
+    assert_eq!(seventh, 3 + 1);
 }
 
 /// The frontier's layout labels are placed where no two overlap, even boxed at a whole font
