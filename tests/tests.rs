@@ -40,6 +40,7 @@ mod parallel;
 mod parquet;
 mod plot;
 mod prices;
+mod provenance;
 mod properties;
 mod request_band;
 mod scenario_files;

@@ -10,13 +10,14 @@ use super::costs::cost_rows;
 use super::format::OutputFormat;
 use super::numbers::{banded_rate, banded_rate_ends, banded_time, banded_time_ends, number};
 use super::rows::{
-    self, band_of, kernel_rows, request_band_of, summary_row, ParamCells, Row, Shape,
+    self, band_of, constant_value, kernel_rows, request_band_of, summary_row, ParamCells, Row,
+    Shape,
 };
 use super::shaped;
 use super::step::{kernel_cells, write_scenario};
 use super::style::{align_right, for_terminal, new_table};
 use crate::base::units::{human, percent, three_significant};
-use crate::core::timing::{RequestSummary, StepReport};
+use crate::core::timing::{Constant, RequestSummary, StepReport};
 use crate::study::serving::ServingBand;
 
 /// Writes a run: its summary, and with `per_op` every kernel.
@@ -78,6 +79,9 @@ fn table(out: &mut dyn Write, report: &StepReport, per_op: bool) -> io::Result<(
     writeln!(out, "{}", run_summary(report))?;
     if per_op {
         writeln!(out, "{}", run_kernels(report))?;
+        if let Some(constants) = run_constants(report) {
+            writeln!(out, "{constants}")?;
+        }
     }
     Ok(())
 }
@@ -233,6 +237,7 @@ fn run_kernels(report: &StepReport) -> Table {
         "bound",
         "time",
         "roofline",
+        "of roofline",
         "launch",
         "quant.",
         "cache hit",
@@ -243,6 +248,7 @@ fn run_kernels(report: &StepReport) -> Table {
         let mut row = kernel_cells(p);
         row.extend([
             human(p.cost.roofline_time_s, "s"),
+            percent(p.cost.roofline_time_s / p.cost.time_s),
             human(p.cost.launch_s, "s"),
             format!("x{:.2}", p.cost.quantization),
             human(p.cost.cache_hit_bytes, "B"),
@@ -253,6 +259,33 @@ fn run_kernels(report: &StepReport) -> Table {
     }
     align_right(&mut ops, 3);
     ops
+}
+
+/// The chip-file constants behind the kernels' times, each once with its value and the ops
+/// it priced, in the order the kernels first read them (`None` for a step of no kernel).
+fn run_constants(report: &StepReport) -> Option<Table> {
+    let mut rows: Vec<(Constant, Vec<&str>)> = Vec::new();
+    for p in &report.prices {
+        for c in &p.priced_by {
+            match rows.iter_mut().find(|(seen, _)| seen == c) {
+                Some((_, ops)) => ops.push(&p.name),
+                None => rows.push((*c, vec![&p.name])),
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = new_table(&["chip-file constant", "value", "prices"]);
+    for (c, ops) in rows {
+        let value = format!("{} {}", constant_value(c.value), c.name.unit());
+        let value = value.trim_end().to_owned();
+        table.add_row(vec![c.name.to_string(), value, ops.join(", ")]);
+    }
+    if let Some(column) = table.column_mut(1) {
+        column.set_cell_alignment(comfy_table::CellAlignment::Right);
+    }
+    Some(table)
 }
 
 #[cfg(test)]

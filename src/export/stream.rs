@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use crate::base::chip_field::ChipField;
 use crate::base::param::ScenarioParam;
 use crate::core::scenario::Mode;
+use crate::core::timing::priced_by;
 use crate::core::workload::Workload;
 use crate::export::filter::{self, Filter, FilterError};
 use crate::export::rows::{
@@ -279,6 +280,7 @@ impl RowSink for SweepRows {
                     if cost.count == 0 {
                         continue; // a block repeated 0 times is not in the step
                     }
+                    let priced_by = priced_by(s.chip, kernel.kind, cost);
                     let row = KernelRow {
                         label,
                         kernel: Some(KernelName {
@@ -287,6 +289,7 @@ impl RowSink for SweepRows {
                             kind: kernel.kind.name(),
                         }),
                         cost: Some(cost),
+                        priced_by: &priced_by,
                         step_time_s: summary.step_time_s,
                         error: "",
                     };

@@ -12,7 +12,7 @@ use crate::core::engine::{AllReduceAlgorithm, AllReduceRule};
 use crate::core::scenario::Mode;
 use crate::core::workload::{Algorithm, Collective, Kernel, Op, OpKind, Ref};
 
-use super::{Bound, Context, KernelCost, Unit};
+use super::{Basis, Bound, Context, KernelCost, Unit};
 
 /// Prices a collective on the interconnect: roofline mode counts the bytes each chip must send
 /// over its link (a ring's `2 (n - 1) / n` of the buffer for an all-reduce, `(n - 1) / n` for the
@@ -98,6 +98,11 @@ pub(super) fn price_collective(
         act_quant_s: 0.0,
         special_s: 0.0,
         scheme: None,
+        basis: Basis {
+            expected: cx.mode == Mode::Expected,
+            network: matches!(domain, Some(d) if span > d as f64),
+            ..Basis::default()
+        },
     })
 }
 

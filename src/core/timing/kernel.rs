@@ -21,7 +21,7 @@ use super::quant::{activation_quant_s, kv_dequant_s};
 use super::special::{special_added_s, special_function_s};
 use super::split_kv;
 use super::waves::{gemm_quantization, stream_k};
-use super::{Bound, Context, KernelCost, Unit};
+use super::{Basis, Bound, Context, KernelCost, Unit};
 
 /// Operations per weight element to dequantize a weight-only quantized matrix before the
 /// matrix unit uses it (convert and scale): an assumption, no source gives a figure.
@@ -88,6 +88,13 @@ pub(super) fn price_kernel(cx: &Context, kernel: &Kernel) -> Result<(KernelCost,
         act_quant_s: compute.act_quant_s,
         special_s: timing.special_s,
         scheme: compute.scheme.map(|(_, s)| s),
+        basis: Basis {
+            expected: achievable.is_some(),
+            path: compute.path,
+            small_m: timing.small_m,
+            attention: compute.attention,
+            network: false,
+        },
     };
     Ok((cost, compute.mfu_time_s))
 }
@@ -127,6 +134,8 @@ struct Compute {
     main: Option<(f64, DType)>,
     /// The largest FLOPs of one op that multiplies a weight, and its scheme.
     scheme: Option<(f64, Scheme)>,
+    /// Expected mode: the kernel path of that op.
+    path: Option<KernelPath>,
 }
 
 impl Compute {
@@ -204,6 +213,7 @@ impl Compute {
             });
         if let Some(s) = scheme.filter(|_| self.scheme.is_none_or(|(f, _)| op_flops > f)) {
             self.scheme = Some((op_flops, s));
+            self.path = achievable.and_then(|_| gemm_path_of(cx, Some(s.weight)));
         }
         if let Some(a) = achievable.filter(|_| scheme.is_some_and(Scheme::weight_only)) {
             if let Some(dequant_s) = dequant_time(cx, op, dtype, a) {
@@ -373,6 +383,8 @@ struct Timing {
     /// Fraction of the datasheet bandwidth the kernel's HBM bytes move at.
     memory_fraction: f64,
     special_s: f64,
+    /// Expected mode: the weights streamed at the small-M fraction.
+    small_m: bool,
 }
 
 impl Timing {
@@ -393,6 +405,7 @@ impl Timing {
             dequant_s: 0.0,
             memory_fraction: 1.0,
             special_s: 0.0,
+            small_m: false,
         }
     }
 
@@ -405,7 +418,7 @@ impl Timing {
         traffic: &Traffic,
     ) -> Timing {
         let scheme = compute.scheme.map(|(_, s)| s);
-        let memory_fraction = memory_fraction(cx, kernel, a, compute.attention, scheme);
+        let (memory_fraction, small_m) = memory_fraction(cx, kernel, a, compute.attention, scheme);
         let t_memory = expected_memory_s(cx, memory_fraction, traffic);
         let special_s = special_added_s(a, compute.special_s, compute.matrix_s);
         let t_compute = compute.expected_s + compute.dequant_s + special_s;
@@ -437,6 +450,7 @@ impl Timing {
             dequant_s: compute.dequant_s,
             memory_fraction,
             special_s,
+            small_m,
         }
     }
 }
@@ -453,16 +467,17 @@ fn expected_memory_s(cx: &Context, fraction: f64, traffic: &Traffic) -> f64 {
 /// fused attention kernel's own; a large stream's, less for a decode-shaped library GEMM, and
 /// lower again for a weight-only quantised one (`weight_only_memory`) or one that multiplies
 /// in fp4 (`fp4_memory`: block-scaled W4A4 kernels at small M stream their weights at a
-/// fraction of a 16-bit GEMM's rate; docs/sources.md, kernel physics 12).
+/// fraction of a 16-bit GEMM's rate; docs/sources.md, kernel physics 12); also whether the
+/// small-M fraction applied.
 fn memory_fraction(
     cx: &Context,
     kernel: &Kernel,
     a: &Achievable,
     attention: bool,
     scheme: Option<Scheme>,
-) -> f64 {
+) -> (f64, bool) {
     if attention {
-        return a.attention_memory();
+        return (a.attention_memory(), false);
     }
     let small_m = kernel.members.iter().any(|&i| {
         let m = cx.ev.gemm[i].m;
@@ -478,7 +493,7 @@ fn memory_fraction(
         false => 1.0,
         true => a.small_m_memory_on(path) * scheme_efficiency,
     };
-    a.memory * small_m_efficiency
+    (a.memory * small_m_efficiency, small_m)
 }
 
 /// The kernel path a GEMM of weights in `weight` runs in: the scenario's own (a measured

@@ -17,6 +17,7 @@ mod host;
 mod iteration;
 mod kernel;
 mod memory;
+mod provenance;
 mod quant;
 mod request;
 mod special;
@@ -38,6 +39,7 @@ use crate::core::workload::{Evaluation, KernelKind, KernelSums, Workload};
 use context::{price_any, Context};
 pub use iteration::{Iteration, IterationPricer};
 pub use memory::DEFAULT_MEMORY_UTILIZATION;
+pub use provenance::{priced_by, Basis, Constant, ConstantName};
 pub use request::{price_request, RequestSummary};
 use totals::Totals;
 
@@ -109,6 +111,8 @@ pub struct Price {
     pub attainable_flop_per_s: f64,
     /// Share of the step time, all executions counted.
     pub share: f64,
+    /// The chip-file constants that priced it ([`priced_by`]).
+    pub priced_by: Vec<Constant>,
 }
 
 /// The step's totals.
@@ -317,6 +321,9 @@ pub struct KernelCost {
     /// The weights' format and the type they are multiplied in, for the op of the kernel
     /// with the most FLOPs that multiplies a weight.
     pub scheme: Option<Scheme>,
+    /// The choices pricing made that the numbers above do not show, for [`priced_by`].
+    #[serde(skip)]
+    pub basis: Basis,
 }
 
 impl KernelCost {
@@ -345,6 +352,13 @@ impl KernelCost {
         act_quant_s: 0.0,
         special_s: 0.0,
         scheme: None,
+        basis: Basis {
+            expected: false,
+            path: None,
+            small_m: false,
+            attention: false,
+            network: false,
+        },
     };
 }
 
@@ -367,6 +381,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
             intensity_flop_per_byte: cost.flops / cost.bytes,
             attainable_flop_per_s: cost.flops / cost.time_s,
             share: cost.time_s * cost.count as f64 / summary.step_time_s,
+            priced_by: priced_by(chip, kernel.kind, cost),
         })
         .collect();
     Ok(StepReport {

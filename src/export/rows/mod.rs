@@ -33,7 +33,7 @@ pub(crate) use report::{
     band_of, compare_rows, kernel_rows, plan_rows, request_band_of, summary_row, ParamCells,
 };
 pub(crate) use scenario::{
-    param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow,
+    constant_value, param_columns, CompareRow, KernelName, KernelRow, ScenarioLabel, SummaryRow,
 };
 #[cfg(feature = "cli")]
 pub(crate) use select::Columns;

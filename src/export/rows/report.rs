@@ -80,6 +80,7 @@ pub(crate) fn kernel_rows<'a>(report: &'a StepReport, cells: &'a ParamCells) -> 
                 kind: p.kind.name(),
             }),
             cost: Some(&p.cost),
+            priced_by: &p.priced_by,
             step_time_s: report.summary.step_time_s,
             error: "",
         })

@@ -6,7 +6,7 @@ use super::what_if::WhatIfCells;
 use super::{Row, RowInline, SchemeText, Value};
 use crate::base::types::Types;
 use crate::core::scenario::Mode;
-use crate::core::timing::{KernelCost, RequestSummary, StepSummary};
+use crate::core::timing::{Constant, KernelCost, RequestSummary, StepSummary};
 use crate::study::band::Band;
 use crate::study::serving::ServingBand;
 
@@ -41,6 +41,7 @@ pub(crate) fn param_columns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec
         label,
         kernel: None,
         cost: None,
+        priced_by: &[],
         step_time_s: 0.0,
         error: "",
     }
@@ -337,6 +338,8 @@ pub(crate) struct KernelRow<'a> {
     pub label: ScenarioLabel<'a>,
     pub kernel: Option<KernelName<'a>>,
     pub cost: Option<&'a KernelCost>,
+    /// The chip-file constants that priced it (`timing::priced_by`).
+    pub priced_by: &'a [Constant],
     /// The step time, for the kernel's share.
     pub step_time_s: f64,
     pub error: &'a str,
@@ -349,6 +352,7 @@ impl<'a> KernelRow<'a> {
             label,
             kernel: None,
             cost: None,
+            priced_by: &[],
             step_time_s: 0.0,
             error,
         }
@@ -399,7 +403,35 @@ impl RowInline for KernelRow<'_> {
             "share",
             c.map_or(Value::Empty, |c| Value::Num(c.time_s * c.count as f64 / t)),
         );
+        f("roofline_share", num(|c| c.roofline_time_s / c.time_s));
+        let priced_by = c.map(|_| constants_cell(self.priced_by));
+        f(
+            "priced_by",
+            priced_by.as_deref().map_or(Value::Empty, Value::Text),
+        );
         self.label.visit_params(f);
         f("error", Value::Text(self.error));
+    }
+}
+
+/// The constants behind a kernel as one cell: `name=value` joined by `;`, each value as
+/// [`constant_value`] writes it.
+pub(crate) fn constants_cell(constants: &[Constant]) -> String {
+    let mut cell = String::new();
+    for (i, c) in constants.iter().enumerate() {
+        if i > 0 {
+            cell.push(';');
+        }
+        cell.push_str(&format!("{}={}", c.name, constant_value(c.value)));
+    }
+    cell
+}
+
+/// A constant's value in SI units, in its shortest form, with an exponent outside 1e-4 to
+/// 1e6 (`9.89e14` FLOP/s, `0.8489742`, `8e-7` s).
+pub(crate) fn constant_value(v: f64) -> String {
+    match v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+        true => format!("{v:e}"),
+        false => format!("{v}"),
     }
 }

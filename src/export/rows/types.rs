@@ -28,7 +28,7 @@ impl ColumnType {
 }
 
 /// The text columns of scenario and kernel rows.
-const TEXT: [&str; 19] = [
+const TEXT: [&str; 20] = [
     "workload",
     "chip",
     "engine",
@@ -48,6 +48,7 @@ const TEXT: [&str; 19] = [
     "compute_dtype",
     "unit",
     "bound",
+    "priced_by",
 ];
 
 /// The integer columns of scenario and kernel rows.
