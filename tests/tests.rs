@@ -59,3 +59,4 @@ mod ui_budget;
 #[cfg(feature = "ui")]
 mod ui_guard;
 mod whatif;
+mod zoo;
