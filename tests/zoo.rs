@@ -350,3 +350,32 @@ fn a_qwen3_next_config_with_layers_the_template_lacks_is_refused() {
         assert!(err.contains(field) && err.contains("gdn-moe"), "{err}");
     }
 }
+
+#[test]
+fn a_mixed_step_of_the_new_models_is_its_decode_and_prefill_steps() {
+    // 16 decoding sequences at 5000 positions beside 3 prompt chunks of 256 after 4000, alone
+    // and under tp = 2: the FLOPs add up, and so do the caches and the recurrent states.
+    for model in ["deepseek-v3.2", QWEN3_NEXT] {
+        for tp in [1.0, 2.0] {
+            let price = |sets: &[(&str, f64)]| {
+                let mut all = sets.to_vec();
+                all.push(("tp", tp));
+                run(model, "h200", &all, roofline()).summary
+            };
+            let mixed = price(&[
+                ("batch", 16.0),
+                ("tokens", 1.0),
+                ("context", 5000.0),
+                ("prefill_tokens", 768.0),
+                ("prefill_seqs", 3.0),
+                ("prefill_context", 4000.0),
+            ]);
+            let decode = price(&[("batch", 16.0), ("tokens", 1.0), ("context", 5000.0)]);
+            let prefill = price(&[("batch", 3.0), ("tokens", 256.0), ("context", 4000.0)]);
+            assert_close(mixed.flops, decode.flops + prefill.flops, 1e-12);
+            assert_close(mixed.kv_bytes, decode.kv_bytes + prefill.kv_bytes, 1e-12);
+            assert_eq!(mixed.state_bytes, decode.state_bytes + prefill.state_bytes);
+            assert_eq!(mixed.tokens_per_step, Some(16.0 + 768.0));
+        }
+    }
+}
