@@ -306,6 +306,7 @@ fn qwen3_next_and_deepseek_v3_2_configs_import_as_the_built_in_models() {
 
     let (path, yaml) = import_into(dir.path(), DEEPSEEK_V32_CONFIG);
     assert!(yaml.contains("template: mla-sparse-moe\n"), "{yaml}");
+    assert!(!yaml.contains("Not understood"), "{yaml}");
     for line in [
         "index_heads: 64",
         "index_head_dim: 128",
