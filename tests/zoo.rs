@@ -380,3 +380,54 @@ fn a_mixed_step_of_the_new_models_is_its_decode_and_prefill_steps() {
         }
     }
 }
+
+#[test]
+fn llama_4_vision_encodes_two_images_by_hand() {
+    // Two 336 x 336 images: 2 tiles of 576 patches and a class token through 34 ViT layers
+    // (hidden 1408, 16 heads of 88, MLP 5632), then 144 tokens a tile through the adapter
+    // (5632 -> 4096 -> 4096) and the projector into Llama-4's 5120 (docs/sources.md, M10c).
+    let (tiles, p, h, heads, d, f) = (2.0, 577.0, 1408.0, 16.0, 88.0, 5632.0);
+    let n = tiles * p;
+    let embed = 2.0 * tiles * 576.0 * 588.0 * h + n * h + 7.0 * n * h;
+    let attention = 2.0 * 2.0 * tiles * heads * p * p * d + 5.0 * tiles * heads * p * p;
+    let layer = 7.0 * n * h * 2.0 // two LayerNorms
+        + 2.0 * n * 3.0 * h * h + 3.0 * n * 2.0 * h // q, k, v and RoPE on q and k
+        + attention
+        + 2.0 * n * h * h + 2.0 * n * h // o_proj and the two residual adds
+        + 2.0 * 2.0 * n * h * f + 8.0 * n * f; // fc1, fc2 and GELU
+    let tokens = tiles * 144.0;
+    let adapter = 7.0 * n * h
+        + 2.0 * tokens * 5632.0 * 4096.0
+        + 2.0 * tokens * 4096.0 * 4096.0
+        + 2.0 * 8.0 * tokens * 4096.0
+        + 2.0 * tokens * 4096.0 * 5120.0;
+    let r = run("llama-4-vision", "h200", &[("images", 2.0)], roofline());
+    assert_close(r.summary.flops, embed + 34.0 * layer + adapter, 1e-12);
+    // The 288 tokens it hands the language model.
+    assert_eq!(r.summary.tokens_per_step, Some(288.0));
+    // Its weights, as the checkpoint lists them: the patch embedding (588 x 1408), the class
+    // token and 577 positions, two LayerNorms; per layer q, k, v, o with biases, fc1 and fc2
+    // with biases, two LayerNorms; the adapter's fc1 (5632 x 4096) and fc2 (4096 x 4096); the
+    // projector (4096 x 5120).
+    let per_layer = 4.0 * (h * h + h) + 2.0 * h * f + f + h + 4.0 * h;
+    let weights = 588.0 * h
+        + h
+        + p * h
+        + 4.0 * h
+        + 34.0 * per_layer
+        + 5632.0 * 4096.0
+        + 4096.0 * 4096.0
+        + 4096.0 * 5120.0;
+    assert_eq!(weights, 871_932_416.0);
+    assert_eq!(counted("llama-4-vision"), weights);
+    // A larger image at 4 tiles (576 tokens) costs the encoder four tiles' work.
+    let big = run(
+        "llama-4-vision",
+        "h200",
+        &[("image_tokens", 576.0)],
+        roofline(),
+    );
+    let one = run("llama-4-vision", "h200", &[], roofline());
+    assert_eq!(big.summary.tokens_per_step, Some(576.0));
+    assert!(big.summary.flops > 3.9 * one.summary.flops);
+}
