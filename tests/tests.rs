@@ -60,3 +60,4 @@ mod ui_budget;
 #[cfg(feature = "ui")]
 mod ui_guard;
 mod whatif;
+mod zoo;

@@ -71,7 +71,8 @@ pub(crate) enum Command {
     /// --frontier, each chip's Pareto frontier
     Serving(Box<serving::ServingArgs>),
     /// Turn a Hugging Face config.json into a workload file (Llama, Mistral, Mixtral, Qwen2,
-    /// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss, Gemma-2 and Gemma-3 families)
+    /// Qwen3, Qwen3-MoE, DeepSeek-V3, DeepSeek-V3.2, Qwen3-Next, gpt-oss, Gemma-2 and Gemma-3
+    /// families)
     Import(import::ImportArgs),
     /// Price measured cases and report each prediction's error, then the median and 90th
     /// percentile overall, per chip, per kind and per data type

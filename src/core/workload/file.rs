@@ -257,7 +257,8 @@ pub(super) struct ElementwiseFile {
 /// A state-space scan (Mamba-2's SSD): `sequences` sequences of `tokens` new tokens through
 /// `heads` heads of `head_dim` channels, each with a `state`-wide recurrent state per channel
 /// whose input and output projections (B, C) are shared by the heads of each of `groups`
-/// groups; the chunked kernel works in chunks of `chunk` tokens.
+/// groups; the chunked kernel works in chunks of `chunk` tokens; `rule: gated_delta` makes it a
+/// gated delta rule's recurrence (Gated DeltaNet) instead.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScanFile {
@@ -270,6 +271,8 @@ pub(super) struct ScanFile {
     pub(super) state: Spanned<String>,
     pub(super) groups: Spanned<String>,
     pub(super) chunk: Spanned<String>,
+    /// The recurrence: `mamba2` (the default) or `gated_delta`.
+    pub(super) rule: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) reads: IndexMap<String, Spanned<String>>,
 }

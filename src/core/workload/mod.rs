@@ -24,7 +24,7 @@ pub use count::ParameterCounts;
 pub use eval::Evaluation;
 pub use graph::{FusionPlan, Kernel, KernelKind, KernelRead};
 pub(crate) use memo::{KernelSums, WorkspaceMemo};
-pub use scan::{ScanDims, ScanSizes};
+pub use scan::{ScanDims, ScanRule, ScanSizes};
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -21,8 +21,55 @@
 //!
 //! The kernel reads its inputs (x, B, C, dt and each sequence's state) and writes y and each
 //! sequence's updated state; the chunk states of a prefill stay on chip (one fused kernel).
+//!
+//! A gated delta rule ([`ScanRule::GatedDelta`]: Gated DeltaNet, Yang, Kautz and Hatamizadeh,
+//! arXiv 2412.06464; Qwen3-Next's linear attention, docs/sources.md, M19) keeps the same
+//! state, `head_dim` values by `state` keys per head, with the keys (B) and queries (C) shared
+//! by the heads of a group, but writes it by the delta rule: S = a_t S (I - beta_t k_t k_t^T)
+//! + beta_t v_t k_t^T, and reads o_t = S q_t.
+//!
+//! - One token a step (`fused_recurrent_gated_delta_rule`): per head the state is decayed
+//!   (1 per state element), its prediction S k read off (2 per state element), the error
+//!   beta (v - S k) formed (2 per value channel), its outer product with k added (2 per state
+//!   element) and the output S q read off (2 per state element): 7 head_dim state + 2
+//!   head_dim FLOPs.
+//! - Several tokens (`chunk_gated_delta_rule`, the WY form) in chunks of q = min(tokens,
+//!   chunk): per chunk and head, the masked K K^T 2 q^2 state, the triangular solve of
+//!   (I + A) T = I q^3 / 3 multiply-adds (2 q^3 / 3 FLOPs), W = T K 2 q^2 state and U = T V
+//!   2 q^2 head_dim, the new values U - W S 2 q state head_dim, the masked Q K^T 2 q^2 state,
+//!   the output from the carried state Q S 2 q state head_dim and from the chunk (Q K^T) V'
+//!   2 q^2 head_dim, the state's update K^T V' 2 q state head_dim and its decay state head_dim.
+//!   Keys and queries are expanded to every head of a group, as the kernels do. The decays'
+//!   cumulative sums and exponentials (O(q) per chunk and head) are left out.
 
 use super::Field;
+
+/// The recurrence a scan runs: Mamba-2's selective state update, or a gated delta rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScanRule {
+    /// Mamba-2's SSD: h = a h + x B^T, y = h C.
+    #[default]
+    Mamba2,
+    /// Gated DeltaNet: S = a S (I - beta k k^T) + beta v k^T, o = S q.
+    GatedDelta,
+}
+
+impl ScanRule {
+    /// The rules as a file writes them.
+    pub const NAMES: [&'static str; 2] = ["mamba2", "gated_delta"];
+
+    /// Reads a file's `rule:`; the error names every rule there is.
+    pub fn parse(text: &str) -> Result<ScanRule, String> {
+        match text.trim() {
+            "mamba2" => Ok(ScanRule::Mamba2),
+            "gated_delta" => Ok(ScanRule::GatedDelta),
+            other => Err(format!(
+                "unknown scan rule `{other}`; expected one of {}",
+                ScanRule::NAMES.join(", ")
+            )),
+        }
+    }
+}
 
 /// The sizes of a scan as the file writes them (expressions over params).
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +88,8 @@ pub struct ScanDims {
     pub groups: Field,
     /// Tokens per chunk of the chunked kernel.
     pub chunk: Field,
+    /// The recurrence: Mamba-2's (the default) or a gated delta rule.
+    pub rule: ScanRule,
 }
 
 /// The sizes of a scan in one scenario.
@@ -60,6 +109,8 @@ pub struct ScanSizes {
     pub groups: f64,
     /// Tokens per chunk of the chunked kernel.
     pub chunk: f64,
+    /// The recurrence: Mamba-2's or a gated delta rule.
+    pub rule: ScanRule,
 }
 
 impl ScanSizes {
@@ -74,7 +125,11 @@ impl ScanSizes {
             state: n,
             groups,
             chunk,
+            rule,
         } = *self;
+        if rule == ScanRule::GatedDelta {
+            return self.delta_flops();
+        }
         if tokens <= 1.0 {
             return sequences * tokens * heads * (5.0 * p * n + 3.0 * p);
         }
@@ -82,6 +137,23 @@ impl ScanSizes {
         let per_chunk =
             heads * (2.0 * q * q * p + 4.0 * q * n * p + 2.0 * n * p) + groups * 2.0 * q * q * n;
         sequences * (tokens / q) * per_chunk
+    }
+
+    /// The gated delta rule's FLOPs (see the module's counts): `head_dim` values by `state`
+    /// keys per head.
+    fn delta_flops(&self) -> f64 {
+        let (p, n) = (self.head_dim, self.state);
+        if self.tokens <= 1.0 {
+            return self.sequences * self.tokens * self.heads * (7.0 * p * n + 2.0 * p);
+        }
+        let q = self.tokens.min(self.chunk);
+        let per_chunk = 2.0 * q * q * n // masked K K^T
+            + 2.0 * q * q * q / 3.0 // (I + A)^-1 by forward substitution
+            + 2.0 * q * q * n + 2.0 * q * q * p // W = T K, U = T V
+            + 2.0 * q * n * p // V' = U - W S
+            + 2.0 * q * q * n + 2.0 * q * n * p + 2.0 * q * q * p // Q K^T, Q S, (Q K^T) V'
+            + 2.0 * q * n * p + n * p; // S = a S + K^T V'
+        self.sequences * (self.tokens / q) * self.heads * per_chunk
     }
 
     /// The elements one sequence's recurrent state holds: heads x head_dim x state.
@@ -98,7 +170,7 @@ impl ScanSizes {
 
 #[cfg(test)]
 mod tests {
-    use super::ScanSizes;
+    use super::{ScanRule, ScanSizes};
 
     /// Nemotron-H-8B's Mamba-2 layer (128 heads of 64, state 128, 8 groups, chunk 128).
     fn nemotron(sequences: f64, tokens: f64) -> ScanSizes {
@@ -110,6 +182,7 @@ mod tests {
             state: 128.0,
             groups: 8.0,
             chunk: 128.0,
+            rule: ScanRule::Mamba2,
         }
     }
 
@@ -142,5 +215,52 @@ mod tests {
         let passing = 2.0 * 128.0 * 64.0;
         let group = 2.0 * 100.0 * 100.0 * 128.0;
         assert_eq!(short.flops(), 128.0 * (head + passing) + 8.0 * group);
+    }
+
+    /// Qwen3-Next-80B-A3B's gated DeltaNet layer (32 value heads of 128, keys of 128 shared by
+    /// 16 key heads, chunk 64).
+    fn qwen3_next(sequences: f64, tokens: f64) -> ScanSizes {
+        ScanSizes {
+            sequences,
+            tokens,
+            heads: 32.0,
+            head_dim: 128.0,
+            state: 128.0,
+            groups: 16.0,
+            chunk: 64.0,
+            rule: ScanRule::GatedDelta,
+        }
+    }
+
+    #[test]
+    fn a_delta_rule_decode_reads_its_prediction_back() {
+        // Per head: decay 128 x 128, S k 2 x 128 x 128, beta (v - S k) 2 x 128, outer product
+        // added 2 x 128 x 128, S q 2 x 128 x 128.
+        let per_head = 16384.0 + 32768.0 + 256.0 + 32768.0 + 32768.0;
+        let s = qwen3_next(4.0, 1.0);
+        assert_eq!(s.flops(), 4.0 * 32.0 * per_head);
+        // The state: 32 heads x 128 x 128 per sequence, as Mamba's is counted.
+        assert_eq!(s.state_elements(), 524_288.0);
+        assert_eq!(s.out_elements(), 4.0 * (32.0 * 128.0 + 524_288.0));
+        assert_eq!(ScanRule::parse("gated_delta"), Ok(ScanRule::GatedDelta));
+        assert!(ScanRule::parse("delta")
+            .unwrap_err()
+            .contains("mamba2, gated_delta"));
+    }
+
+    #[test]
+    fn a_delta_rule_prefill_is_the_chunked_wy_kernel() {
+        // 256 tokens in 4 chunks of 64, per chunk and head (d = 128 keys and values):
+        // K K^T, W, Q K^T: 3 x 2 x 64^2 x 128; U, (Q K^T) V': 2 x 2 x 64^2 x 128; the solve
+        // 2 x 64^3 / 3; W S, Q S, K^T V': 3 x 2 x 64 x 128^2; the decay 128^2.
+        let gemms = 5.0 * 2.0 * 4096.0 * 128.0 + 3.0 * 2.0 * 64.0 * 16384.0 + 16384.0;
+        let solve = 2.0 * 262_144.0 / 3.0;
+        let s = qwen3_next(2.0, 256.0);
+        let expected = 2.0 * 4.0 * 32.0 * (gemms + solve);
+        assert!(
+            (s.flops() - expected).abs() <= 1e-9 * expected,
+            "{}",
+            s.flops()
+        );
     }
 }

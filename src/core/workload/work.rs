@@ -167,6 +167,7 @@ impl Workload {
             state: self.dim(&d.state, ev)?,
             groups: self.dim(&d.groups, ev)?,
             chunk: self.dim(&d.chunk, ev)?,
+            rule: d.rule,
         };
         Ok(Work {
             flops: sizes.flops(),

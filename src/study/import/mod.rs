@@ -157,6 +157,47 @@ const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        model_types: &["deepseek_v32"],
+        template: "mla-sparse-moe",
+        groups: &Group::ALL,
+        ignores: &["num_key_value_heads"],
+        fields: &[
+            ("dense_layers", "first_k_dense_replace"),
+            ("q_lora_rank", "q_lora_rank"),
+            ("kv_lora_rank", "kv_lora_rank"),
+            ("qk_nope_dim", "qk_nope_head_dim"),
+            ("qk_rope_dim", "qk_rope_head_dim"),
+            ("v_head_dim", "v_head_dim"),
+            ("ffn", "intermediate_size"),
+            ("experts", "n_routed_experts"),
+            ("top_k", "num_experts_per_tok"),
+            ("shared_experts", "n_shared_experts"),
+            ("moe_ffn", "moe_intermediate_size"),
+            ("index_heads", "index_n_heads"),
+            ("index_head_dim", "index_head_dim"),
+            ("index_topk", "index_topk"),
+        ],
+    },
+    Family {
+        model_types: &["qwen3_next"],
+        template: "gdn-moe",
+        groups: &Group::ALL,
+        // The dense width serves only `mlp_only_layers`, refused below unless empty.
+        ignores: &["intermediate_size"],
+        fields: &[
+            ("full_attention_interval", "full_attention_interval"),
+            ("linear_key_heads", "linear_num_key_heads"),
+            ("linear_value_heads", "linear_num_value_heads"),
+            ("linear_key_dim", "linear_key_head_dim"),
+            ("linear_value_dim", "linear_value_head_dim"),
+            ("conv_kernel", "linear_conv_kernel_dim"),
+            ("experts", "num_experts"),
+            ("top_k", "num_experts_per_tok"),
+            ("moe_ffn", "moe_intermediate_size"),
+            ("shared_ffn", "shared_expert_intermediate_size"),
+        ],
+    },
+    Family {
         model_types: &["gemma2", "gemma3_text"],
         template: "gemma2",
         groups: DENSE,
@@ -327,8 +368,17 @@ impl<'a> Config<'a> {
         for &(param, field) in SHAPE.iter().chain(family.fields) {
             params.push((param, self.number(field, used)?));
         }
-        if family.template != "mla-moe" {
+        if !family.template.starts_with("mla-") {
             self.attention(model_type, used, &mut params)?;
+        }
+        match family.template {
+            "mla-sparse-moe" => {
+                // The indexer's Hadamard rotation: log2(index_head_dim) butterfly stages.
+                let width = self.number("index_head_dim", used)?;
+                params.push(("index_hadamard_stages", width.max(1.0).log2().ceil()));
+            }
+            "gdn-moe" => self.linear_hybrid(used, &mut params)?,
+            _ => {}
         }
         // A Gemma without soft-capping (Gemma-3) prices the gemma2 template's cap passes at 0
         // FLOPs. Absent, `attn_logit_softcapping` is its config class's default (HF-CFG):
@@ -341,6 +391,55 @@ impl<'a> Config<'a> {
             params.push(("softcap_flops", 0.0));
         }
         Ok(params)
+    }
+
+    /// What the gated-DeltaNet hybrid (Qwen3-Next) adds to the attention params: the rotated
+    /// width of a head (`partial_rotary_factor`, 0.25 when absent, its config class's
+    /// default); a sliding window or dense-FFN layers, which the template has none of, are
+    /// refused by name.
+    fn linear_hybrid(
+        &self,
+        used: &mut Vec<&'static str>,
+        params: &mut Vec<(&'static str, f64)>,
+    ) -> Result<(), Error> {
+        if params.iter().any(|&(p, v)| p == "local_layers" && v > 0.0) {
+            return Err(self.missing(
+                "sliding_window",
+                "a Qwen3-Next with sliding-window layers: the gdn-moe template has none",
+            ));
+        }
+        if self.fields.get("use_sliding_window") == Some(&Value::Bool(true)) {
+            return Err(self.missing(
+                "use_sliding_window",
+                "a Qwen3-Next with sliding-window layers: the gdn-moe template has none",
+            ));
+        }
+        used.push("use_sliding_window");
+        params.retain(|&(p, _)| p != "local_layers" && p != "window");
+        let dense_layers = self.fields.get("mlp_only_layers");
+        if dense_layers.is_some_and(|v| v.as_array().is_none_or(|a| !a.is_empty())) {
+            return Err(self.missing(
+                "mlp_only_layers",
+                "dense-FFN layers: the gdn-moe template has a MoE FFN on every layer",
+            ));
+        }
+        let step = self.fields.get("decoder_sparse_step");
+        if step.is_some_and(|v| v.as_f64() != Some(1.0)) {
+            return Err(self.missing(
+                "decoder_sparse_step",
+                "MoE on only some layers: the gdn-moe template has a MoE FFN on every layer",
+            ));
+        }
+        let head_dim = (params.iter())
+            .find(|(p, _)| *p == "head_dim")
+            .map_or(0.0, |&(_, v)| v);
+        let factor = match self.fields.get("partial_rotary_factor") {
+            Some(v) if !v.is_null() => self.number("partial_rotary_factor", used)?,
+            _ => 0.25,
+        };
+        used.push("partial_rotary_factor");
+        params.push(("rotary_dim", head_dim * factor));
+        Ok(())
     }
 
     /// The params of grouped-query attention, for every template but MLA's: KV heads, head

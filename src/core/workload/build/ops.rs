@@ -14,7 +14,7 @@ use crate::core::workload::file::{
 };
 use crate::core::workload::graph::op_cycle;
 use crate::core::workload::{
-    Algorithm, Block, Causal, Collective, Field, Op, OpKind, ReadSize, ScanDims, Stage,
+    Algorithm, Block, Causal, Collective, Field, Op, OpKind, ReadSize, ScanDims, ScanRule, Stage,
 };
 
 /// The blocks of the step, their ops (every op of the file, one index each), and how many
@@ -171,6 +171,16 @@ impl Builder {
         let state = field("state", &s.state);
         let groups = field("groups", &s.groups);
         let chunk = field("chunk", &s.chunk);
+        let rule = match &s.rule {
+            None => Some(ScanRule::default()),
+            Some(text) => match ScanRule::parse(&text.value) {
+                Ok(rule) => Some(rule),
+                Err(e) => {
+                    self.problem(self.at(format!("{prefix}.rule"), text), e);
+                    None
+                }
+            },
+        };
         Some(OpKind::Scan(Box::new(ScanDims {
             sequences: sequences?,
             tokens: tokens?,
@@ -179,6 +189,7 @@ impl Builder {
             state: state?,
             groups: groups?,
             chunk: chunk?,
+            rule: rule?,
         })))
     }
 
