@@ -374,6 +374,8 @@ pub struct Workload {
     pub(crate) stages: Option<Field>,
     /// Numbers every scenario must keep whole (`heads / tp`), each with why.
     pub(crate) wholes: Vec<(Field, String)>,
+    /// Positions a step may reach at most (`max_positions`), where the file states it.
+    pub(crate) max_positions: Option<u64>,
     pub(crate) tensors: Vec<Tensor>,
     pub(crate) blocks: Vec<Block>,
     pub(crate) ops: Vec<Op>,
@@ -395,6 +397,12 @@ impl Workload {
     /// File stem (`llama-3.1-70b`), or the name given for text that came from no file.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Positions the model attends over at most (`max_positions` in its file), where stated:
+    /// a step whose `context + tokens` passes it is refused ([`Error::PastPositions`]).
+    pub fn max_positions(&self) -> Option<u64> {
+        self.max_positions
     }
 
     /// The model's name (`Llama-3.1-70B`).
