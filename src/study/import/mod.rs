@@ -94,6 +94,9 @@ const IRRELEVANT: &[&str] = &[
     "use_bfloat16",
 ];
 
+/// The default `context` of every template's step.
+const TEMPLATE_CONTEXT: u64 = 4096;
+
 /// How a family's fields map to a template's params.
 struct Family {
     model_types: &'static [&'static str],
@@ -203,6 +206,11 @@ pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, 
     let limit = zoo::max_positions(&config.fields, &mut used).map_err(|r| config.refused(r))?;
     let mut checkpoint = quant::checkpoint(&config.fields, model_type, family.groups)
         .map_err(|r| config.refused(r))?;
+    // The templates' default step decodes at context 4096: a model that holds no more
+    // positions decodes by default at its last one.
+    if let Some((n, _)) = limit.as_ref().filter(|(n, _)| *n <= TEMPLATE_CONTEXT) {
+        params.push(("context", (n - 1) as f64));
+    }
     match &limit {
         Some((_, how)) => checkpoint.notes.push(format!("max_positions: {how}")),
         None => checkpoint

@@ -109,6 +109,10 @@ pub(super) const FAMILIES: &[Family] = &[
             "expand",
             "mamba_chunk_size",
             "hybrid_override_pattern",
+            "hidden_dropout",
+            "layer_norm_epsilon",
+            // Null in Nemotron-H's configs: its attention layers see every position.
+            "sliding_window",
         ],
         // Read apart: see `hybrid`.
         fields: &[],
