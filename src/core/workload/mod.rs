@@ -405,6 +405,13 @@ impl Workload {
         self.max_positions
     }
 
+    /// The workload without its position limit: a measured run that went past the
+    /// checkpoint's `max_positions` (an engine that does not refuse it) is priced as it ran.
+    pub fn without_position_limit(mut self) -> Workload {
+        self.max_positions = None;
+        self
+    }
+
     /// The model's name (`Llama-3.1-70B`).
     pub fn name(&self) -> &str {
         &self.name
