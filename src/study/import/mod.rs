@@ -8,6 +8,7 @@
 //! (`max_position_embeddings`, with the RoPE scaling that extends it) becomes the workload's
 //! `max_positions`.
 
+mod modules;
 mod quant;
 mod window;
 mod yaml;
@@ -211,11 +212,8 @@ pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, 
     if let Some((n, _)) = limit.as_ref().filter(|(n, _)| *n <= TEMPLATE_CONTEXT) {
         params.push(("context", (n - 1) as f64));
     }
-    match &limit {
-        Some((_, how)) => checkpoint.notes.push(format!("max_positions: {how}")),
-        None => checkpoint
-            .notes
-            .push("no max_position_embeddings: the workload states no position limit".into()),
+    if let Some((_, how)) = &limit {
+        checkpoint.notes.push(format!("max_positions: {how}"));
     }
     used.extend(["n_group", "topk_group"]);
     checkpoint.notes.extend(zoo::routing(&config.fields));

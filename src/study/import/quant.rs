@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::zoo;
+use super::modules::{module_groups, module_names, one_layer};
 use crate::base::format::Format;
 use crate::base::types::WeightGroup as Group;
 
@@ -319,7 +319,7 @@ impl Reader<'_> {
     }
 
     /// The groups compressed-tensors' `re:` patterns leave unquantised between them: those
-    /// whose every module (by [`zoo::module_names`]) one of the patterns matches from its
+    /// whose every module (by [`module_names`]) one of the patterns matches from its
     /// start, as Python's `re.match` does. A group some patterns match in part is refused;
     /// a pattern that matches no module of any group is noted.
     fn matched_groups(
@@ -347,7 +347,7 @@ impl Reader<'_> {
         }
         let mut kept = Vec::new();
         for &group in groups {
-            let modules = zoo::module_names(model_type, group);
+            let modules = module_names(model_type, group);
             let matched: Vec<&str> = (modules.iter().copied())
                 .filter(|m| compiled.iter().any(|(_, _, r, _)| r.is_match(m)))
                 .collect();
@@ -495,69 +495,4 @@ fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusa
 
 fn show<T: ToString>(v: Option<T>) -> String {
     v.map_or("(none)".into(), |v| v.to_string())
-}
-
-/// The groups a module name covers, by the names Hugging Face models give their modules.
-fn module_groups(name: &str) -> Vec<Group> {
-    let n = name.to_ascii_lowercase();
-    let has = |parts: &[&str]| parts.iter().any(|p| n.contains(p));
-    if has(&["embed", "lm_head", "wte", "output_layer"]) {
-        return vec![Group::Embed];
-    }
-    if has(&[
-        "attn",
-        "attention",
-        "q_proj",
-        "k_proj",
-        "v_proj",
-        "o_proj",
-        "qkv",
-    ]) {
-        return vec![Group::Attention];
-    }
-    // A router: `router`, DeepSeek's and Qwen's `mlp.gate`, Mixtral's `block_sparse_moe.gate`
-    // (AWQ-Mixtral lists it as a bare `gate`, which transformers matches as a part of the name).
-    let router = n == "gate" || n.ends_with(".gate") || n.ends_with(".gate$");
-    if router || (has(&["shared_expert", "router", "mlp.gate"]) && !n.ends_with("gate_proj")) {
-        return vec![Group::Ffn];
-    }
-    if has(&["experts"]) {
-        return vec![Group::Experts];
-    }
-    if has(&["mlp", "gate_proj", "up_proj", "down_proj", "ffn"]) {
-        return vec![Group::Ffn, Group::Experts];
-    }
-    Vec::new()
-}
-
-/// Whether a module name names one layer's module (`model.layers.3.mlp`), not every layer's.
-fn one_layer(name: &str) -> bool {
-    name.split('.')
-        .any(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn module_names_map_to_groups() {
-        assert_eq!(
-            module_groups("model.layers.*.self_attn"),
-            [Group::Attention]
-        );
-        assert_eq!(module_groups("model.layers.*.mlp.router"), [Group::Ffn]);
-        assert_eq!(module_groups("model.embed_tokens"), [Group::Embed]);
-        assert_eq!(module_groups("lm_head"), [Group::Embed]);
-        assert_eq!(module_groups("re:.*mlp.experts.*"), [Group::Experts]);
-        assert_eq!(module_groups("re:.*mlp.gate$"), [Group::Ffn]);
-        assert_eq!(module_groups("gate"), [Group::Ffn]);
-        assert_eq!(
-            module_groups("model.layers.*.block_sparse_moe.gate"),
-            [Group::Ffn]
-        );
-        assert!(module_groups("model.norm").is_empty());
-        assert!(one_layer("model.layers.0.mlp.down_proj"));
-        assert!(!one_layer("model.layers.*.mlp"));
-    }
 }
