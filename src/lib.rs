@@ -85,7 +85,7 @@ pub mod error {
     //! # Ok::<(), Error>(())
     //! ```
     pub use crate::base::diagnostic::{Diagnostic, Diagnostics};
-    pub use crate::base::error::{Error, NotInWorkload, UnknownName, Unsupported};
+    pub use crate::base::error::{Error, NotInWorkload, PastPositions, UnknownName, Unsupported};
 }
 
 pub mod chip {

@@ -162,7 +162,8 @@ fn one_sixteen_bit_float_named_runs_the_model_in_it() {
     // Llama-2-7B's checkpoint is bf16; `--dtype activation=fp16` is an fp16 model throughout (an
     // engine's `--dtype float16` casts the checkpoint at load), priced as if all three roles
     // were named: a 512-token prefill on the fp16 tensor peak, not bf16 weights widened to fp32.
-    let sets = [("tokens", 512.0)];
+    // (From an empty cache: the model holds 4096 positions.)
+    let sets = [("tokens", 512.0), ("context", 0.0)];
     let alone = run(
         "llama-2-7b",
         "a100-80gb",

@@ -151,12 +151,9 @@ fn the_model_is_named_from_name_or_path_or_its_folder() {
 #[test]
 fn every_field_is_listed_as_used_ignored_or_not_understood() {
     let gpt = imported("gpt-oss-120b");
-    for key in [
-        "rope_scaling",
-        "swiglu_limit",
-        "initial_context_length",
-        "eos_token_id",
-    ] {
+    // rope_scaling is read (it extends the position limit), not ignored.
+    assert!(!gpt.ignored.iter().any(|k| k == "rope_scaling"));
+    for key in ["swiglu_limit", "initial_context_length", "eos_token_id"] {
         assert!(
             gpt.ignored.iter().any(|k| k == key),
             "{key}: {:?}",
@@ -207,15 +204,15 @@ fn what_cannot_be_priced_faithfully_is_refused() {
         err.contains("`bitsandbytes` is not a quantisation"),
         "{err}"
     );
-    // GPTQ with groups of 64: no such format.
+    // GPTQ with groups of 256: no such format.
     let gptq = edited("Mistral-7B-v0.1", |c| {
         c.insert(
             "quantization_config".into(),
-            json!({"quant_method": "gptq", "bits": 4, "group_size": 64}),
+            json!({"quant_method": "gptq", "bits": 4, "group_size": 256}),
         );
     });
     assert!(
-        refusal(&gptq).contains("group_size 64"),
+        refusal(&gptq).contains("group_size 256"),
         "{}",
         refusal(&gptq)
     );
@@ -268,9 +265,13 @@ fn nvfp4_and_int4_compressed_tensors_groups_are_read() {
         .unwrap()
         .yaml;
     assert_eq!(entry(&nvfp4, "weight"), Some("nvfp4"));
+    // No `symmetric` key: compressed-tensors' default, symmetric (no zero point).
     let int4 = import(&scheme(4, "int", "group", 128)).unwrap().yaml;
-    assert_eq!(entry(&int4, "weight"), Some("int4-g128"));
-    assert!(import(&scheme(4, "int", "group", 32)).is_err());
+    assert_eq!(entry(&int4, "weight"), Some("int4-g128-sym"));
+    // compressed-tensors' `symmetric` defaults to true: no zero point.
+    let int4 = import(&scheme(4, "int", "group", 32)).unwrap().yaml;
+    assert_eq!(entry(&int4, "weight"), Some("int4-g32"));
+    assert!(import(&scheme(4, "int", "group", 256)).is_err());
 }
 
 /// Import through the command line, load the workload and price it: the CLI refuses a

@@ -39,11 +39,22 @@ fn number(header: &[String], row: &[String], column: &str) -> f64 {
 fn on_the_roofline_an_op_names_the_roof_it_meets() {
     // Batch 512 of Llama-3.1-8B: the projections are compute-bound, the norms memory-bound.
     let (h, rows) = per_op(&[
-        "run", "llama-3.1-8b", "--chip", "h100-sxm", "--mode", "roofline", "--set", "batch=512",
+        "run",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--mode",
+        "roofline",
+        "--set",
+        "batch=512",
     ]);
     for row in &rows {
         let by = constants(cell(&h, row, "priced_by"));
-        assert_eq!(number(&h, row, "roofline_share"), 1.0, "the roofline is its own");
+        assert_eq!(
+            number(&h, row, "roofline_share"),
+            1.0,
+            "the roofline is its own"
+        );
         let time_s = number(&h, row, "time_us") * 1e-6;
         match cell(&h, row, "bound") {
             "compute" if cell(&h, row, "kind") == "gemm" => {
@@ -67,7 +78,14 @@ fn on_the_roofline_an_op_names_the_roof_it_meets() {
 
 #[test]
 fn in_expected_mode_a_stream_is_priced_again_from_the_constants_it_names() {
-    let (h, rows) = per_op(&["run", "llama-3.1-8b", "--chip", "h100-sxm", "--set", "batch=8"]);
+    let (h, rows) = per_op(&[
+        "run",
+        "llama-3.1-8b",
+        "--chip",
+        "h100-sxm",
+        "--set",
+        "batch=8",
+    ]);
     // The embedding gather does no arithmetic: its time is its fixed cost and its bytes at
     // the fitted share of the bandwidth, both named.
     let embed = rows.iter().find(|r| cell(&h, r, "op") == "embed").unwrap();
@@ -75,7 +93,11 @@ fn in_expected_mode_a_stream_is_priced_again_from_the_constants_it_names() {
     let names: Vec<&str> = by.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["memory.bandwidth", "expected.memory", "expected.dram_latency"]
+        [
+            "memory.bandwidth",
+            "expected.memory",
+            "expected.dram_latency"
+        ]
     );
     let stream_s = number(&h, embed, "bytes")
         / (value(&by, "memory.bandwidth") * value(&by, "expected.memory"));
@@ -100,7 +122,14 @@ fn in_expected_mode_a_stream_is_priced_again_from_the_constants_it_names() {
 
 #[test]
 fn a_collective_names_its_link() {
-    let (h, rows) = per_op(&["run", "llama-3.1-70b", "--chip", "h100-sxm", "--set", "tp=8"]);
+    let (h, rows) = per_op(&[
+        "run",
+        "llama-3.1-70b",
+        "--chip",
+        "h100-sxm",
+        "--set",
+        "tp=8",
+    ]);
     let reduce = rows
         .iter()
         .find(|r| cell(&h, r, "op") == "attn_allreduce")

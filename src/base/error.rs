@@ -45,6 +45,20 @@ pub struct NotInWorkload {
     pub known: String,
 }
 
+/// A step that reaches past the positions the model was trained for: `context + tokens` (or a
+/// mixed step's prompt chunk over its cached positions) above the model's `max_positions`.
+#[derive(Debug)]
+pub struct PastPositions {
+    /// The model's name.
+    pub model: String,
+    /// The model's `max_positions`.
+    pub limit: u64,
+    /// The positions the step reaches.
+    pub positions: f64,
+    /// How they add up, as `context 200000 + tokens 1` or `request in 130000 + out 2000`.
+    pub sum: String,
+}
+
 /// Everything that can go wrong. (Kept small, large variants boxed: it is the error of every
 /// hot evaluation step.)
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +90,13 @@ pub enum Error {
     /// engines do: like [`Error::Unsupported`], a sweep's `error` row, a lever passed over.
     #[error("{0}")]
     Layout(Diagnostics),
+    /// A step past the model's position limit (`max_positions`): like [`Error::Layout`], a
+    /// sweep's `error` row, a lever passed over.
+    #[error(
+        "model `{}` holds at most {} positions (its max_positions): {} = {} passes it",
+        .0.model, .0.limit, .0.sum, .0.positions
+    )]
+    PastPositions(Box<PastPositions>),
     /// A param or fusion plan the workload does not have.
     #[error(
         "workload `{}` has no {} `{}`{}; its {}s: {}",
@@ -147,10 +168,13 @@ impl Error {
     }
 
     /// Whether the scenario is well formed but cannot run as asked (the chip lacks what an op
-    /// needs, or the layout splits a shape unevenly): a row for a sweep's `error` column, a
-    /// lever to pass over.
+    /// needs, the layout splits a shape unevenly, or the step reaches past the model's
+    /// positions): a row for a sweep's `error` column, a lever to pass over.
     pub fn is_unsupported(&self) -> bool {
-        matches!(self, Error::Unsupported(_) | Error::Layout(_))
+        matches!(
+            self,
+            Error::Unsupported(_) | Error::Layout(_) | Error::PastPositions(_)
+        )
     }
 }
 

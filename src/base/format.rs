@@ -5,7 +5,10 @@
 //! really holds: `fp8-b128` one fp32 scale per 128 x 128 block, `mxfp4` an E8M0 scale per 32
 //! values, `nvfp4` an E4M3 scale per 16 (and an fp32 scale per tensor, 4 bytes however large
 //! the tensor, left out), `int4-g128` an fp16 scale and a 4-bit zero point per 128 values
-//! (docs/sources.md, formats).
+//! (docs/sources.md, formats). The grouped int4 formats come symmetric (a 16-bit scale per
+//! group, no zero point: `int4-g32`, `int4-g64`, `int4-g128-sym`) and asymmetric (a 16-bit
+//! scale and a 4-bit zero point per group: `int4-g32-asym`, `int4-g64-asym`, and `int4-g128`,
+//! the AWQ layout, which kept its name from before the others).
 
 use std::fmt;
 use std::str::FromStr;
@@ -43,11 +46,22 @@ pub enum Format {
     Int4,
     /// int4 values, an fp16 scale and a 4-bit zero point per group of 128 (AWQ, GPTQ).
     Int4G128,
+    /// int4 values, a 16-bit scale per group of 128, no zero point (symmetric GPTQ).
+    Int4G128Sym,
+    /// int4 values, a 16-bit scale per group of 64, no zero point.
+    Int4G64,
+    /// int4 values, a 16-bit scale and a 4-bit zero point per group of 64.
+    Int4G64Asym,
+    /// int4 values, a 16-bit scale per group of 32, no zero point (Kimi-K2-Thinking's
+    /// experts: compressed-tensors, symmetric, bf16 scales).
+    Int4G32,
+    /// int4 values, a 16-bit scale and a 4-bit zero point per group of 32.
+    Int4G32Asym,
 }
 
 impl Format {
     /// Every format, in the order tables list them.
-    pub const ALL: [Format; 13] = [
+    pub const ALL: [Format; 18] = [
         Format::Fp32,
         Format::Tf32,
         Format::Bf16,
@@ -61,16 +75,27 @@ impl Format {
         Format::Fp4,
         Format::Int4,
         Format::Int4G128,
+        Format::Int4G128Sym,
+        Format::Int4G64,
+        Format::Int4G64Asym,
+        Format::Int4G32,
+        Format::Int4G32Asym,
     ];
 
     /// The name files and `--dtype` write: the element type's (`bf16`, `fp8`) where the format
-    /// has no block or group scales, else its own (`fp8-b128`, `mxfp4`, `nvfp4`, `int4-g128`).
+    /// has no block or group scales, else its own (`fp8-b128`, `mxfp4`, `nvfp4`, `int4-g128`,
+    /// `int4-g32`).
     pub fn name(self) -> &'static str {
         match self {
             Format::Fp8B128 => "fp8-b128",
             Format::Mxfp4 => "mxfp4",
             Format::Nvfp4 => "nvfp4",
             Format::Int4G128 => "int4-g128",
+            Format::Int4G128Sym => "int4-g128-sym",
+            Format::Int4G64 => "int4-g64",
+            Format::Int4G64Asym => "int4-g64-asym",
+            Format::Int4G32 => "int4-g32",
+            Format::Int4G32Asym => "int4-g32-asym",
             other => other.element().name(),
         }
     }
@@ -86,7 +111,13 @@ impl Format {
             Format::Fp6 => DType::Fp6,
             Format::Int8 => DType::Int8,
             Format::Mxfp4 | Format::Nvfp4 | Format::Fp4 => DType::Fp4,
-            Format::Int4 | Format::Int4G128 => DType::Int4,
+            Format::Int4
+            | Format::Int4G128
+            | Format::Int4G128Sym
+            | Format::Int4G64
+            | Format::Int4G64Asym
+            | Format::Int4G32
+            | Format::Int4G32Asym => DType::Int4,
         }
     }
 
@@ -117,6 +148,11 @@ impl Format {
             Format::Mxfp4 => 1.0 / 32.0,
             Format::Nvfp4 => 1.0 / 16.0,
             Format::Int4G128 => (2.0 + 0.5) / 128.0,
+            Format::Int4G128Sym => 2.0 / 128.0,
+            Format::Int4G64 => 2.0 / 64.0,
+            Format::Int4G64Asym => (2.0 + 0.5) / 64.0,
+            Format::Int4G32 => 2.0 / 32.0,
+            Format::Int4G32Asym => (2.0 + 0.5) / 32.0,
             _ => 0.0,
         }
     }
@@ -230,6 +266,21 @@ mod tests {
         // 128 half-byte values share 2 bytes of scale and half a byte of zero point.
         assert_eq!(Format::Int4G128.bytes(), (128.0 * 0.5 + 2.5) / 128.0);
         assert_eq!(Format::Bf16.bytes(), 2.0);
+        // Symmetric groups: 32 (64, 128) half-byte values share one 2-byte scale.
+        assert_eq!(Format::Int4G32.bytes(), 0.5625);
+        assert_eq!(Format::Int4G32.bytes(), (32.0 * 0.5 + 2.0) / 32.0);
+        assert_eq!(Format::Int4G64.bytes(), (64.0 * 0.5 + 2.0) / 64.0);
+        assert_eq!(Format::Int4G128Sym.bytes(), (128.0 * 0.5 + 2.0) / 128.0);
+        // Asymmetric: and half a byte of zero point.
+        assert_eq!(Format::Int4G32Asym.bytes(), 0.578125);
+        assert_eq!(Format::Int4G64Asym.bytes(), 0.5390625);
+    }
+
+    #[test]
+    fn every_name_reads_back() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 
 use serde::Serialize;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, PastPositions};
 use crate::core::chip::Chip;
+use crate::core::workload::Workload;
 
 /// A request's shape: prompt and output tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -32,9 +33,34 @@ impl RequestShape {
         })
     }
 
+    /// Refuses a request whose prompt and output pass the model's `max_positions`, as an
+    /// engine refuses a prompt + max_tokens above its max_model_len (vLLM); a model without
+    /// the key takes any.
+    pub fn check_positions(&self, workload: &Workload) -> Result<(), Error> {
+        check_positions(workload, self.input_tokens, self.output_tokens)
+    }
+
     /// The mean context of a request's decode steps (contexts `I` to `I + O - 2`).
     pub fn mean_decode_context(&self) -> f64 {
         self.input_tokens as f64 + (self.output_tokens as f64 - 2.0) / 2.0
+    }
+}
+
+/// Refuses a request of `input_tokens` + `output_tokens` past `workload`'s `max_positions`.
+pub(crate) fn check_positions(
+    workload: &Workload,
+    input_tokens: u64,
+    output_tokens: u64,
+) -> Result<(), Error> {
+    let total = input_tokens.saturating_add(output_tokens);
+    match workload.max_positions() {
+        Some(limit) if total > limit => Err(Error::PastPositions(Box::new(PastPositions {
+            model: workload.name().to_owned(),
+            limit,
+            positions: total as f64,
+            sum: format!("request in {input_tokens} + out {output_tokens}"),
+        }))),
+        _ => Ok(()),
     }
 }
 

@@ -28,8 +28,8 @@ pub(crate) struct ScenarioArgs {
     /// outputs or the KV cache (repeatable, later wins): keys weight, embed.weight,
     /// attention.weight, ffn.weight, experts.weight, activation, output (default: activation
     /// where 16 bits or wider, else bf16), kv; types fp32, tf32, bf16, fp16, fp8, fp8-b128,
-    /// fp6, int8, mxfp4, nvfp4, fp4, int4, int4-g128. E.g. --dtype weight=fp8 --dtype
-    /// embed.weight=bf16
+    /// fp6, int8, mxfp4, nvfp4, fp4, int4, int4-g128, int4-g128-sym, int4-g64, int4-g64-asym,
+    /// int4-g32, int4-g32-asym. E.g. --dtype weight=fp8 --dtype embed.weight=bf16
     #[arg(long = "dtype", value_name = "KEY=TYPE", value_parser = parse_type)]
     pub(crate) dtypes: Vec<(TypeKey, DataFormat)>,
     /// Fusion plan of the workload (default: the workload's default_fusion, else `none`)

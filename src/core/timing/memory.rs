@@ -98,17 +98,23 @@ fn peak_at(
     mut profile: Vec<(usize, f64)>,
     budget: Option<f64>,
 ) -> Option<f64> {
-    if let Some(entry) = profile.iter_mut().find(|(_, v)| v.is_nan()) {
+    if let Some(at) = profile.iter().position(|(_, v)| v.is_nan()) {
         // The default of `max_batched_tokens` is a number or an expression of other params:
-        // evaluate once to learn it.
+        // evaluate once to learn it, at the profile's shape (the scenario's own may be one
+        // the model refuses, a context past its max_positions).
         let budget = match budget {
             Some(b) => b,
             None => {
-                workload.evaluate(scenario.overrides(), ev).ok()?;
+                let shape: Vec<(usize, f64)> = profile
+                    .iter()
+                    .filter(|(_, v)| !v.is_nan())
+                    .copied()
+                    .collect();
+                workload.evaluate(&shape, ev).ok()?;
                 ev.params[workload.param(ScenarioParam::MaxBatchedTokens)?]
             }
         };
-        entry.1 = budget;
+        profile[at].1 = budget;
     }
     workload.evaluate(&profile, ev).ok()?;
     let engine = super::context::engine(scenario, chip);

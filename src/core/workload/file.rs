@@ -47,6 +47,9 @@ pub(super) struct WorkloadFile {
     #[serde(default)]
     pub(super) groups: IndexMap<String, Spanned<Vec<String>>>,
     pub(super) tokens_per_step: Option<Spanned<String>>,
+    /// Positions the model attends over at most (its checkpoint's `max_position_embeddings`,
+    /// extended by the RoPE scaling it ships with): a step's `context + tokens` may not pass it.
+    pub(super) max_positions: Option<Spanned<f64>>,
     pub(super) sequences: Option<Spanned<String>>,
     pub(super) chips: Option<Spanned<String>>,
     pub(super) stages: Option<Spanned<String>>,

@@ -374,6 +374,8 @@ pub struct Workload {
     pub(crate) stages: Option<Field>,
     /// Numbers every scenario must keep whole (`heads / tp`), each with why.
     pub(crate) wholes: Vec<(Field, String)>,
+    /// Positions a step may reach at most (`max_positions`), where the file states it.
+    pub(crate) max_positions: Option<u64>,
     pub(crate) tensors: Vec<Tensor>,
     pub(crate) blocks: Vec<Block>,
     pub(crate) ops: Vec<Op>,
@@ -395,6 +397,19 @@ impl Workload {
     /// File stem (`llama-3.1-70b`), or the name given for text that came from no file.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Positions the model attends over at most (`max_positions` in its file), where stated:
+    /// a step whose `context + tokens` passes it is refused ([`Error::PastPositions`]).
+    pub fn max_positions(&self) -> Option<u64> {
+        self.max_positions
+    }
+
+    /// The workload without its position limit: a measured run that went past the
+    /// checkpoint's `max_positions` (an engine that does not refuse it) is priced as it ran.
+    pub fn without_position_limit(mut self) -> Workload {
+        self.max_positions = None;
+        self
     }
 
     /// The model's name (`Llama-3.1-70B`).

@@ -2,13 +2,17 @@
 //! its fields become the template's params, its `quantization_config` the checkpoint's type
 //! per weight group (`quant`), and its sliding-window fields the windowed layers (`window`).
 //! What cannot be priced faithfully is refused: an unknown quantisation, a head width that
-//! does not divide. Fields that change nothing stepcost counts (token ids, norm epsilons, RoPE
-//! scaling) are listed as ignored; any other field is listed as not understood, so a user
-//! knows what the workload leaves out.
+//! does not divide, tied embeddings a template holds apart. Fields that change nothing
+//! stepcost counts (token ids, norm epsilons) are listed as ignored; any other field is listed
+//! as not understood, so a user knows what the workload leaves out. The position limit
+//! (`max_position_embeddings`, with the RoPE scaling that extends it) becomes the workload's
+//! `max_positions`.
 
+mod modules;
 mod quant;
 mod window;
 mod yaml;
+mod zoo;
 
 use serde_json::{Map, Value};
 
@@ -44,7 +48,6 @@ const IRRELEVANT: &[&str] = &[
     "bos_token_id",
     "eos_token_id",
     "pad_token_id",
-    "tie_word_embeddings",
     "use_cache",
     "rms_norm_eps",
     "layer_norm_eps",
@@ -52,9 +55,7 @@ const IRRELEVANT: &[&str] = &[
     "hidden_act",
     "hidden_activation",
     "rope_theta",
-    "rope_scaling",
     "rope_type",
-    "max_position_embeddings",
     "attention_dropout",
     "attention_bias",
     "mlp_bias",
@@ -64,7 +65,6 @@ const IRRELEVANT: &[&str] = &[
     "router_z_loss_coef",
     "router_jitter_noise",
     "auto_map",
-    "original_max_position_embeddings",
     "bos_token",
     "eos_token",
     "qkv_bias",
@@ -72,8 +72,6 @@ const IRRELEVANT: &[&str] = &[
     "routed_scaling_factor",
     "scoring_func",
     "topk_method",
-    "n_group",
-    "topk_group",
     "aux_loss_alpha",
     "seq_aux",
     "ep_size",
@@ -96,6 +94,9 @@ const IRRELEVANT: &[&str] = &[
     "rope_ntk_beta",
     "use_bfloat16",
 ];
+
+/// The default `context` of every template's step.
+const TEMPLATE_CONTEXT: u64 = 4096;
 
 /// How a family's fields map to a template's params.
 struct Family {
@@ -241,9 +242,22 @@ pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, 
         "torch_dtype",
         "dtype",
     ];
-    let params = config.params(family, model_type, &mut used)?;
-    let checkpoint =
-        quant::checkpoint(&config.fields, family.groups).map_err(|r| config.refused(r))?;
+    let mut params = config.params(family, model_type, &mut used)?;
+    used.push("tie_word_embeddings");
+    zoo::tied(&config.fields, family.template, &mut params).map_err(|r| config.refused(r))?;
+    let limit = zoo::max_positions(&config.fields, &mut used).map_err(|r| config.refused(r))?;
+    let mut checkpoint = quant::checkpoint(&config.fields, model_type, family.groups)
+        .map_err(|r| config.refused(r))?;
+    // The templates' default step decodes at context 4096: a model that holds no more
+    // positions decodes by default at its last one.
+    if let Some((n, _)) = limit.as_ref().filter(|(n, _)| *n <= TEMPLATE_CONTEXT) {
+        params.push(("context", (n - 1) as f64));
+    }
+    if let Some((_, how)) = &limit {
+        checkpoint.notes.push(format!("max_positions: {how}"));
+    }
+    used.extend(["n_group", "topk_group"]);
+    checkpoint.notes.extend(zoo::routing(&config.fields));
     let mut ignored: Vec<String> = Vec::new();
     let mut not_understood: Vec<String> = Vec::new();
     for key in config.fields.keys() {
@@ -263,6 +277,7 @@ pub fn import(text: &str, file: &str, folder: Option<&str>) -> Result<Imported, 
         model_type,
         template: family.template,
         params: &params,
+        max_positions: limit.map(|(n, _)| n),
         checkpoint: &checkpoint,
         ignored: &ignored,
         not_understood: &not_understood,
@@ -296,9 +311,13 @@ impl<'a> Config<'a> {
         };
         let value: Value = serde_json::from_str(text)
             .map_err(|e| unquoted(e.line(), e.column(), format!("not a JSON config: {e}")))?;
-        let Value::Object(fields) = value else {
+        let Value::Object(mut fields) = value else {
             return Err(unquoted(1, 1, "expected a JSON object".into()));
         };
+        // Llama-4's text decoder is nested under `text_config`; it is the model priced.
+        if fields.get("model_type").and_then(Value::as_str) == Some("llama4") {
+            zoo::lift_text_config(&mut fields);
+        }
         Ok(Config { file, text, fields })
     }
 
@@ -320,14 +339,11 @@ impl<'a> Config<'a> {
 
     /// The family `model_type` belongs to.
     fn family(&self, model_type: &str) -> Result<&'static Family, Error> {
-        FAMILIES
-            .iter()
+        let all = || FAMILIES.iter().chain(zoo::FAMILIES);
+        all()
             .find(|f| f.model_types.contains(&model_type))
             .ok_or_else(|| {
-                let known: Vec<&str> = FAMILIES
-                    .iter()
-                    .flat_map(|f| f.model_types.iter().copied())
-                    .collect();
+                let known: Vec<&str> = all().flat_map(|f| f.model_types.iter().copied()).collect();
                 self.missing(
                     "model_type",
                     &format!(
@@ -365,6 +381,13 @@ impl<'a> Config<'a> {
         used: &mut Vec<&'static str>,
     ) -> Result<Vec<(&'static str, f64)>, Error> {
         let mut params: Vec<(&str, f64)> = Vec::new();
+        if family.template == "hybrid-ssm" {
+            params = zoo::hybrid_layers(&self.fields, used).map_err(|r| self.refused(r))?;
+            for &(param, field) in zoo::HYBRID_FIELDS {
+                params.push((param, self.number(field, used)?));
+            }
+            return Ok(params);
+        }
         for &(param, field) in SHAPE.iter().chain(family.fields) {
             params.push((param, self.number(field, used)?));
         }
@@ -379,6 +402,10 @@ impl<'a> Config<'a> {
             }
             "gdn-moe" => self.linear_hybrid(used, &mut params)?,
             _ => {}
+        }
+        if model_type == "llama4" {
+            let layers = self.number("num_hidden_layers", used)?;
+            zoo::llama4(&self.fields, layers, used, &mut params).map_err(|r| self.refused(r))?;
         }
         // A Gemma without soft-capping (Gemma-3) prices the gemma2 template's cap passes at 0
         // FLOPs. Absent, `attn_logit_softcapping` is its config class's default (HF-CFG):

@@ -1,10 +1,14 @@
 //! A config's `quantization_config` as the checkpoint's weight format per tensor group. Each
 //! scheme stepcost reads maps to one named format; anything else is refused, so that a
 //! quantised checkpoint is never priced as bf16 by accident. Modules a scheme leaves
-//! unquantised (`modules_to_not_convert`, `ignore`) keep the checkpoint's 16-bit type.
+//! unquantised (`modules_to_not_convert`, `ignore`) keep the checkpoint's 16-bit type: a name
+//! or glob by the parts of the names it holds, a compressed-tensors `re:` pattern by the
+//! modules of each group it matches (all of a group's, or it is refused: a group has one
+//! format).
 
 use serde_json::{Map, Value};
 
+use super::modules::{module_groups, module_names, one_layer};
 use crate::base::format::Format;
 use crate::base::types::WeightGroup as Group;
 
@@ -40,7 +44,8 @@ fn refuse(field: impl Into<String>, message: impl Into<String>) -> Refusal {
 
 /// The schemes read, for the message that refuses another.
 const SCHEMES: &str = "fp8 (per tensor, or weight_block_size [128, 128]), fbgemm_fp8, awq and \
-                       gptq (4 bits, group 128; gptq also 8 bits), mxfp4, compressed-tensors";
+                       gptq (4 bits, groups of 32, 64 or 128; gptq also 8 bits), mxfp4, \
+                       compressed-tensors";
 
 /// The unquantised type of the checkpoint: `torch_dtype` (or `dtype`), bf16 when absent.
 /// float32 checkpoints are served in 16 bits (vLLM's `dtype: auto` loads them as bf16), so
@@ -70,6 +75,7 @@ pub(super) fn unquantised(config: &Map<String, Value>, notes: &mut Vec<String>) 
 /// the template's weight groups.
 pub(super) fn checkpoint(
     config: &Map<String, Value>,
+    model_type: &str,
     groups: &[Group],
 ) -> Result<Checkpoint, Refusal> {
     let mut notes = Vec::new();
@@ -97,9 +103,12 @@ pub(super) fn checkpoint(
     // it names as left out.
     let mut formats: Vec<(Group, Format)> = groups.iter().map(|g| (*g, format)).collect();
     let mut unconverted = vec![Group::Embed];
-    for (field, name) in &keep {
+    let (patterns, names): (Vec<_>, Vec<_>) =
+        keep.iter().partition(|(_, name)| name.starts_with("re:"));
+    for (field, name) in names {
         unconverted.extend(read.groups_of(field, name, groups)?);
     }
+    unconverted.extend(read.matched_groups(&patterns, model_type, groups)?);
     for (group, f) in &mut formats {
         if unconverted.contains(group) {
             *f = base;
@@ -211,27 +220,34 @@ impl Reader<'_> {
         }
     }
 
-    /// AWQ and GPTQ: 4 bits in groups of 128 (or GPTQ's 8 bits).
+    /// AWQ and GPTQ: 4 bits in groups of 32, 64 or 128, with a zero point (AWQ's
+    /// `zero_point`, GPTQ's `sym: false`) or without; GPTQ's 8 bits.
     fn int(&mut self, method: &str) -> Result<Format, Refusal> {
         let bits = self.whole("bits");
         let group = self.whole("group_size");
+        // AWQ stores a zero point unless `zero_point: false`; GPTQ is symmetric unless
+        // `sym: false` (AutoAWQ's and AutoGPTQ's defaults).
+        let (key, default) = match method {
+            "awq" => ("zero_point", true),
+            _ => ("sym", true),
+        };
+        let flag = match self.get(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(refuse(
+                    format!("quantization_config.{key}"),
+                    format!("expected true or false, found {v}"),
+                ))
+            }
+        };
+        let asymmetric = if method == "awq" { flag } else { !flag };
         match (bits, group) {
-            (Some(4), Some(128)) => Ok(Format::Int4G128),
+            (Some(4), Some(g)) => {
+                int4_group(g, asymmetric).ok_or_else(|| int_refusal(method, bits, group))
+            }
             (Some(8), _) if method == "gptq" => Ok(Format::Int8),
-            _ => Err(refuse(
-                "quantization_config.bits",
-                format!(
-                    "{method} with bits {} and group_size {} is not a format stepcost prices; \
-                     it prices 4 bits in groups of 128 (int4-g128){}",
-                    show(bits),
-                    show(group),
-                    if method == "gptq" {
-                        " and 8 bits (int8)"
-                    } else {
-                        ""
-                    }
-                ),
-            )),
+            _ => Err(int_refusal(method, bits, group)),
         }
     }
 
@@ -302,7 +318,78 @@ impl Reader<'_> {
         }
     }
 
-    /// The groups a module name (a name, a glob with `*`, or `re:` and a pattern) covers.
+    /// The groups compressed-tensors' `re:` patterns leave unquantised between them: those
+    /// whose every module (by [`module_names`]) one of the patterns matches from its
+    /// start, as Python's `re.match` does. A group some patterns match in part is refused;
+    /// a pattern that matches no module of any group is noted.
+    fn matched_groups(
+        &mut self,
+        patterns: &[&(String, String)],
+        model_type: &str,
+        groups: &[Group],
+    ) -> Result<Vec<Group>, Refusal> {
+        let mut compiled = Vec::new();
+        for (field, name) in patterns {
+            let body = &name["re:".len()..];
+            let regex = regex::RegexBuilder::new(&format!("^(?:{body})"))
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    refuse(
+                        field,
+                        format!(
+                            "`{}` is not a pattern stepcost reads: {e}",
+                            name.escape_debug()
+                        ),
+                    )
+                })?;
+            compiled.push((field, name, regex, false));
+        }
+        let mut kept = Vec::new();
+        for &group in groups {
+            let modules = module_names(model_type, group);
+            let matched: Vec<&str> = (modules.iter().copied())
+                .filter(|m| compiled.iter().any(|(_, _, r, _)| r.is_match(m)))
+                .collect();
+            for (_, _, r, used) in &mut compiled {
+                *used |= modules.iter().any(|m| r.is_match(m));
+            }
+            if matched.is_empty() {
+                continue;
+            }
+            if matched.len() < modules.len() && group != Group::Embed {
+                let missed: Vec<&str> = (modules.iter().copied())
+                    .filter(|m| !matched.contains(m))
+                    .collect();
+                let (field, _, _, _) = compiled
+                    .iter()
+                    .find(|(_, _, r, _)| modules.iter().any(|m| r.is_match(m)))
+                    .expect("a pattern matched");
+                return Err(refuse(
+                    field.as_str(),
+                    format!(
+                        "the patterns leave {} unquantised but not {}: one group of weights \
+                         ({}) would hold two formats, which a workload cannot price",
+                        matched.join(", "),
+                        missed.join(", "),
+                        group.name()
+                    ),
+                ));
+            }
+            kept.push(group);
+        }
+        for (_, name, _, used) in &compiled {
+            if !used {
+                self.notes.push(format!(
+                    "`{}` matches no module of a weight group stepcost prices (left as it is)",
+                    name.escape_debug()
+                ));
+            }
+        }
+        Ok(kept)
+    }
+
+    /// The groups a module name (a name, or a glob with `*`) covers.
     /// A name for one layer's module is noted, not applied: a group has one format.
     fn groups_of(
         &mut self,
@@ -333,6 +420,37 @@ impl Reader<'_> {
     }
 }
 
+/// The grouped int4 format of `group` values with or without a zero point.
+fn int4_group(group: u64, asymmetric: bool) -> Option<Format> {
+    Some(match (group, asymmetric) {
+        (32, false) => Format::Int4G32,
+        (32, true) => Format::Int4G32Asym,
+        (64, false) => Format::Int4G64,
+        (64, true) => Format::Int4G64Asym,
+        (128, false) => Format::Int4G128Sym,
+        (128, true) => Format::Int4G128,
+        _ => return None,
+    })
+}
+
+fn int_refusal(method: &str, bits: Option<u64>, group: Option<u64>) -> Refusal {
+    refuse(
+        "quantization_config.bits",
+        format!(
+            "{method} with bits {} and group_size {} is not a format stepcost prices; it prices \
+             4 bits in groups of 32, 64 or 128 (int4-g32, int4-g64, int4-g128, each symmetric \
+             or with a zero point){}",
+            show(bits),
+            show(group),
+            if method == "gptq" {
+                " and 8 bits (int8)"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
 /// The format a compressed-tensors `weights` (or `kv_cache_scheme`) entry describes.
 fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusal> {
     let field = format!("{field}.weights");
@@ -350,7 +468,11 @@ fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusa
         }
         (Some(8), "float", "tensor" | "channel" | "") => Some(Format::Fp8),
         (Some(8), "int", "tensor" | "channel" | "") => Some(Format::Int8),
-        (Some(4), "int", "group") if group == Some(128) => Some(Format::Int4G128),
+        // `symmetric` is compressed-tensors' own default (true): no zero point.
+        (Some(4), "int", "group") => {
+            let symmetric = w.get("symmetric").and_then(Value::as_bool).unwrap_or(true);
+            group.and_then(|g| int4_group(g, !symmetric))
+        }
         (Some(4), "float", _) if group == Some(16) => Some(Format::Nvfp4),
         _ => None,
     };
@@ -360,7 +482,8 @@ fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusa
             format!(
                 "num_bits {}, type `{}`, strategy `{}`, group_size {} is not a format stepcost \
                  prices; it prices fp8 (tensor or channel), fp8 blocks of [128, 128], int8, \
-                 int4 in groups of 128, and nvfp4 (4-bit float in groups of 16)",
+                 int4 in groups of 32, 64 or 128 (symmetric or not), and nvfp4 (4-bit float in \
+                 groups of 16)",
                 show(bits),
                 kind.escape_debug(),
                 strategy.escape_debug(),
@@ -372,61 +495,4 @@ fn weights_format(weights: Option<&Value>, field: &str) -> Result<Format, Refusa
 
 fn show<T: ToString>(v: Option<T>) -> String {
     v.map_or("(none)".into(), |v| v.to_string())
-}
-
-/// The groups a module name covers, by the names Hugging Face models give their modules.
-fn module_groups(name: &str) -> Vec<Group> {
-    let n = name.to_ascii_lowercase();
-    let has = |parts: &[&str]| parts.iter().any(|p| n.contains(p));
-    if has(&["embed", "lm_head", "wte", "output_layer"]) {
-        return vec![Group::Embed];
-    }
-    if has(&[
-        "attn",
-        "attention",
-        "q_proj",
-        "k_proj",
-        "v_proj",
-        "o_proj",
-        "qkv",
-    ]) {
-        return vec![Group::Attention];
-    }
-    if has(&["shared_expert", "router", "mlp.gate"]) && !n.ends_with("gate_proj") {
-        return vec![Group::Ffn];
-    }
-    if has(&["experts"]) {
-        return vec![Group::Experts];
-    }
-    if has(&["mlp", "gate_proj", "up_proj", "down_proj", "ffn"]) {
-        return vec![Group::Ffn, Group::Experts];
-    }
-    Vec::new()
-}
-
-/// Whether a module name names one layer's module (`model.layers.3.mlp`), not every layer's.
-fn one_layer(name: &str) -> bool {
-    name.split('.')
-        .any(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn module_names_map_to_groups() {
-        assert_eq!(
-            module_groups("model.layers.*.self_attn"),
-            [Group::Attention]
-        );
-        assert_eq!(module_groups("model.layers.*.mlp.router"), [Group::Ffn]);
-        assert_eq!(module_groups("model.embed_tokens"), [Group::Embed]);
-        assert_eq!(module_groups("lm_head"), [Group::Embed]);
-        assert_eq!(module_groups("re:.*mlp.experts.*"), [Group::Experts]);
-        assert_eq!(module_groups("re:.*mlp.gate$"), [Group::Ffn]);
-        assert!(module_groups("model.norm").is_empty());
-        assert!(one_layer("model.layers.0.mlp.down_proj"));
-        assert!(!one_layer("model.layers.*.mlp"));
-    }
 }

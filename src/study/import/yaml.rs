@@ -15,6 +15,8 @@ pub(super) struct Draft<'a> {
     pub model_type: &'a str,
     pub template: &'a str,
     pub params: &'a [(&'static str, f64)],
+    /// The model's position limit, where the config states one.
+    pub max_positions: Option<u64>,
     pub checkpoint: &'a Checkpoint,
     /// Fields that change nothing stepcost counts.
     pub ignored: &'a [String],
@@ -54,10 +56,14 @@ impl Draft<'_> {
             );
         }
         yaml.push_str(&format!(
-            "name: {}\ntemplate: {}\nparams:\n",
+            "name: {}\ntemplate: {}\n",
             yaml_quoted(self.name),
             self.template
         ));
+        if let Some(n) = self.max_positions {
+            yaml.push_str(&format!("max_positions: {n}\n"));
+        }
+        yaml.push_str("params:\n");
         for (param, value) in self.params {
             yaml.push_str(&format!("  {param}: {value}\n"));
         }

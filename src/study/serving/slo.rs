@@ -87,6 +87,7 @@ pub fn plan_fleet(
     view: CostView,
 ) -> Result<Vec<FleetEntry>, Error> {
     servable(workload)?;
+    query.shape.check_positions(workload)?;
     check_prefill_sets(workload, query)?;
     if slo.conservative && query.scenario.mode() == Mode::Roofline {
         return Err(Error::NoBand);

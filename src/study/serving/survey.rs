@@ -95,6 +95,7 @@ pub fn survey(workload: &Workload, chips: &[Chip], query: &ServingQuery) -> Resu
     }
     query.options.check()?;
     servable(workload)?;
+    query.shape.check_positions(workload)?;
     check_prefill_sets(workload, query)?;
     let mut survey = Survey::default();
     for chip in chips {

@@ -46,6 +46,10 @@ pub(super) fn simulate_scaled(
         &config.lengths,
         config.seed,
     )?;
+    // No request may pass the model's positions: the longest is checked, and named.
+    if let Some(r) = (list.iter()).max_by_key(|r| r.input_tokens.saturating_add(r.output_tokens)) {
+        crate::study::request::check_positions(workload, r.input_tokens, r.output_tokens)?;
+    }
     let mut clock = Clock::new(
         IterationPricer::new(workload, chip, scenario)?,
         config.exact,

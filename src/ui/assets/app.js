@@ -3,7 +3,8 @@
 // the address: built-in choices in the query string, pasted text compressed in the fragment.
 
 const TYPES = ["bf16", "fp16", "fp8", "fp8-b128", "fp6", "int8", "mxfp4", "nvfp4", "fp4",
-  "int4", "int4-g128", "fp32", "tf32"];
+  "int4", "int4-g128", "int4-g128-sym", "int4-g64", "int4-g64-asym", "int4-g32",
+  "int4-g32-asym", "fp32", "tf32"];
 // The chart's sweep: tokens/s at every power of two of batch up to 1024.
 const CHART_AXIS = "batch=1..=1024:x2";
 // Longest compressed pasted text a link carries (its fragment), in characters.

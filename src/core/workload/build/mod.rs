@@ -279,6 +279,7 @@ impl Builder {
             })
             .collect();
 
+        let max_positions = self.max_positions(&file, model);
         self.groups = self.weight_groups(&file);
         let tensors = self.declared_tensors(&file);
         let scope = self.scope(&tensors, &file.blocks);
@@ -324,6 +325,7 @@ impl Builder {
             chips,
             stages,
             wholes,
+            max_positions,
             tensors,
             blocks,
             ops,
@@ -334,6 +336,26 @@ impl Builder {
         };
         workload.follows_batch = workload.tensors_following_batch();
         Ok(workload)
+    }
+
+    /// The model's position limit: the model file's `max_positions`, else its template's; a
+    /// whole number from 1.
+    fn max_positions(&mut self, file: &WorkloadFile, model: Option<&Model>) -> Option<u64> {
+        let (source, value) =
+            match model.and_then(|(src, m)| Some((src, m.max_positions.as_ref()?))) {
+                Some((src, v)) => (Arc::clone(src), v),
+                None => (Arc::clone(&self.source), file.max_positions.as_ref()?),
+            };
+        let v = value.value;
+        if v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v <= 1e15 {
+            return Some(v as u64);
+        }
+        let origin = Origin::of("max_positions", value).in_file(&source);
+        self.problem(
+            origin,
+            format!("is {v}; expected a whole number of positions from 1 (the model's max_position_embeddings)"),
+        );
+        None
     }
 
     /// The file the workload is named after (the model, for one with a template), and its

@@ -1,8 +1,9 @@
 //! The checks of a step's serving params that a bad value would turn into a silent wrong
-//! number: a mixed step's prompt tokens and sequences, and the engine's host-work share.
+//! number: a mixed step's prompt tokens and sequences, the engine's host-work share, and the
+//! positions a step reaches against the model's `max_positions`.
 
 use super::Evaluation;
-use crate::base::error::Error;
+use crate::base::error::{Error, PastPositions};
 use crate::base::param::{Launch, ScenarioParam};
 use crate::core::workload::Workload;
 
@@ -36,6 +37,7 @@ impl Workload {
                 )));
             }
         }
+        self.check_positions(ev)?;
         let tokens = value(ScenarioParam::PrefillTokens).unwrap_or(0.0);
         match value(ScenarioParam::PrefillSeqs) {
             Some(seqs) if tokens > 0.0 && !(seqs > 0.0 && seqs <= tokens) => {
@@ -47,5 +49,48 @@ impl Workload {
             }
             _ => Ok(()),
         }
+    }
+
+    /// The positions the step reaches are within the model's `max_positions`: each sequence's
+    /// `context + tokens`, and in a mixed step each prompt chunk's `prefill_context +
+    /// prefill_tokens / prefill_seqs`. A model without the key, or a workload without the
+    /// params, is not checked.
+    fn check_positions(&self, ev: &Evaluation) -> Result<(), Error> {
+        let Some(limit) = self.max_positions else {
+            return Ok(());
+        };
+        let value = |p: ScenarioParam| self.param(p).map(|i| ev.params[i]);
+        let past = |positions: f64, sum: String| {
+            Err(Error::PastPositions(Box::new(PastPositions {
+                model: self.name.clone(),
+                limit,
+                positions,
+                sum,
+            })))
+        };
+        if let (Some(context), Some(tokens)) =
+            (value(ScenarioParam::Context), value(ScenarioParam::Tokens))
+        {
+            if context + tokens > limit as f64 {
+                return past(
+                    context + tokens,
+                    format!("context {context} + tokens {tokens}"),
+                );
+            }
+        }
+        let prompt = value(ScenarioParam::PrefillTokens).unwrap_or(0.0);
+        // Sequences at 0 or fewer are refused by their own check.
+        let seqs = value(ScenarioParam::PrefillSeqs).filter(|s| *s > 0.0);
+        if let (true, Some(seqs)) = (prompt > 0.0, seqs) {
+            let held = value(ScenarioParam::PrefillContext).unwrap_or(0.0);
+            let chunk = prompt / seqs;
+            if held + chunk > limit as f64 {
+                return past(
+                    held + chunk,
+                    format!("prefill_context {held} + a prompt chunk of {chunk}"),
+                );
+            }
+        }
+        Ok(())
     }
 }
