@@ -67,7 +67,8 @@ pub(crate) struct CostArgs {
 pub(crate) enum CostArg {
     /// On-demand price per chip-hour on the chip file's price basis
     Cloud,
-    /// Total cost of ownership: purchase amortised plus power
+    /// Total cost of ownership per accelerator: capex, network, power and colo, over the hours
+    /// served
     Tco,
 }
 

@@ -270,7 +270,7 @@ impl<'a> Merge<'a> {
                 cost.view = view;
             }
         }
-        let figures: [(&str, &Option<Entry<String>>, &mut f64, &Range); 3] = [
+        let figures: [(&str, &Option<Entry<String>>, &mut f64, &Range); 7] = [
             ("years", &c.years, &mut cost.years, &ranges::COST_YEARS),
             ("pue", &c.pue, &mut cost.pue, &ranges::COST_PUE),
             (
@@ -278,6 +278,30 @@ impl<'a> Merge<'a> {
                 &c.usd_per_kwh,
                 &mut cost.usd_per_kwh,
                 &ranges::COST_USD_PER_KWH,
+            ),
+            (
+                "rate_of_capital",
+                &c.rate_of_capital,
+                &mut cost.rate_of_capital,
+                &ranges::COST_RATE_OF_CAPITAL,
+            ),
+            (
+                "usd_per_kw_month",
+                &c.usd_per_kw_month,
+                &mut cost.usd_per_kw_month,
+                &ranges::COST_USD_PER_KW_MONTH,
+            ),
+            (
+                "tco_utilization",
+                &c.tco_utilization,
+                &mut cost.tco_utilization,
+                &ranges::COST_TCO_UTILIZATION,
+            ),
+            (
+                "network_usd_per_gbps",
+                &c.network_usd_per_gbps,
+                &mut cost.network_usd_per_gbps,
+                &ranges::COST_NETWORK_USD_PER_GBPS,
             ),
         ];
         for (id, entry, value, range) in figures {

@@ -182,6 +182,22 @@ pub(crate) fn cost_keys(doc: &mut Doc, cost: &CostArgs) {
         ("years".to_owned(), Node::Number(cost.years)),
         ("pue".to_owned(), Node::Number(cost.pue)),
         ("usd_per_kwh".to_owned(), Node::Number(cost.usd_per_kwh)),
+        (
+            "rate_of_capital".to_owned(),
+            Node::Number(cost.rate_of_capital),
+        ),
+        (
+            "usd_per_kw_month".to_owned(),
+            Node::Number(cost.usd_per_kw_month),
+        ),
+        (
+            "tco_utilization".to_owned(),
+            Node::Number(cost.tco_utilization),
+        ),
+        (
+            "network_usd_per_gbps".to_owned(),
+            Node::Number(cost.network_usd_per_gbps),
+        ),
     ];
     doc.push("cost", Node::Map(pairs));
     match (&cost.book, cost.quotes.is_empty()) {

@@ -31,7 +31,8 @@ pub enum CostView {
     /// The chip file's cloud price per hour, on its price basis.
     #[default]
     Cloud,
-    /// Total cost of ownership: purchase amortised plus power.
+    /// Total cost of ownership of the system per accelerator: capex, network, power and
+    /// colo ([`TcoParts`]), over the fraction of hours served.
     Tco,
 }
 
