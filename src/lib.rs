@@ -277,7 +277,7 @@ pub mod plan {
     //! assert!(!entries.is_empty());
     //! # Ok::<(), stepcost::Error>(())
     //! ```
-    pub use crate::study::plan::power::{power_fit, PowerFit};
+    pub use crate::study::plan::power::{fleet_power_fit, power_fit, FleetPowerFit, PowerFit};
     pub use crate::study::plan::{
         assumptions, dtype_choices, engine_types, leaves_types_to_engine, plan, PlanEntry,
         PlanPoint, PlanRequest, PlanSort,

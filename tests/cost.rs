@@ -592,3 +592,63 @@ fn a_chip_on_another_price_basis_is_marked_in_the_table_and_its_header() {
         assert!(table.contains("* priced on another cloud basis than runpod"));
     }
 }
+
+#[test]
+fn a_fleet_for_a_rate_within_a_power_budget_by_hand() {
+    // 10 kW at the wall: an H200's 10.2 kW / 8 x PUE 1.3 = 1.6575 kW, so six chips' worth
+    let out = stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--rate",
+            "20",
+            "--request",
+            "in=1000,out=200",
+        ])
+        .args([
+            "--max-ms-per-token",
+            "30",
+            "--chip",
+            "h200",
+            "--mode",
+            "roofline",
+        ])
+        .args(["--power-budget-mw", "0.01", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert!(!rows.is_empty());
+    let kw = 10.2 / 8.0 * 1.3;
+    for row in &rows {
+        let num = |c: &str| cell(&header, row, c).parse::<f64>().unwrap();
+        assert_close(num("kw_per_chip"), kw, 1e-12);
+        let fleet_mw = num("chips") * kw / 1e3;
+        assert_close(num("fleet_mw"), fleet_mw, 1e-12);
+        let fits = cell(&header, row, "fits_power_budget");
+        assert_eq!(fits, if fleet_mw <= 0.01 { "true" } else { "false" });
+        // whole instances at the fleet's power per instance, each at the fleet's load
+        let per_instance_kw = num("chips") * kw / num("instances");
+        let instances = (10.0 / per_instance_kw).floor();
+        assert_eq!(num("instances_in_budget"), instances);
+        let rate = 20.0 / num("instances") * instances;
+        assert_close(num("requests_per_s_in_budget"), rate, 1e-12);
+        assert_close(num("tokens_per_s_in_budget"), rate * 200.0, 1e-12);
+        // the latency bound the fleet meets holds in the budget: the same instances
+        assert!(num("tpot_ms") <= 30.0);
+    }
+    // Without a budget, the columns are empty.
+    let out = stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--rate",
+            "20",
+            "--request",
+            "in=1000,out=200",
+        ])
+        .args(["--chip", "h200", "--mode", "roofline", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert_eq!(cell(&header, &rows[0], "fleet_mw"), "");
+}
