@@ -104,7 +104,7 @@ pub mod chip {
     pub use crate::base::chip_field::ChipField;
     pub use crate::core::chip::{
         gemm_path, Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PathFractions,
-        PowerBasis, PurchaseBasis,
+        PowerBasis, PowerCapError, PowerCurve, PurchaseBasis,
     };
 
     /// The ids of the built-in chips, sorted.
