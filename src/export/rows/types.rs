@@ -28,7 +28,7 @@ impl ColumnType {
 }
 
 /// The text columns of scenario and kernel rows.
-const TEXT: [&str; 19] = [
+const TEXT: [&str; 20] = [
     "workload",
     "chip",
     "engine",
@@ -39,6 +39,7 @@ const TEXT: [&str; 19] = [
     "activation_dtype",
     "kv_dtype",
     "cost_basis",
+    "price_basis",
     "cost_note",
     "scheme",
     "error",
