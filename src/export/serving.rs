@@ -342,12 +342,7 @@ fn write_fleet_table(
     }
     align_right(&mut table, 4);
     writeln!(out, "{table}")?;
-    if let Some(mw) = h.power_budget_mw {
-        writeln!(
-            out,
-            "power budget: {mw} MW at the wall (system power per chip x PUE); in budget: whole instances, each at the fleet's load, so the bounds hold"
-        )?;
-    }
+    write_budget_note(out, h.power_budget_mw)?;
     writeln!(
         out,
         "conc: requests in flight per instance, of the most within the bounds; prefill: together, or instances of their own (layout, prefill:decode chips); simulated: one instance served its share as Poisson arrivals ({CHECK_REQUESTS} requests; prefill apart, the whole fleet, {CHECK_REQUESTS} per decode instance), instances added (+n) until both 90th percentiles meet the bounds"
@@ -374,6 +369,17 @@ fn write_fleet_table(
         write_launch(out, layout, launch)?;
     }
     Ok(())
+}
+
+/// Under a fleet table with a power budget: what the budget is and how it is filled.
+fn write_budget_note(out: &mut dyn Write, budget_mw: Option<f64>) -> io::Result<()> {
+    match budget_mw {
+        Some(mw) => writeln!(
+            out,
+            "power budget: {mw} MW at the wall (system power per chip x PUE); in budget: whole instances, each at the fleet's load, so the bounds hold"
+        ),
+        None => Ok(()),
+    }
 }
 
 /// A fleet's cells within the power budget: its MW and whether it fits, the requests and

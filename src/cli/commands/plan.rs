@@ -261,18 +261,7 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
     if let Some(mw) = args.power_budget_mw {
         serving::fit_power_budget(&mut entries, &chips, &slo, mw);
     }
-    let cost = |f: &serving::Fleet| match view {
-        CostView::Cloud => f.cloud_usd_per_hour,
-        CostView::Tco => f.tco_usd_per_hour,
-    };
-    let fleets = entries.iter().filter_map(|e| e.outcome.as_ref().ok());
-    let unpriced = fleets.clone().filter(|f| cost(f).is_none()).count();
-    if unpriced > 0 {
-        let priced = fleets.count() - unpriced;
-        eprintln!(
-            "note: {priced} fleets ranked by cost; {unpriced} without a cost in this view listed after them, by chips"
-        );
-    }
+    note_unpriced(&entries, view);
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
     let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
@@ -301,6 +290,23 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
         &format.shape()?,
     )?;
     Ok(plan_out.commit(&[&buffer])?)
+}
+
+/// A note on stderr of how many fleets have no cost in `view` and so are listed after the
+/// ranked ones.
+fn note_unpriced(entries: &[serving::FleetEntry], view: CostView) {
+    let cost = |f: &serving::Fleet| match view {
+        CostView::Cloud => f.cloud_usd_per_hour,
+        CostView::Tco => f.tco_usd_per_hour,
+    };
+    let fleets = entries.iter().filter_map(|e| e.outcome.as_ref().ok());
+    let unpriced = fleets.clone().filter(|f| cost(f).is_none()).count();
+    if unpriced > 0 {
+        let priced = fleets.count() - unpriced;
+        eprintln!(
+            "note: {priced} fleets ranked by cost; {unpriced} without a cost in this view listed after them, by chips"
+        );
+    }
 }
 
 /// The scenario file's keys under the flags: chips (all by default), one value per param,

@@ -218,6 +218,25 @@ pub(crate) fn fewest_serving(
     at(server, hi)
 }
 
+/// Each fleet of `entries` within `budget_mw` at the wall ([`fleet_power_fit`]): whether it
+/// fits, and the most requests per second its instances serve within it at their planned
+/// load (so its latency bounds hold).
+pub(crate) fn fit_power_budget(
+    entries: &mut [FleetEntry],
+    chips: &[Chip],
+    slo: &Slo,
+    budget_mw: f64,
+) {
+    for e in entries {
+        let chip = chips.iter().find(|c| c.id() == e.chip);
+        if let (Ok(fleet), Some(chip)) = (&mut e.outcome, chip) {
+            let sizes = (fleet.chips, fleet.instances);
+            let rate = (slo.rate_per_s, fleet.output_tokens);
+            fleet.power = Some(fleet_power_fit(chip, sizes, rate, budget_mw));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,24 +264,5 @@ mod tests {
         // Without a request band, the slower of its parts' high ends: 1.6.
         bands.request = None;
         close(slo.at_slow_end(Some(bands)).rate_per_s, 16.0);
-    }
-}
-
-/// Each fleet of `entries` within `budget_mw` at the wall ([`fleet_power_fit`]): whether it
-/// fits, and the most requests per second its instances serve within it at their planned
-/// load (so its latency bounds hold).
-pub(crate) fn fit_power_budget(
-    entries: &mut [FleetEntry],
-    chips: &[Chip],
-    slo: &Slo,
-    budget_mw: f64,
-) {
-    for e in entries {
-        let chip = chips.iter().find(|c| c.id() == e.chip);
-        if let (Ok(fleet), Some(chip)) = (&mut e.outcome, chip) {
-            let sizes = (fleet.chips, fleet.instances);
-            let rate = (slo.rate_per_s, fleet.output_tokens);
-            fleet.power = Some(fleet_power_fit(chip, sizes, rate, budget_mw));
-        }
     }
 }
