@@ -421,3 +421,33 @@ fn prices_come_from_the_file_as_a_map_or_a_book_beside_it() {
     // --price overrides the file's quote for its chip.
     assert_eq!(usd("m.yaml", &["--price", "h200=2.5"]), 2.5);
 }
+
+#[test]
+fn a_power_cap_comes_from_the_file_and_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let h100 = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("hardware/h100-sxm.yaml"),
+    )
+    .unwrap();
+    let curve = "power_curve: {source: test, tdp: 700 W, points: {400 W: 0.6, 550 W: 0.9}}\n";
+    write(d, "h100-curve.yaml", &format!("{h100}\n{curve}"));
+    write(
+        d,
+        "s.yaml",
+        "workload: llama-3.1-8b\nchips: h100-curve.yaml\nsets: {tokens: 2048}\n\
+         cost: {power_cap: 500W}\n",
+    );
+    let from_file = out(&["run", "--scenario", "s.yaml", "--format", "csv"], d);
+    let flags = ["run", "llama-3.1-8b", "--chip", "h100-curve.yaml"];
+    let sets = ["--set", "tokens=2048", "--format", "csv"];
+    let capped = out(&[&flags[..], &sets, &["--power-cap", "500W"]].concat(), d);
+    assert_eq!(from_file, capped);
+    assert_ne!(from_file, out(&[&flags[..], &sets].concat(), d));
+    // Saved, the cap reads back to the same bytes.
+    let saving = [&flags[..], &sets, &["--power-cap", "500", "--save-scenario", "m.yaml"]];
+    assert_eq!(out(&saving.concat(), d), capped);
+    let saved = std::fs::read_to_string(d.join("m.yaml")).unwrap();
+    assert!(saved.contains("power_cap: 500"), "{saved}");
+    assert_eq!(out(&["run", "--scenario", "m.yaml", "--format", "csv"], d), capped);
+}

@@ -15,7 +15,8 @@
 //! request: {in: 1000, out: 200}
 //! memory_utilization: 0.9
 //! cost: {view: tco, years: 4, pue: 1.3, usd_per_kwh: 0.10, rate_of_capital: 0.10,
-//!        usd_per_kw_month: 195.94, tco_utilization: 0.8, network_usd_per_gbps: 10.62}
+//!        usd_per_kw_month: 195.94, tco_utilization: 0.8, network_usd_per_gbps: 10.62,
+//!        power_cap: 500W}
 //! prices: {h200: 3.10}         # USD per chip-hour, or the path of a price book
 //! ```
 //!
@@ -72,6 +73,7 @@ struct CostRepr {
     usd_per_kw_month: Option<Spanned<Scalar>>,
     tco_utilization: Option<Spanned<Scalar>>,
     network_usd_per_gbps: Option<Spanned<Scalar>>,
+    power_cap: Option<Spanned<Scalar>>,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +136,8 @@ pub(crate) struct CostEntries {
     pub usd_per_kw_month: Option<Entry<String>>,
     pub tco_utilization: Option<Entry<String>>,
     pub network_usd_per_gbps: Option<Entry<String>>,
+    /// A board power limit per accelerator, as `--power-cap` takes it (`500W`).
+    pub power_cap: Option<Entry<String>>,
 }
 
 /// The `prices` key: a price book's path (relative to the scenario file's folder), or
@@ -235,6 +239,7 @@ impl ScenarioFile {
                 network_usd_per_gbps: cost_entry("network_usd_per_gbps", |c| {
                     &c.network_usd_per_gbps
                 }),
+                power_cap: cost_entry("power_cap", |c| &c.power_cap),
             },
             prices,
             sets,

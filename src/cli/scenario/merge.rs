@@ -16,7 +16,9 @@ use crate::base::parse::{number_in, parse_dtype_axis, parse_quote, parse_set};
 use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
-use crate::cli::flags::{CostArg, CostArgs, Given, ModeArg, ScenarioArgs, ScenarioFileArgs};
+use crate::cli::flags::{
+    parse_power_cap, CostArg, CostArgs, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
+};
 use crate::core::workload::Workload;
 use crate::study::scenario_file::{Entry, Prices, ScenarioFile};
 use crate::study::sweep::ChipAxis;
@@ -309,6 +311,11 @@ impl<'a> Merge<'a> {
                 if let Some(x) = self.parse(entry.as_ref(), |t| number_in(t, range))? {
                     *value = x;
                 }
+            }
+        }
+        if !self.given.has("power_cap") {
+            if let Some(w) = self.parse(c.power_cap.as_ref(), parse_power_cap)? {
+                cost.power_cap = Some(w);
             }
         }
         // `--prices FILE` replaces the file's prices; `--price` one chip's.

@@ -199,6 +199,10 @@ pub(crate) fn cost_keys(doc: &mut Doc, cost: &CostArgs) {
             Node::Number(cost.network_usd_per_gbps),
         ),
     ];
+    let mut pairs = pairs;
+    if let Some(w) = cost.power_cap {
+        pairs.push(("power_cap".to_owned(), Node::Number(w)));
+    }
     doc.push("cost", Node::Map(pairs));
     match (&cost.book, cost.quotes.is_empty()) {
         (Some(_), false) => doc.refuse(
