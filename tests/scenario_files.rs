@@ -445,9 +445,16 @@ fn a_power_cap_comes_from_the_file_and_is_saved() {
     assert_eq!(from_file, capped);
     assert_ne!(from_file, out(&[&flags[..], &sets].concat(), d));
     // Saved, the cap reads back to the same bytes.
-    let saving = [&flags[..], &sets, &["--power-cap", "500", "--save-scenario", "m.yaml"]];
+    let saving = [
+        &flags[..],
+        &sets,
+        &["--power-cap", "500", "--save-scenario", "m.yaml"],
+    ];
     assert_eq!(out(&saving.concat(), d), capped);
     let saved = std::fs::read_to_string(d.join("m.yaml")).unwrap();
     assert!(saved.contains("power_cap: 500"), "{saved}");
-    assert_eq!(out(&["run", "--scenario", "m.yaml", "--format", "csv"], d), capped);
+    assert_eq!(
+        out(&["run", "--scenario", "m.yaml", "--format", "csv"], d),
+        capped
+    );
 }
