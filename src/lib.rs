@@ -104,7 +104,7 @@ pub mod chip {
     pub use crate::base::chip_field::ChipField;
     pub use crate::core::chip::{
         gemm_path, Achievable, Announced, Chip, ChipStatus, Fabric, Interconnect, PathFractions,
-        PowerBasis, PurchaseBasis,
+        PowerBasis, PowerCapError, PowerCurve, PurchaseBasis,
     };
 
     /// The ids of the built-in chips, sorted.
@@ -277,7 +277,7 @@ pub mod plan {
     //! assert!(!entries.is_empty());
     //! # Ok::<(), stepcost::Error>(())
     //! ```
-    pub use crate::study::plan::power::{power_fit, PowerFit};
+    pub use crate::study::plan::power::{fleet_power_fit, power_fit, FleetPowerFit, PowerFit};
     pub use crate::study::plan::{
         assumptions, dtype_choices, engine_types, leaves_types_to_engine, plan, PlanEntry,
         PlanPoint, PlanRequest, PlanSort,

@@ -592,3 +592,165 @@ fn a_chip_on_another_price_basis_is_marked_in_the_table_and_its_header() {
         assert!(table.contains("* priced on another cloud basis than runpod"));
     }
 }
+
+#[test]
+fn a_fleet_for_a_rate_within_a_power_budget_by_hand() {
+    // 10 kW at the wall: an H200's 10.2 kW / 8 x PUE 1.3 = 1.6575 kW, so six chips' worth
+    let out = stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--rate",
+            "20",
+            "--request",
+            "in=1000,out=200",
+        ])
+        .args([
+            "--max-ms-per-token",
+            "30",
+            "--chip",
+            "h200",
+            "--mode",
+            "roofline",
+        ])
+        .args(["--power-budget-mw", "0.01", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert!(!rows.is_empty());
+    let kw = 10.2 / 8.0 * 1.3;
+    for row in &rows {
+        let num = |c: &str| cell(&header, row, c).parse::<f64>().unwrap();
+        assert_close(num("kw_per_chip"), kw, 1e-12);
+        let fleet_mw = num("chips") * kw / 1e3;
+        assert_close(num("fleet_mw"), fleet_mw, 1e-12);
+        let fits = cell(&header, row, "fits_power_budget");
+        assert_eq!(fits, if fleet_mw <= 0.01 { "true" } else { "false" });
+        // whole instances at the fleet's power per instance, each at the fleet's load
+        let per_instance_kw = num("chips") * kw / num("instances");
+        let instances = (10.0 / per_instance_kw).floor();
+        assert_eq!(num("instances_in_budget"), instances);
+        let rate = 20.0 / num("instances") * instances;
+        assert_close(num("requests_per_s_in_budget"), rate, 1e-12);
+        assert_close(num("tokens_per_s_in_budget"), rate * 200.0, 1e-12);
+        // the latency bound the fleet meets holds in the budget: the same instances
+        assert!(num("tpot_ms") <= 30.0);
+    }
+    // Without a budget, the columns are empty.
+    let out = stepcost()
+        .args([
+            "plan",
+            "llama-3.1-8b",
+            "--rate",
+            "20",
+            "--request",
+            "in=1000,out=200",
+        ])
+        .args(["--chip", "h200", "--mode", "roofline", "--format", "csv"])
+        .assert()
+        .success();
+    let (header, rows) = csv_rows(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert_eq!(cell(&header, &rows[0], "fleet_mw"), "");
+}
+
+/// The H100 SXM's chip file with a perf-vs-power curve appended: an illustration of the
+/// mechanism (no public curve for the family ships), 0.6 of the clock at 400 W and 0.9 at
+/// 550 W, the TDP's 700 W at 1.
+fn h100_with_a_curve(dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("hardware/h100-sxm.yaml"),
+    )
+    .unwrap();
+    let path = dir.join("h100-curve.yaml");
+    let curve = "power_curve: {source: test, tdp: 700 W, points: {400 W: 0.6, 550 W: 0.9}}\n";
+    std::fs::write(&path, format!("{text}\n{curve}")).unwrap();
+    path
+}
+
+#[test]
+fn a_power_cap_reads_the_curve_and_slows_compute_bound_work_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let chip = h100_with_a_curve(dir.path());
+    let chip = chip.to_str().unwrap();
+    // Per-op times of a prefill step (compute-bound GEMMs) in roofline mode.
+    let ops = |cap: Option<&str>| {
+        let mut cmd = stepcost();
+        cmd.args([
+            "run",
+            "llama-3.1-8b",
+            "--chip",
+            chip,
+            "--set",
+            "tokens=2048",
+        ])
+        .args(["--mode", "roofline", "--per-op", "--format", "csv"]);
+        if let Some(cap) = cap {
+            cmd.args(["--power-cap", cap]);
+        }
+        let out = cmd.assert().success();
+        csv_rows(&String::from_utf8_lossy(&out.get_output().stdout))
+    };
+    let (header, base) = ops(None);
+    // Two points of the curve by hand: 550 W is 0.9 of the clock; 475 W is halfway from
+    // 400 W (0.6) to 550 W (0.9), 0.75. A compute-bound op's time is its FLOPs over the
+    // peak times the clock; a memory-bound op's stays.
+    for (cap, clock) in [("550W", 0.9), ("475 W", 0.75)] {
+        let (_, capped) = ops(Some(cap));
+        let mut compute = 0;
+        for (b, c) in base.iter().zip(&capped) {
+            let t = |row: &[String]| cell(&header, row, "time_us").parse::<f64>().unwrap();
+            let bound = |row: &[String]| cell(&header, row, "bound").to_owned();
+            if bound(b) == "compute" && bound(c) == "compute" {
+                assert_close(t(c), t(b) / clock, 1e-9);
+                compute += 1;
+            } else if bound(b) == "memory" && bound(c) == "memory" {
+                assert_close(t(c), t(b), 1e-12);
+            }
+        }
+        assert!(compute > 0, "a prefill has compute-bound GEMMs");
+    }
+    // A compute-bound prefill slows more than a memory-bound decode at 500 W.
+    let step = |tokens: &str, cap: Option<&str>| {
+        let mut args = vec!["run", "llama-3.1-8b", "--chip", chip, "--set", tokens];
+        args.extend(["--mode", "roofline"]);
+        if let Some(cap) = cap {
+            args.extend(["--power-cap", cap]);
+        }
+        let (header, row) = csv(&args);
+        let num = |c: &str| cell(&header, &row, c).parse::<f64>().unwrap();
+        (num("step_time_us"), num("tokens_per_kwh"))
+    };
+    let prefill = step("tokens=2048", Some("500W")).0 / step("tokens=2048", None).0;
+    let decode = step("tokens=1", Some("500W")).0 / step("tokens=1", None).0;
+    assert!(prefill > 1.1 && prefill <= 1.0 / 0.8 + 1e-9, "{prefill}");
+    assert!(decode < prefill && decode >= 1.0, "{decode}");
+    // The power falls by what the cap takes off the TDP: the system's 1,275 W per GPU
+    // (DGX H100, system basis) less 200 W; tokens per kWh follow the time and the power.
+    let (t0, k0) = step("tokens=1", None);
+    let (t1, k1) = step("tokens=1", Some("500W"));
+    assert_close(k1 / k0, (t0 / t1) * (1275.0 / 1075.0), 1e-9);
+}
+
+#[test]
+fn a_power_cap_on_a_chip_without_a_public_curve_is_refused() {
+    for command in ["run", "compare", "sweep", "plan", "serving"] {
+        let out = stepcost()
+            .args([
+                command,
+                "llama-3.1-8b",
+                "--chip",
+                "h100-sxm",
+                "--power-cap",
+                "500W",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("`h100-sxm` (nvidia-hopper)"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("no public figures"), "{command}: {err}");
+    }
+}

@@ -76,6 +76,65 @@ fn a_file_prices_as_the_same_flags() {
 }
 
 #[test]
+fn the_tco_terms_come_from_the_file_as_from_their_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "s.yaml",
+        "workload: llama-3.1-70b\nchips: h200\nsets: {batch: 8}\n\
+         cost: {view: tco, rate_of_capital: 0.05, usd_per_kw_month: 150, \
+         tco_utilization: 0.8, network_usd_per_gbps: 20}\n",
+    );
+    let from_file = out(&["run", "--scenario", "s.yaml", "--format", "csv"], d);
+    let flags = [
+        "run",
+        "llama-3.1-70b",
+        "--chip",
+        "h200",
+        "--set",
+        "batch=8",
+        "--cost",
+        "tco",
+        "--rate-of-capital",
+        "0.05",
+        "--usd-per-kw-month",
+        "150",
+        "--tco-utilization",
+        "0.8",
+        "--network-usd-per-gbps",
+        "20",
+        "--format",
+        "csv",
+    ];
+    assert_eq!(from_file, out(&flags, d));
+    // The defaults give another cost: the file's terms were used.
+    let (header, rows) = csv_rows(&from_file);
+    let (header_d, rows_d) = csv_rows(&out(&[&flags[..8], &["--format", "csv"]].concat(), d));
+    assert_ne!(
+        cell(&header, &rows[0], "usd_per_hour"),
+        cell(&header_d, &rows_d[0], "usd_per_hour")
+    );
+    // A flag wins over the file's key.
+    let flag_wins = out(
+        &[
+            "run",
+            "--scenario",
+            "s.yaml",
+            "--tco-utilization",
+            "1",
+            "--format",
+            "csv",
+        ],
+        d,
+    );
+    let (header_f, rows_f) = csv_rows(&flag_wins);
+    let u = |h: &[String], r: &[String]| cell(h, r, "usd_per_hour").parse::<f64>().unwrap();
+    let ratio = u(&header, &rows[0]) / u(&header_f, &rows_f[0]);
+    assert!((ratio - 1.0 / 0.8).abs() < 1e-6, "{ratio}");
+}
+
+#[test]
 fn flags_override_the_file_one_key_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -263,6 +322,10 @@ fn bad_keys_and_values_are_reported_at_their_line() {
             ["s.yaml:3:19", "did you mean `years`?"],
         ),
         (
+            "workload: llama-3.1-70b\nchips: h200\ncost: {view: tco, tco_utilization: 0}\n",
+            ["s.yaml:3:36", "out of range"],
+        ),
+        (
             "workload: llama-3.1-70b\nchips: [h200, b200]\n",
             ["s.yaml:2:8", "`compare`"],
         ),
@@ -357,4 +420,41 @@ fn prices_come_from_the_file_as_a_map_or_a_book_beside_it() {
     assert_eq!(usd("m.yaml", &[]), 3.25);
     // --price overrides the file's quote for its chip.
     assert_eq!(usd("m.yaml", &["--price", "h200=2.5"]), 2.5);
+}
+
+#[test]
+fn a_power_cap_comes_from_the_file_and_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let h100 = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("hardware/h100-sxm.yaml"),
+    )
+    .unwrap();
+    let curve = "power_curve: {source: test, tdp: 700 W, points: {400 W: 0.6, 550 W: 0.9}}\n";
+    write(d, "h100-curve.yaml", &format!("{h100}\n{curve}"));
+    write(
+        d,
+        "s.yaml",
+        "workload: llama-3.1-8b\nchips: h100-curve.yaml\nsets: {tokens: 2048}\n\
+         cost: {power_cap: 500W}\n",
+    );
+    let from_file = out(&["run", "--scenario", "s.yaml", "--format", "csv"], d);
+    let flags = ["run", "llama-3.1-8b", "--chip", "h100-curve.yaml"];
+    let sets = ["--set", "tokens=2048", "--format", "csv"];
+    let capped = out(&[&flags[..], &sets, &["--power-cap", "500W"]].concat(), d);
+    assert_eq!(from_file, capped);
+    assert_ne!(from_file, out(&[&flags[..], &sets].concat(), d));
+    // Saved, the cap reads back to the same bytes.
+    let saving = [
+        &flags[..],
+        &sets,
+        &["--power-cap", "500", "--save-scenario", "m.yaml"],
+    ];
+    assert_eq!(out(&saving.concat(), d), capped);
+    let saved = std::fs::read_to_string(d.join("m.yaml")).unwrap();
+    assert!(saved.contains("power_cap: 500"), "{saved}");
+    assert_eq!(
+        out(&["run", "--scenario", "m.yaml", "--format", "csv"], d),
+        capped
+    );
 }

@@ -187,6 +187,39 @@ fn sweeps_and_pictures_are_the_command_lines_bytes() {
 }
 
 #[test]
+fn the_tco_terms_are_the_flags_and_their_messages() {
+    let server = Server::start(&[]);
+    let request = json!({"workload": "llama-3.1-70b", "chips": "h200", "cost": "tco",
+        "rate_of_capital": 0.05, "usd_per_kw_month": 150, "tco_utilization": 0.8,
+        "network_usd_per_gbps": 20});
+    let answer: Value = serde_json::from_str(&server.ok("/api/run", &request)).unwrap();
+    let command = answer["command"].as_str().unwrap();
+    assert_eq!(
+        command,
+        "stepcost run llama-3.1-70b --chip h200 --cost tco --rate-of-capital 0.05 \
+         --usd-per-kw-month 150 --tco-utilization 0.8 --network-usd-per-gbps 20"
+    );
+    let json_args = [&words(command)[..], &["--format", "json"]].concat();
+    let run: Value = serde_json::from_str(&cli(&json_args)).unwrap();
+    assert_eq!(answer["rows"][0], run);
+    let (status, message) = server.refused(
+        "/api/run",
+        &json!({"workload": "llama-3.1-70b", "chips": "h200", "tco_utilization": 1.5}),
+    );
+    assert_eq!(status, 400);
+    let flags = [
+        "run",
+        "llama-3.1-70b",
+        "--chip",
+        "h200",
+        "--tco-utilization",
+        "1.5",
+    ];
+    // The command line adds clap's pointer to --help after a blank line.
+    assert_eq!(message, cli_error(&flags, None).lines().next().unwrap());
+}
+
+#[test]
 fn errors_are_the_command_lines() {
     let server = Server::start(&[]);
     let (status, message) = server.refused(

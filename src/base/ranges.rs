@@ -546,6 +546,7 @@ pub const FLAGS: &[Range] = &[
     COST_TCO_UTILIZATION,
     COST_NETWORK_USD_PER_GBPS,
     POWER_BUDGET_MW,
+    POWER_CAP,
     COST_QUOTE,
 ];
 

@@ -268,6 +268,8 @@ pub(crate) struct FleetHeader<'a> {
     /// The first entry's layout as serving engines' launch settings: one, or with prefill
     /// apart each pool's under its name.
     pub launch: &'a [(Option<&'a str>, LaunchLayout, Launch)],
+    /// The power budget at the wall, in MW, where one was given.
+    pub power_budget_mw: Option<f64>,
 }
 
 /// Writes a fleet plan in `format`: the table ends with the first entry's launch settings.
@@ -303,7 +305,11 @@ fn write_fleet_table(
     {
         writeln!(out, "{BAND_NOTE}")?;
     }
-    let mut table = new_table(&FLEET_COLUMNS);
+    let mut columns = FLEET_COLUMNS.to_vec();
+    if h.power_budget_mw.is_some() {
+        columns.extend(["fleet power", "req/s in budget", "tok/s in budget"]);
+    }
+    let mut table = new_table(&columns);
     let usd = |u: Option<f64>, digits: usize| u.map_or("-".into(), |u| format!("{u:.digits$}"));
     let mut infeasible = Vec::new();
     for e in entries {
@@ -313,7 +319,7 @@ fn write_fleet_table(
         };
         let p = &f.point;
         let cells = BandedCells::of(p, f.band, f.output_tokens);
-        table.add_row(vec![
+        let mut row = vec![
             e.chip.clone(),
             e.engine.clone(),
             e.dtypes.brief(),
@@ -330,10 +336,13 @@ fn write_fleet_table(
             usd(f.tco_usd_per_hour, 2),
             usd(f.cloud_usd_per_million_tokens, 3),
             usd(f.tco_usd_per_million_tokens, 3),
-        ]);
+        ];
+        row.extend(fleet_budget_cells(f));
+        table.add_row(row);
     }
     align_right(&mut table, 4);
     writeln!(out, "{table}")?;
+    write_budget_note(out, h.power_budget_mw)?;
     writeln!(
         out,
         "conc: requests in flight per instance, of the most within the bounds; prefill: together, or instances of their own (layout, prefill:decode chips); simulated: one instance served its share as Poisson arrivals ({CHECK_REQUESTS} requests; prefill apart, the whole fleet, {CHECK_REQUESTS} per decode instance), instances added (+n) until both 90th percentiles meet the bounds"
@@ -360,6 +369,34 @@ fn write_fleet_table(
         write_launch(out, layout, launch)?;
     }
     Ok(())
+}
+
+/// Under a fleet table with a power budget: what the budget is and how it is filled.
+fn write_budget_note(out: &mut dyn Write, budget_mw: Option<f64>) -> io::Result<()> {
+    match budget_mw {
+        Some(mw) => writeln!(
+            out,
+            "power budget: {mw} MW at the wall (system power per chip x PUE); in budget: whole instances, each at the fleet's load, so the bounds hold"
+        ),
+        None => Ok(()),
+    }
+}
+
+/// A fleet's cells within the power budget: its MW and whether it fits, the requests and
+/// tokens per second within the budget; why not, where there is no answer.
+fn fleet_budget_cells(f: &crate::study::serving::Fleet) -> Vec<String> {
+    match &f.power {
+        Some(Ok(fit)) => {
+            let fits = if fit.fits() { "fits" } else { "over" };
+            vec![
+                format!("{} {fits}", human(fit.fleet_mw * 1e6, "W")),
+                three_significant(fit.requests_per_s),
+                three_significant(fit.tokens_per_s),
+            ]
+        }
+        Some(Err(why)) => vec![why.clone()],
+        None => Vec::new(),
+    }
 }
 
 const SURVEY_COLUMNS: [&str; 16] = [

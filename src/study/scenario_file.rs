@@ -14,7 +14,9 @@
 //! context: 4096                # the same as `sets: {context: 4096}`
 //! request: {in: 1000, out: 200}
 //! memory_utilization: 0.9
-//! cost: {view: tco, years: 4, pue: 1.3, usd_per_kwh: 0.10}
+//! cost: {view: tco, years: 4, pue: 1.3, usd_per_kwh: 0.10, rate_of_capital: 0.10,
+//!        usd_per_kw_month: 195.94, tco_utilization: 0.8, network_usd_per_gbps: 10.62,
+//!        power_cap: 500W}
 //! prices: {h200: 3.10}         # USD per chip-hour, or the path of a price book
 //! ```
 //!
@@ -67,6 +69,11 @@ struct CostRepr {
     years: Option<Spanned<Scalar>>,
     pue: Option<Spanned<Scalar>>,
     usd_per_kwh: Option<Spanned<Scalar>>,
+    rate_of_capital: Option<Spanned<Scalar>>,
+    usd_per_kw_month: Option<Spanned<Scalar>>,
+    tco_utilization: Option<Spanned<Scalar>>,
+    network_usd_per_gbps: Option<Spanned<Scalar>>,
+    power_cap: Option<Spanned<Scalar>>,
 }
 
 #[derive(Deserialize)]
@@ -125,6 +132,12 @@ pub(crate) struct CostEntries {
     pub years: Option<Entry<String>>,
     pub pue: Option<Entry<String>>,
     pub usd_per_kwh: Option<Entry<String>>,
+    pub rate_of_capital: Option<Entry<String>>,
+    pub usd_per_kw_month: Option<Entry<String>>,
+    pub tco_utilization: Option<Entry<String>>,
+    pub network_usd_per_gbps: Option<Entry<String>>,
+    /// A board power limit per accelerator, as `--power-cap` takes it (`500W`).
+    pub power_cap: Option<Entry<String>>,
 }
 
 /// The `prices` key: a price book's path (relative to the scenario file's folder), or
@@ -220,6 +233,13 @@ impl ScenarioFile {
                 years: cost_entry("years", |c| &c.years),
                 pue: cost_entry("pue", |c| &c.pue),
                 usd_per_kwh: cost_entry("usd_per_kwh", |c| &c.usd_per_kwh),
+                rate_of_capital: cost_entry("rate_of_capital", |c| &c.rate_of_capital),
+                usd_per_kw_month: cost_entry("usd_per_kw_month", |c| &c.usd_per_kw_month),
+                tco_utilization: cost_entry("tco_utilization", |c| &c.tco_utilization),
+                network_usd_per_gbps: cost_entry("network_usd_per_gbps", |c| {
+                    &c.network_usd_per_gbps
+                }),
+                power_cap: cost_entry("power_cap", |c| &c.power_cap),
             },
             prices,
             sets,

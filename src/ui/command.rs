@@ -68,6 +68,10 @@ fn line(
         ("years", request.years),
         ("pue", request.pue),
         ("usd-per-kwh", request.usd_per_kwh),
+        ("rate-of-capital", request.rate_of_capital),
+        ("usd-per-kw-month", request.usd_per_kw_month),
+        ("tco-utilization", request.tco_utilization),
+        ("network-usd-per-gbps", request.network_usd_per_gbps),
     ] {
         if let Some(v) = value {
             flag(name, v.to_string());

@@ -15,7 +15,7 @@ use crate::base::parse::{
 use crate::base::ranges;
 use crate::base::types::{parse_type, TypeKey};
 use crate::core::cost::settings::CostSettings;
-use crate::core::cost::CostView;
+use crate::core::cost::{CostView, TcoTerms};
 use crate::core::engine::{self, Engine};
 use crate::core::scenario::{Mode, ScenarioSpec};
 
@@ -55,6 +55,10 @@ pub(crate) struct ScenarioRequest {
     pub(crate) years: Option<f64>,
     pub(crate) pue: Option<f64>,
     pub(crate) usd_per_kwh: Option<f64>,
+    pub(crate) rate_of_capital: Option<f64>,
+    pub(crate) usd_per_kw_month: Option<f64>,
+    pub(crate) tco_utilization: Option<f64>,
+    pub(crate) network_usd_per_gbps: Option<f64>,
     /// A buyer's quotes, `CHIP=USD/h` as `--price` takes them.
     #[serde(default)]
     pub(crate) price: Vec<String>,
@@ -214,8 +218,9 @@ impl ScenarioRequest {
         }
     }
 
-    /// The cost settings, as `--cost`, `--years`, `--pue`, `--usd-per-kwh` and `--price` give
-    /// them (no price book: that is a file); a field left out takes the settings' default.
+    /// The cost settings, as `--cost`, `--years`, `--pue`, `--usd-per-kwh`, the TCO's other
+    /// terms and `--price` give them (no price book: that is a file); a field left out takes
+    /// the settings' default.
     pub(crate) fn cost(&self) -> Result<CostSettings, ApiError> {
         let defaults = CostSettings::default();
         let or = |value: Option<f64>, name: &str, default: f64, range| match value {
@@ -235,7 +240,32 @@ impl ScenarioRequest {
                 defaults.usd_per_kwh,
                 &ranges::COST_USD_PER_KWH,
             )?,
-            terms: defaults.terms,
+            terms: TcoTerms {
+                rate_of_capital: or(
+                    self.rate_of_capital,
+                    "rate-of-capital",
+                    defaults.terms.rate_of_capital,
+                    &ranges::COST_RATE_OF_CAPITAL,
+                )?,
+                usd_per_kw_month: or(
+                    self.usd_per_kw_month,
+                    "usd-per-kw-month",
+                    defaults.terms.usd_per_kw_month,
+                    &ranges::COST_USD_PER_KW_MONTH,
+                )?,
+                tco_utilization: or(
+                    self.tco_utilization,
+                    "tco-utilization",
+                    defaults.terms.tco_utilization,
+                    &ranges::COST_TCO_UTILIZATION,
+                )?,
+                network_usd_per_gbps: or(
+                    self.network_usd_per_gbps,
+                    "network-usd-per-gbps",
+                    defaults.terms.network_usd_per_gbps,
+                    &ranges::COST_NETWORK_USD_PER_GBPS,
+                )?,
+            },
             quotes: (self.price.iter())
                 .map(|t| flag("price", "CHIP=USD/h", t, parse_quote))
                 .collect::<Result<_, _>>()?,

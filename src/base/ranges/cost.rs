@@ -99,3 +99,20 @@ pub const COST_QUOTE: Range = Range {
     why: "a buyer's quote, a tenth of a cent to 10,000 USD per chip-hour",
     ..PRICE_CLOUD
 };
+/// `--power-cap W`: the board power limit an accelerator is held to (`nvidia-smi -pl`).
+pub const POWER_CAP: Range = range(
+    "--power-cap",
+    "W",
+    1.0,
+    1e5,
+    "1 W to 100 kW per accelerator, within the chip's measured power curve",
+);
+/// A chip file's `power_curve.points`: the compute clock at a power limit relative to the
+/// clock at the chip's TDP.
+pub const POWER_CURVE_CLOCK: Range = range(
+    "power_curve.points",
+    "",
+    0.01,
+    1.0,
+    "a clock between 1 % and all of the clock at the TDP",
+);

@@ -43,9 +43,9 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "L", value_parser = |t: &str| number_in(t, &ranges::MAX_MS_PER_TOKEN))]
     max_ms_per_token: Option<f64>,
     /// Power at the wall the fleet may draw (system power per chip x --pue): per chip, the
-    /// most whole replicas within it, their tokens/s and $/M; with --target-tokens-per-s,
-    /// whether the fleet fits
-    #[arg(long, value_name = "MW", conflicts_with = "rate",
+    /// most whole replicas within it, their tokens/s and $/M; with --target-tokens-per-s or
+    /// --rate, whether the fleet fits and the most it serves within it (latency bounds hold)
+    #[arg(long, value_name = "MW",
           value_parser = |t: &str| number_in(t, &ranges::POWER_BUDGET_MW))]
     power_budget_mw: Option<f64>,
     /// Requests per second a fleet must serve: per chip, the cheapest layout and instances
@@ -257,7 +257,11 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
         engines.as_slice(),
         plan::leaves_types_to_engine(&args.dtypes),
     );
-    let entries = serving::plan_fleet_engines(&workload, &chips, &query, searched, &slo, view)?;
+    let mut entries = serving::plan_fleet_engines(&workload, &chips, &query, searched, &slo, view)?;
+    if let Some(mw) = args.power_budget_mw {
+        serving::fit_power_budget(&mut entries, &chips, &slo, mw);
+    }
+    note_unpriced(&entries, view);
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let budget = assumed.first().map_or(8192.0, |(_, v)| *v);
     let launch = match (entries.iter()).find_map(|e| e.outcome.as_ref().ok()) {
@@ -274,6 +278,7 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
         assumed: &assumed,
         view: view.name(),
         launch: &launch,
+        power_budget_mw: args.power_budget_mw,
     };
     let mut buffer = Vec::new();
     let format = &args.output.format;
@@ -285,6 +290,23 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
         &format.shape()?,
     )?;
     Ok(plan_out.commit(&[&buffer])?)
+}
+
+/// A note on stderr of how many fleets have no cost in `view` and so are listed after the
+/// ranked ones.
+fn note_unpriced(entries: &[serving::FleetEntry], view: CostView) {
+    let cost = |f: &serving::Fleet| match view {
+        CostView::Cloud => f.cloud_usd_per_hour,
+        CostView::Tco => f.tco_usd_per_hour,
+    };
+    let fleets = entries.iter().filter_map(|e| e.outcome.as_ref().ok());
+    let unpriced = fleets.clone().filter(|f| cost(f).is_none()).count();
+    if unpriced > 0 {
+        let priced = fleets.count() - unpriced;
+        eprintln!(
+            "note: {priced} fleets ranked by cost; {unpriced} without a cost in this view listed after them, by chips"
+        );
+    }
 }
 
 /// The scenario file's keys under the flags: chips (all by default), one value per param,

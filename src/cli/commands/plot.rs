@@ -27,7 +27,7 @@ enum PlotCommand {
     /// marker area proportional to its share of the step
     Roofline {
         #[command(flatten)]
-        scenario: ChipsScenario,
+        scenario: Box<ChipsScenario>,
         /// Write the SVG to FILE instead of stdout (`-` is stdout), whole or not at all
         #[arg(long, value_name = "FILE.svg")]
         out: Option<PathBuf>,
@@ -77,7 +77,7 @@ pub(crate) fn run(args: PlotArgs, given: &Given) -> Result<()> {
         PlotCommand::Roofline { mut scenario, out } => {
             let settled = scenario::chips_scenario(&mut scenario, given, "plot roofline")?;
             let target = Target::from_out(out.as_deref());
-            let (priced, plan, saver) = scenario::price_on_chips(scenario, settled, vec![target])?;
+            let (priced, plan, saver) = scenario::price_on_chips(*scenario, settled, vec![target])?;
             let svg = svg::roofline(&priced.pairs())?;
             emit(plan, svg.as_bytes())?;
             return saver.commit();

@@ -1,7 +1,7 @@
 //! `--cost`, `--years`, `--pue`, `--usd-per-kwh`, `--rate-of-capital`, `--usd-per-kw-month`,
 //! `--tco-utilization`, `--network-usd-per-gbps`, `--price` and `--prices`: the flags of
 //! [`CostSettings`] (their defaults its own) and a buyer's price book, put on the chips a
-//! command loaded.
+//! command loaded; and `--power-cap`, which holds those chips to a board power limit.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use crate::base::parse::{number_in, parse_quote};
 use crate::base::ranges;
 use crate::base::source::Source;
+use crate::base::units::{parse_quantity, QuantityKind};
 use crate::core::chip::Chip;
 use crate::core::cost::book::PriceBook;
 use crate::core::cost::settings::CostSettings;
@@ -53,6 +54,12 @@ pub(crate) struct CostArgs {
     #[arg(long, value_name = "USD", default_value_t = TcoTerms::default().network_usd_per_gbps,
           value_parser = |t: &str| number_in(t, &ranges::COST_NETWORK_USD_PER_GBPS))]
     pub(crate) network_usd_per_gbps: f64,
+    /// Hold each accelerator to a board power limit, as `nvidia-smi -pl` does (`500W`):
+    /// compute clocks fall along the chip's measured perf-vs-power curve while HBM bandwidth
+    /// stays, and its power (so tokens per kWh and the TCO's power and colo) falls by what the
+    /// cap takes off its TDP; a chip without a public curve refuses it, naming why
+    #[arg(long, value_name = "W", value_parser = parse_power_cap)]
+    pub(crate) power_cap: Option<f64>,
     /// A buyer's own cloud quote per chip-hour, replacing the chip file's (repeatable; refused
     /// with --cost tco, which costs purchase and power: give those in --prices)
     #[arg(long = "price", value_name = "CHIP=USD/h", value_parser = parse_quote)]
@@ -67,7 +74,8 @@ pub(crate) struct CostArgs {
 pub(crate) enum CostArg {
     /// On-demand price per chip-hour on the chip file's price basis
     Cloud,
-    /// Total cost of ownership: purchase amortised plus power
+    /// Total cost of ownership per accelerator: capex, network, power and colo, over the hours
+    /// served
     Tco,
 }
 
@@ -119,6 +127,36 @@ impl CostArgs {
             Some(path) => PriceBook::load(&Source::read(path)?),
             None => Ok(PriceBook::default()),
         };
-        Ok(self.settings().apply(chips, read_book)?)
+        let chips = self.settings().apply(chips, read_book)?;
+        let Some(w) = self.power_cap else {
+            return Ok(chips);
+        };
+        let mut capped = Vec::with_capacity(chips.len());
+        for chip in chips {
+            let curve = chip.power_curve().cloned();
+            let chip = chip.with_power_cap(w)?;
+            if let Some(c) = curve {
+                let clock = c.clock_at(w).unwrap_or(1.0);
+                eprintln!(
+                    "note: --power-cap {w} W: `{}` computes at {clock:.3} of its clock at {} W \
+                     (power curve {}); HBM bandwidth unchanged",
+                    chip.id(),
+                    c.tdp_w(),
+                    c.source()
+                );
+            }
+            capped.push(chip);
+        }
+        Ok(capped)
     }
+}
+
+/// `--power-cap`: watts, with or without the unit (`500`, `500W`, `0.5 kW`).
+pub(crate) fn parse_power_cap(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let w = match trimmed.parse::<f64>() {
+        Ok(w) => w,
+        Err(_) => parse_quantity(trimmed, QuantityKind::Power).map_err(|e| e.to_string())?,
+    };
+    number_in(&w.to_string(), &ranges::POWER_CAP).map_err(|e| e.replace(&w.to_string(), trimmed))
 }

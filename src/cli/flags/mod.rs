@@ -8,7 +8,7 @@ mod cost;
 mod output;
 mod scenario;
 
-pub(crate) use cost::{CostArg, CostArgs};
+pub(crate) use cost::{parse_power_cap, CostArg, CostArgs};
 pub(crate) use output::{FormatArg, OutputArgs, ShapeArgs, RAW_TEXT_HELP};
 pub(crate) use scenario::{
     engines, AnnouncedArg, ChipsScenario, DisaggArg, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,

@@ -16,7 +16,9 @@ use crate::base::parse::{number_in, parse_dtype_axis, parse_quote, parse_set};
 use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
-use crate::cli::flags::{CostArg, CostArgs, Given, ModeArg, ScenarioArgs, ScenarioFileArgs};
+use crate::cli::flags::{
+    parse_power_cap, CostArg, CostArgs, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
+};
 use crate::core::workload::Workload;
 use crate::study::scenario_file::{Entry, Prices, ScenarioFile};
 use crate::study::sweep::ChipAxis;
@@ -270,7 +272,7 @@ impl<'a> Merge<'a> {
                 cost.view = view;
             }
         }
-        let figures: [(&str, &Option<Entry<String>>, &mut f64, &Range); 3] = [
+        let figures: [(&str, &Option<Entry<String>>, &mut f64, &Range); 7] = [
             ("years", &c.years, &mut cost.years, &ranges::COST_YEARS),
             ("pue", &c.pue, &mut cost.pue, &ranges::COST_PUE),
             (
@@ -279,12 +281,41 @@ impl<'a> Merge<'a> {
                 &mut cost.usd_per_kwh,
                 &ranges::COST_USD_PER_KWH,
             ),
+            (
+                "rate_of_capital",
+                &c.rate_of_capital,
+                &mut cost.rate_of_capital,
+                &ranges::COST_RATE_OF_CAPITAL,
+            ),
+            (
+                "usd_per_kw_month",
+                &c.usd_per_kw_month,
+                &mut cost.usd_per_kw_month,
+                &ranges::COST_USD_PER_KW_MONTH,
+            ),
+            (
+                "tco_utilization",
+                &c.tco_utilization,
+                &mut cost.tco_utilization,
+                &ranges::COST_TCO_UTILIZATION,
+            ),
+            (
+                "network_usd_per_gbps",
+                &c.network_usd_per_gbps,
+                &mut cost.network_usd_per_gbps,
+                &ranges::COST_NETWORK_USD_PER_GBPS,
+            ),
         ];
         for (id, entry, value, range) in figures {
             if !self.given.has(id) {
                 if let Some(x) = self.parse(entry.as_ref(), |t| number_in(t, range))? {
                     *value = x;
                 }
+            }
+        }
+        if !self.given.has("power_cap") {
+            if let Some(w) = self.parse(c.power_cap.as_ref(), parse_power_cap)? {
+                cost.power_cap = Some(w);
             }
         }
         // `--prices FILE` replaces the file's prices; `--price` one chip's.

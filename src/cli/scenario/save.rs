@@ -182,7 +182,27 @@ pub(crate) fn cost_keys(doc: &mut Doc, cost: &CostArgs) {
         ("years".to_owned(), Node::Number(cost.years)),
         ("pue".to_owned(), Node::Number(cost.pue)),
         ("usd_per_kwh".to_owned(), Node::Number(cost.usd_per_kwh)),
+        (
+            "rate_of_capital".to_owned(),
+            Node::Number(cost.rate_of_capital),
+        ),
+        (
+            "usd_per_kw_month".to_owned(),
+            Node::Number(cost.usd_per_kw_month),
+        ),
+        (
+            "tco_utilization".to_owned(),
+            Node::Number(cost.tco_utilization),
+        ),
+        (
+            "network_usd_per_gbps".to_owned(),
+            Node::Number(cost.network_usd_per_gbps),
+        ),
     ];
+    let mut pairs = pairs;
+    if let Some(w) = cost.power_cap {
+        pairs.push(("power_cap".to_owned(), Node::Number(w)));
+    }
     doc.push("cost", Node::Map(pairs));
     match (&cost.book, cost.quotes.is_empty()) {
         (Some(_), false) => doc.refuse(

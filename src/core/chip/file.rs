@@ -34,6 +34,8 @@ pub(super) struct ChipFile {
     pub(super) power_basis: Option<Spanned<super::PowerBasis>>,
     pub(super) price: Option<PriceFile>,
     pub(super) expected: Option<ExpectedFile>,
+    /// A measured perf-vs-power curve, for `--power-cap`.
+    pub(super) power_curve: Option<super::power_cap::PowerCurveFile>,
 }
 
 /// What a chip costs: per hour on one cloud price basis, and to buy.

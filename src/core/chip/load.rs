@@ -64,6 +64,7 @@ impl Chip {
         let status = check.status(&file);
         let engine = check.engine(&file);
         let expected = file.expected.as_ref().and_then(|e| check.achievable(e));
+        let power_curve = (file.power_curve.as_ref()).and_then(|c| check.power_curve(c));
         let (Some((capacity_bytes, marketed_capacity_bytes, bandwidth_bytes_per_s)), true) =
             (memory, check.problems.is_empty())
         else {
@@ -99,6 +100,7 @@ impl Chip {
             prices,
             cost: Default::default(),
             expected,
+            power_curve,
         })
     }
 }

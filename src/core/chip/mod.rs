@@ -12,6 +12,7 @@ mod fabric;
 mod file;
 mod load;
 mod paths;
+mod power_cap;
 mod what_if;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::core::engine::Engine;
 pub use basis::{PowerBasis, PurchaseBasis};
 pub use fabric::{Fabric, Interconnect};
 pub use paths::{gemm_path, PathFractions};
+pub use power_cap::{PowerCapError, PowerCurve};
 
 /// Runtime reserve of a chip file that gives none: 1 GiB, the shipped chips' stated
 /// assumption (a CUDA/HIP context of 0.5 GiB, 0.5 GiB of NCCL/RCCL buffers and captured
@@ -286,6 +288,8 @@ pub struct Chip {
     pub(crate) cost: CostModel,
     /// Constants of expected mode; `None` for a chip file without an `expected` section.
     pub(crate) expected: Option<Achievable>,
+    /// The measured perf-vs-power curve `--power-cap` reads; `None` where none is public.
+    pub(crate) power_curve: Option<PowerCurve>,
 }
 
 impl Chip {

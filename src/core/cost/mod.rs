@@ -31,7 +31,8 @@ pub enum CostView {
     /// The chip file's cloud price per hour, on its price basis.
     #[default]
     Cloud,
-    /// Total cost of ownership: purchase amortised plus power.
+    /// Total cost of ownership of the system per accelerator: capex, network, power and
+    /// colo ([`TcoParts`]), over the fraction of hours served.
     Tco,
 }
 
@@ -153,6 +154,10 @@ pub struct StepCost {
     pub basis: CostView,
     /// Why there is no cost in that view.
     pub note: Option<CostGap>,
+    /// The cloud price basis the chip's price is on (`runpod-secure-on-demand-2026-02-26`),
+    /// whatever the view, so that rows priced on different bases can be told apart.
+    #[serde(skip)]
+    pub price_basis: Option<Arc<str>>,
     /// Tokens per kWh the replica's chips draw, the facility's PUE included.
     pub tokens_per_kwh: Option<f64>,
     /// Tokens per second per MW at the wall (system power x PUE).
@@ -176,6 +181,7 @@ impl StepCost {
             usd_per_million_tokens: per_million,
             basis: model.view(),
             note: usd_per_hour.as_ref().err().cloned(),
+            price_basis: chip.cloud_basis_shared(),
             usd_per_hour: usd_per_hour.ok(),
             tokens_per_kwh: tokens_per_s
                 .zip(kwh_per_hour)

@@ -58,6 +58,8 @@ impl Row for PlanRow<'_> {
         );
         let basis = p.map_or(Value::Empty, |p| Value::Text(p.summary.cost.basis.name()));
         f("cost_basis", basis);
+        let price_basis = e.costing.price_basis.as_deref().unwrap_or("");
+        f("price_basis", Value::Text(price_basis));
         f(
             "cloud_usd_per_million_tokens",
             opt(|p| p.cloud_usd_per_million_tokens),

@@ -189,6 +189,8 @@ impl SummaryRow<'_> {
             "cost_basis",
             s.map_or(Value::Empty, |s| Value::Text(s.cost.basis.name())),
         );
+        let price_basis = s.and_then(|s| s.cost.price_basis.as_deref());
+        f("price_basis", Value::Text(price_basis.unwrap_or("")));
         let note = s.and_then(|s| {
             (s.cost.note.as_ref().map(|n| n.to_string())).or_else(|| s.cost.caveat.clone())
         });

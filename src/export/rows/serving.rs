@@ -144,11 +144,35 @@ impl Row for FleetCsvRow<'_> {
             opt(|x| x.tco_usd_per_million_tokens),
         );
         f("footprint_bytes", num(|x| x.point.footprint_bytes));
+        visit_power_budget(fleet, f);
         f(
             "note",
             Value::Text(e.outcome.as_ref().err().map_or("", String::as_str)),
         );
     }
+}
+
+/// A fleet within the power budget (empty without one, or where the chip has no power).
+fn visit_power_budget(fleet: Option<&Fleet>, f: &mut dyn FnMut(&str, Value<'_>)) {
+    let fit = fleet
+        .and_then(|x| x.power.as_ref())
+        .and_then(|r| r.as_ref().ok());
+    f("power_budget_mw", fit.map(|x| x.budget_mw).into());
+    f("kw_per_chip", fit.map(|x| x.kw_per_chip).into());
+    f("fleet_mw", fit.map(|x| x.fleet_mw).into());
+    f(
+        "fits_power_budget",
+        fit.map_or(Value::Empty, |x| Value::Bool(x.fits())),
+    );
+    f(
+        "instances_in_budget",
+        fit.map_or(Value::Empty, |x| Value::Int(x.instances)),
+    );
+    f(
+        "requests_per_s_in_budget",
+        fit.map(|x| x.requests_per_s).into(),
+    );
+    f("tokens_per_s_in_budget", fit.map(|x| x.tokens_per_s).into());
 }
 
 /// A fleet's prefill pool: its layout and chips per instance (empty with prefill together),

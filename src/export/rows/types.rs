@@ -39,6 +39,7 @@ const TEXT: [&str; 20] = [
     "activation_dtype",
     "kv_dtype",
     "cost_basis",
+    "price_basis",
     "cost_note",
     "scheme",
     "error",

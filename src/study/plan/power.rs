@@ -2,6 +2,8 @@
 //! whole replicas whose system power times the PUE fits in X MW, the tokens per second they
 //! serve and what a million of them cost; with a target, whether the planned fleet fits. Any
 //! latency bound the plan was given already chose the point's batch, so it holds here too.
+//! With a request rate (`--rate`), whether each planned fleet fits and the most requests per
+//! second its instances, at the same load each, serve within X MW ([`fleet_power_fit`]).
 
 use super::PlanPoint;
 use crate::core::chip::Chip;
@@ -62,5 +64,58 @@ pub fn power_fit(
         tokens_per_s,
         usd_per_million_tokens,
         fleet_mw: target.then(|| point.chips as f64 * kw_per_chip / 1e3),
+    })
+}
+
+/// What a fleet that serves a request rate (`plan --rate`) comes to within a power budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FleetPowerFit {
+    /// The budget, in MW at the wall.
+    pub budget_mw: f64,
+    /// One chip's power at the wall: its system's power per chip x the PUE, in kW.
+    pub kw_per_chip: f64,
+    /// The planned fleet's power at the wall, in MW.
+    pub fleet_mw: f64,
+    /// The most whole (decode) instances within the budget, each with its share of the
+    /// prefill pool, at the fleet's load per instance.
+    pub instances: u64,
+    /// The requests per second those instances serve: the fleet's per instance, so that its
+    /// latency bounds hold.
+    pub requests_per_s: f64,
+    /// The output tokens per second those requests make.
+    pub tokens_per_s: f64,
+}
+
+impl FleetPowerFit {
+    /// Whether the planned fleet fits the budget.
+    pub fn fits(&self) -> bool {
+        self.fleet_mw <= self.budget_mw
+    }
+}
+
+/// A fleet of `chips` chips of `chip` in `instances` instances serving `rate_per_s` requests
+/// of `output_tokens` each, within `budget_mw` at the wall; or why there is no answer (no
+/// power figure). Every instance carries the same load as in the planned fleet, so the most
+/// it could serve is the fleet's rate per instance times the whole instances that fit.
+pub fn fleet_power_fit(
+    chip: &Chip,
+    (chips, instances): (u64, u64),
+    (rate_per_s, output_tokens): (f64, u64),
+    budget_mw: f64,
+) -> Result<FleetPowerFit, String> {
+    let kw_per_chip = (chip.cost_model())
+        .kwh_per_hour(chip)
+        .ok_or_else(|| "no power figure: the chip file gives no `power`".to_owned())?;
+    let fleet_kw = kw_per_chip * chips as f64;
+    let instance_kw = fleet_kw / instances.max(1) as f64;
+    let in_budget = (budget_mw * 1e3 / instance_kw).floor() as u64;
+    let requests_per_s = rate_per_s / instances.max(1) as f64 * in_budget as f64;
+    Ok(FleetPowerFit {
+        budget_mw,
+        kw_per_chip,
+        fleet_mw: fleet_kw / 1e3,
+        instances: in_budget,
+        requests_per_s,
+        tokens_per_s: requests_per_s * output_tokens as f64,
     })
 }

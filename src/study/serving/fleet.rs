@@ -10,6 +10,7 @@ use crate::base::ranges;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
 use crate::core::cost::CostView;
+use crate::study::plan::power::{fleet_power_fit, FleetPowerFit};
 
 /// The fleet's targets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -143,6 +144,10 @@ pub struct Fleet {
     /// The 80 % band of its point's times and rates (none in roofline mode).
     #[serde(skip)]
     pub band: Option<ServingBand>,
+    /// Within a power budget (`plan --rate --power-budget-mw`), or why there is no answer;
+    /// `None` without a budget.
+    #[serde(skip)]
+    pub power: Option<Result<FleetPowerFit, String>>,
 }
 
 /// One chip and choice of types: its cheapest fleet, or why none meets the targets.
@@ -211,6 +216,25 @@ pub(crate) fn fewest_serving(
         }
     }
     at(server, hi)
+}
+
+/// Each fleet of `entries` within `budget_mw` at the wall ([`fleet_power_fit`]): whether it
+/// fits, and the most requests per second its instances serve within it at their planned
+/// load (so its latency bounds hold).
+pub(crate) fn fit_power_budget(
+    entries: &mut [FleetEntry],
+    chips: &[Chip],
+    slo: &Slo,
+    budget_mw: f64,
+) {
+    for e in entries {
+        let chip = chips.iter().find(|c| c.id() == e.chip);
+        if let (Ok(fleet), Some(chip)) = (&mut e.outcome, chip) {
+            let sizes = (fleet.chips, fleet.instances);
+            let rate = (slo.rate_per_s, fleet.output_tokens);
+            fleet.power = Some(fleet_power_fit(chip, sizes, rate, budget_mw));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ pub use disagg::PrefillPool;
 pub use frontier::frontier;
 // The request and its KV cache's trip live below serving and the simulator, which share them.
 pub use crate::study::request::{KvLink, RequestShape};
+pub(crate) use fleet::fit_power_budget;
 pub use fleet::{Fleet, FleetEntry, Simulated, Slo};
 pub use layouts::one_layer_draft;
 pub use query::{Disagg, Draft, LayoutChoice, ServingQuery};

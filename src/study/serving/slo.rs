@@ -230,6 +230,7 @@ fn make_fleet(
         point,
         simulated: None,
         band: None,
+        power: None,
     };
     fleet.set_instances(chip, instances, prefill_instances, slo);
     fleet
