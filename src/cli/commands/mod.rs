@@ -12,6 +12,7 @@ pub(crate) mod import;
 pub(crate) mod plan;
 pub(crate) mod plot;
 pub(crate) mod prices;
+pub(crate) mod probe;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod serving;
