@@ -28,6 +28,7 @@ mod hostile_numbers;
 mod hostile_outputs;
 mod hostile_work;
 mod import;
+mod ingest;
 mod memory;
 mod mixed;
 mod mla;

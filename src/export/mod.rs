@@ -26,6 +26,7 @@ mod escape;
 pub mod filter;
 pub mod fit;
 mod format;
+pub mod ingest;
 pub mod launch;
 mod list;
 mod numbers;

@@ -9,6 +9,7 @@ pub(crate) mod compare;
 pub(crate) mod engines;
 pub(crate) mod fit;
 pub(crate) mod import;
+pub(crate) mod ingest;
 pub(crate) mod plan;
 pub(crate) mod plot;
 pub(crate) mod prices;
