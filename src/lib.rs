@@ -382,6 +382,7 @@ pub mod internals {
     pub use crate::export::svg;
     /// The exporters' entry points.
     pub mod export {
+        pub use crate::export::bench;
         pub use crate::export::document;
         pub use crate::export::filter;
         pub use crate::export::fit;

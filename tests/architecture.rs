@@ -72,6 +72,7 @@ const EXPORT_FLOORS: &[&[&str]] = &[
         "simulate",
         "fit",
         "ingest",
+        "bench",
         "band",
         "document",
         "svg",

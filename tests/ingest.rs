@@ -1,7 +1,8 @@
 //! `stepcost ingest`: the three serving benchmarks' own results (real outputs from public
 //! repositories, each named with its source in `tests/fixtures/ingest/README.md`) become
-//! serving cases that `validate` prices; `fit --new-chip` writes a chip file from a probe's
-//! rows; `probe` names what to install when its interpreter lacks it.
+//! serving cases that `validate` prices; `plan` and `serving --emit-bench` write the benchmark
+//! of an answer; `fit --new-chip` writes a chip file from a probe's rows; `probe` names what to
+//! install when its interpreter lacks it.
 
 use std::path::{Path, PathBuf};
 
@@ -309,5 +310,133 @@ fn probe_names_what_to_install_when_python_lacks_it() {
     assert!(
         err.contains("pip install numpy") && err.contains("maturin build"),
         "{err}"
+    );
+}
+
+/// The words of a script's command line (its last line).
+fn command_of(dir: &Path, file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+    let line = text.lines().last().unwrap();
+    line.split_whitespace().map(str::to_owned).collect()
+}
+
+/// The value after `flag` in `words`.
+fn flag<'a>(words: &'a [String], flag: &str) -> &'a str {
+    let i = words.iter().position(|w| w == flag);
+    let i = i.unwrap_or_else(|| panic!("no {flag} in {words:?}"));
+    &words[i + 1]
+}
+
+#[test]
+fn plan_emit_bench_writes_launch_and_benchmark_commands_that_match_the_plan_s_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench");
+    let plan = [
+        "plan",
+        "llama-3.1-8b",
+        "--rate",
+        "5",
+        "--request",
+        "in=1000,out=200",
+        "--chip",
+        "h100-sxm",
+    ];
+    let out = stepcost()
+        .args(plan)
+        .args(["--format", "json", "--emit-bench"])
+        .arg(&bench)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &rows[0];
+    let u = |k: &str| row[k].as_u64().unwrap().to_string();
+    let (tp, seqs, instances) = (
+        u("chips_per_instance"),
+        u("max_concurrency"),
+        row["instances"].as_f64().unwrap(),
+    );
+    // The rate each instance is benchmarked at: its share of the fleet's 5 requests/s.
+    let share = 5.0 / instances;
+
+    let vllm = command_of(&bench, "launch-vllm.sh");
+    assert_eq!(vllm[..2], ["vllm", "serve"]);
+    assert_eq!(flag(&vllm, "--tensor-parallel-size"), tp);
+    assert_eq!(flag(&vllm, "--max-num-seqs"), seqs);
+    let vb = command_of(&bench, "bench-vllm.sh");
+    assert_eq!(vb[..3], ["vllm", "bench", "serve"]);
+    assert_eq!(flag(&vb, "--random-input-len"), "1000");
+    assert_eq!(flag(&vb, "--random-output-len"), "200");
+    assert_eq!(flag(&vb, "--request-rate").parse::<f64>().unwrap(), share);
+    assert_eq!(flag(&vb, "--result-filename"), "vllm-result.json");
+
+    let sglang = command_of(&bench, "launch-sglang.sh");
+    assert_eq!(flag(&sglang, "--tp-size"), tp);
+    assert_eq!(flag(&sglang, "--max-running-requests"), seqs);
+    let sb = command_of(&bench, "bench-sglang.sh");
+    assert_eq!(sb[..3], ["python3", "-m", "sglang.bench_serving"]);
+    assert_eq!(flag(&sb, "--random-input-len"), "1000");
+    assert_eq!(flag(&sb, "--random-output-len"), "200");
+    assert_eq!(flag(&sb, "--request-rate").parse::<f64>().unwrap(), share);
+
+    let trt = command_of(&bench, "launch-trtllm.sh");
+    assert_eq!(flag(&trt, "--tp_size"), tp);
+    assert_eq!(flag(&trt, "--max_batch_size"), seqs);
+    let gb = command_of(&bench, "bench-trtllm.sh");
+    assert_eq!(gb[..2], ["genai-perf", "profile"]);
+    assert_eq!(flag(&gb, "--synthetic-input-tokens-mean"), "1000");
+    assert_eq!(flag(&gb, "--output-tokens-mean"), "200");
+    assert_eq!(flag(&gb, "--request-rate").parse::<f64>().unwrap(), share);
+
+    // The README names the figures to compare, the plan's own numbers.
+    let readme = std::fs::read_to_string(bench.join("README.md")).unwrap();
+    let ttft = format!("{:.1} ms", row["ttft_ms"].as_f64().unwrap());
+    assert!(readme.contains(&ttft), "{readme}");
+    assert!(readme.contains("stepcost ingest RESULT --chip h100-sxm --workload llama-3.1-8b"));
+
+    // A second run refuses the directory it would write over, and leaves it as it was.
+    let before = std::fs::read(bench.join("bench-vllm.sh")).unwrap();
+    let again = stepcost()
+        .args(plan)
+        .arg("--emit-bench")
+        .arg(&bench)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
+    assert_eq!(std::fs::read(bench.join("bench-vllm.sh")).unwrap(), before);
+}
+
+#[test]
+fn serving_emit_bench_benchmarks_the_first_row_at_its_concurrency() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("b");
+    std::fs::create_dir(&bench).unwrap(); // an empty directory is taken
+    stepcost()
+        .args([
+            "serving",
+            "llama-3.1-8b",
+            "--chip",
+            "h200",
+            "--request",
+            "in=512,out=128",
+        ])
+        .args(["--concurrency", "32", "--emit-bench"])
+        .arg(&bench)
+        .assert()
+        .success();
+    let vb = command_of(&bench, "bench-vllm.sh");
+    assert_eq!(flag(&vb, "--max-concurrency"), "32");
+    assert_eq!(flag(&vb, "--random-input-len"), "512");
+    let gb = command_of(&bench, "bench-trtllm.sh");
+    assert_eq!(flag(&gb, "--concurrency"), "32");
+    assert_eq!(
+        flag(&command_of(&bench, "launch-vllm.sh"), "--max-num-seqs"),
+        "32"
     );
 }

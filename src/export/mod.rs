@@ -16,6 +16,7 @@
 mod advice;
 pub(crate) mod atomic;
 pub(crate) mod band;
+pub mod bench;
 pub(crate) mod cells;
 mod chips;
 mod compare;
