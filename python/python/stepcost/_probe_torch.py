@@ -9,6 +9,7 @@ L2 (the cache's size from torch where it says, else 256 MiB); on the CPU on the 
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import time
 from typing import Callable, List, Optional, Tuple
@@ -20,6 +21,9 @@ def probe(torch, budget, bar_shown: bool, chip: Optional[str],
           device_name: Optional[str]) -> Tuple[str, List[dict]]:
     """Times the kernels on torch's device; returns the device line and the rows."""
     gpu = torch.cuda.is_available() and (device_name is None or device_name.startswith("cuda"))
+    threads = os.environ.get("OMP_NUM_THREADS")
+    if threads and not gpu:
+        torch.set_num_threads(int(threads))  # --threads: the CPU kernels' threads
     dev = torch.device(device_name or ("cuda" if gpu else "cpu"))
     if gpu:
         props = torch.cuda.get_device_properties(dev)

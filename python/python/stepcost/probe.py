@@ -368,7 +368,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--chip", help="the chip id the rows name (default: the device's)")
     parser.add_argument("--device", help="torch device (default: cuda where torch sees one)")
     parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument("--threads", type=int,
+                        help="CPU threads the BLAS and torch may use (default: theirs, every "
+                             "core); 1 gives steadier times on a machine others share")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error("--threads must be at least 1")
+        # Read by the BLAS libraries when numpy or torch first loads them: set before either.
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = str(args.threads)
     if not args.budget_s > 0:
         parser.error("--budget-s must be positive")
     shown = {"auto": sys.stderr.isatty(), "always": True, "never": False}[args.progress]

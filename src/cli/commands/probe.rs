@@ -57,6 +57,10 @@ pub(crate) struct ProbeArgs {
     /// The torch device (`cuda:1`, `cpu`; default: the first GPU torch sees, else the CPU)
     #[arg(long)]
     device: Option<String>,
+    /// CPU threads the BLAS and torch may use (default: theirs, every core); 1 gives steadier
+    /// times on a machine others share
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    threads: Option<u64>,
     /// The Python interpreter that has the stepcost package (default: `STEPCOST_PYTHON` where
     /// it is set, else `python3`)
     #[arg(long, value_name = "PATH")]
@@ -104,6 +108,9 @@ pub(crate) fn run(args: ProbeArgs) -> Result<()> {
     }
     if let Some(device) = &args.device {
         command.args(["--device", device]);
+    }
+    if let Some(threads) = args.threads {
+        command.args(["--threads", &threads.to_string()]);
     }
     // The bar and the probe's notes go to this process's stderr as they come.
     let done = (command.stdin(Stdio::null()).stderr(Stdio::inherit()))
