@@ -382,13 +382,15 @@ pub mod internals {
     pub use crate::export::svg;
     /// The exporters' entry points.
     pub mod export {
+        pub use crate::export::bench;
         pub use crate::export::document;
         pub use crate::export::filter;
         pub use crate::export::fit;
+        pub use crate::export::ingest;
         pub use crate::export::launch;
         pub use crate::export::{write_compare, write_run, OutputFormat};
     }
-    pub use crate::study::{band, fit, import, lever, sweep, validate};
+    pub use crate::study::{band, fit, import, ingest, lever, sweep, validate};
     /// The web API's request, read and counted without pricing (the `api_request` fuzz
     /// target's entry).
     #[cfg(feature = "ui")]

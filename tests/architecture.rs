@@ -38,7 +38,9 @@ const STUDY_FLOORS: &[&[&str]] = &[
     // Constants fitted to the measured cases, and their cross-validation.
     &["fit"],
     // Questions no other study module asks.
-    &["sweep", "compare", "fix", "lever", "check", "import"],
+    &[
+        "sweep", "compare", "fix", "lever", "check", "import", "ingest",
+    ],
 ];
 
 /// The floors of `export`, lowest first: every command's output on the top floor, over the
@@ -69,6 +71,8 @@ const EXPORT_FLOORS: &[&[&str]] = &[
         "serving",
         "simulate",
         "fit",
+        "ingest",
+        "bench",
         "band",
         "document",
         "svg",

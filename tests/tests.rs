@@ -29,6 +29,7 @@ mod hostile_outputs;
 mod hostile_work;
 mod import;
 mod import_zoo;
+mod ingest;
 mod memory;
 mod mixed;
 mod mla;

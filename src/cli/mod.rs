@@ -27,8 +27,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 #[cfg(feature = "ui")]
 use commands::ui;
 use commands::{
-    check, chips, compare, engines, fit, import, plan, plot, prices, report, run, serving, show,
-    simulate, sweep, validate, workloads,
+    check, chips, compare, engines, fit, import, ingest, plan, plot, prices, probe, report, run,
+    serving, show, simulate, sweep, validate, workloads,
 };
 use flags::Given;
 
@@ -81,6 +81,14 @@ pub(crate) enum Command {
     /// measured cases, by least squares on log(predicted / measured); write them as an
     /// `expected:` section
     Fit(fit::FitArgs),
+    /// Time the kernels stepcost prices on this machine (GEMMs over a shape grid, GEMVs,
+    /// streams, elementwise, attention) through the Python package's probe, numpy or torch;
+    /// write them as measured cases for `validate` and `fit --new-chip`
+    Probe(probe::ProbeArgs),
+    /// Read a serving benchmark's result (vLLM `bench serve --save-result` JSON, SGLang
+    /// `bench_serving` JSON lines, GenAI-Perf's profile export) as serving cases that
+    /// `validate` prices
+    Ingest(ingest::IngestArgs),
     /// Simulate serving request by request: arrivals at a rate or from a trace, a
     /// continuous-batching scheduler with chunked prefill, KV blocks and preemption, every
     /// iteration priced; latency percentiles, throughput, goodput, whether the queue keeps up;
@@ -152,6 +160,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(args) => import::run(args)?,
         Command::Validate(args) => validate::run(args)?,
         Command::Fit(args) => fit::run(&args)?,
+        Command::Probe(args) => probe::run(args)?,
+        Command::Ingest(args) => ingest::run(args)?,
         Command::Simulate(args) => simulate::run(*args)?,
         Command::Plot(args) => plot::run(args, given)?,
         Command::Report(args) => report::run(args, given)?,

@@ -16,6 +16,7 @@
 mod advice;
 pub(crate) mod atomic;
 pub(crate) mod band;
+pub mod bench;
 pub(crate) mod cells;
 mod chips;
 mod compare;
@@ -26,6 +27,7 @@ mod escape;
 pub mod filter;
 pub mod fit;
 mod format;
+pub mod ingest;
 pub mod launch;
 mod list;
 mod numbers;

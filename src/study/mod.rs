@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub mod fit;
 pub(crate) mod fix;
 pub mod import;
+pub mod ingest;
 pub mod lever;
 pub(crate) mod models;
 pub(crate) mod plan;

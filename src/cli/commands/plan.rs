@@ -14,7 +14,7 @@ use crate::base::types::TypeKey;
 use crate::cli::flags::{
     engines, AnnouncedArg, CostArgs, DisaggArg, Given, ModeArg, OutputArgs, ScenarioFileArgs,
 };
-use crate::cli::launch::{batched_tokens, launch_layout, launches};
+use crate::cli::launch::{batched_tokens, emit_bench, launch_layout, launches};
 use crate::cli::output::{self, emit, Inputs};
 use crate::cli::scenario::save::{cost_keys, number_pairs, texts, type_lists_key, Doc, Node};
 use crate::cli::scenario::{has, Merge, Settled};
@@ -115,6 +115,11 @@ pub(crate) struct PlanArgs {
     /// too slow), with why
     #[arg(long)]
     include_unfit: bool,
+    /// With --rate: write the answer's benchmark into DIR (new or empty): each serving
+    /// engine's launch command, its own serving benchmark's command at the answer's request
+    /// shape and rate, and a README of what to compare and how to `ingest` the results
+    #[arg(long, value_name = "DIR", requires = "rate")]
+    emit_bench: Option<std::path::PathBuf>,
     #[command(flatten)]
     cost: CostArgs,
     #[command(flatten)]
@@ -271,6 +276,10 @@ fn fleet(args: PlanArgs, workload_name: &str) -> Result<()> {
         }
         None => Vec::new(),
     };
+    if let Some(dir) = &args.emit_bench {
+        let rate = args.rate.unwrap_or(0.0);
+        emit_bench(dir, workload_name, &entries, &launch, rate, shape)?;
+    }
     let header = FleetHeader {
         workload: &workload.name,
         shape,

@@ -11,8 +11,9 @@ use crate::base::ranges;
 use crate::base::source::{FileKind, Source};
 use crate::base::types::{TypeKey, Types};
 use crate::cli::flags::{engines, AnnouncedArg, CostArgs, DisaggArg, ModeArg, OutputArgs};
-use crate::cli::launch::batched_tokens;
+use crate::cli::launch::{batched_tokens, emit_serving_bench};
 use crate::cli::output::{self, Inputs};
+use crate::core::chip::Chip;
 use crate::core::scenario::{Scenario, ScenarioSpec};
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
@@ -104,6 +105,11 @@ pub(crate) struct ServingArgs {
     /// gpu_memory_utilization (default 0.9)
     #[arg(long, value_name = "F", value_parser = |t: &str| number_in(t, &ranges::MEMORY_UTILIZATION))]
     memory_utilization: Option<f64>,
+    /// Write the first row that fits as a benchmark into DIR (new or empty): each serving
+    /// engine's launch command for its layout and concurrency, its own serving benchmark's
+    /// command at the request shape and concurrency, and a README of what to compare
+    #[arg(long, value_name = "DIR")]
+    emit_bench: Option<std::path::PathBuf>,
     #[command(flatten)]
     cost: CostArgs,
     #[command(flatten)]
@@ -172,6 +178,7 @@ pub(crate) fn run(args: ServingArgs) -> Result<()> {
     if args.frontier {
         survey.rows = serving::frontier_rows(&survey.rows);
     }
+    emit(&args, &workload, &chips, &survey, &query)?;
     let assumed = batched_tokens(&workload, &query.scenario)?;
     let header = ServingHeader {
         workload: &workload.name,
@@ -190,6 +197,18 @@ pub(crate) fn run(args: ServingArgs) -> Result<()> {
     }
     let contents: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
     Ok(plan_out.commit(&contents)?)
+}
+
+/// `--emit-bench DIR`: the first row that fits as a benchmark (nothing without the flag).
+fn emit(
+    args: &ServingArgs,
+    workload: &Workload,
+    chips: &[Chip],
+    survey: &serving::Survey,
+    query: &serving::ServingQuery,
+) -> Result<()> {
+    let dir = args.emit_bench.as_deref();
+    emit_serving_bench(dir, &args.workload, workload, chips, &survey.rows, query)
 }
 
 /// Speculation and the prefix cache as the flags give them.

@@ -28,7 +28,7 @@ impl ColumnType {
 }
 
 /// The text columns of scenario and kernel rows.
-const TEXT: [&str; 20] = [
+const TEXT: [&str; 21] = [
     "workload",
     "chip",
     "engine",

@@ -14,6 +14,7 @@
 mod constant;
 pub mod cross;
 mod engine_host;
+pub mod new_chip;
 mod optimise;
 mod select;
 

@@ -171,7 +171,12 @@ fn load_rows(
         let index = match chips.iter().position(|(name, _)| *name == case.chip) {
             Some(i) => i,
             None => {
-                let loaded = validate::case_chip(&case, cases_file).map_err(|e| e.to_string());
+                let mut loaded = validate::case_chip(&case, cases_file).map_err(|e| e.to_string());
+                // A chip no file describes yet (`fit --new-chip`): its cases price on it.
+                if loaded.is_err() && case.chip == chip.id() {
+                    loads.insert_chip(&case.chip, Arc::clone(&fitted));
+                    loaded = Ok(chip.clone());
+                }
                 chips.push((case.chip.clone(), loaded));
                 chips.len() - 1
             }

@@ -29,7 +29,7 @@ use crate::base::dtype::{DType, Role};
 use crate::base::error::Error;
 use crate::base::format::Format;
 use crate::base::param::ScenarioParam;
-use crate::base::source::{FileKind, Source};
+use crate::base::source::{is_name, FileKind, Source};
 use crate::base::types::TypeKey;
 use crate::core::chip::Chip;
 use crate::core::engine::Engine;
@@ -118,13 +118,19 @@ pub struct ErrorStats {
     pub signed_median: f64,
 }
 
-/// Resolves a chip or workload named by a case: a built-in, or a path relative to the case file.
+/// Resolves a chip or workload named by a case: a path relative to the case file, a built-in,
+/// or else `NAME.yaml` beside the case file (the chip file `fit --new-chip NAME` wrote there).
 fn resolve(name: &str, kind: FileKind, cases_file: &Path) -> Result<Source, Error> {
-    let relative = cases_file.parent().map(|d| d.join(name));
-    match relative.filter(|p| p.is_file()) {
-        Some(path) => Source::read(&path),
-        None => Source::resolve(name, kind),
+    let beside = |file: &str| cases_file.parent().map(|d| d.join(file));
+    if let Some(path) = beside(name).filter(|p| p.is_file()) {
+        return Source::read(&path);
     }
+    Source::resolve(name, kind).or_else(|e| {
+        match beside(&format!("{name}.yaml")).filter(|p| p.is_file() && is_name(name)) {
+            Some(path) => Source::read(&path),
+            None => Err(e),
+        }
+    })
 }
 
 /// The engine step rows are priced under unless `validate --engine` names another: the chip
@@ -227,6 +233,11 @@ impl Loads {
         self.loaded += 1;
         self.chips.insert(case.chip.clone(), Arc::clone(&chip));
         Ok(chip)
+    }
+
+    /// Holds `chip` as the chip cases naming `name` price on: one no file describes yet.
+    pub fn insert_chip(&mut self, name: &str, chip: Arc<Chip>) {
+        self.chips.insert(name.to_owned(), chip);
     }
 
     /// The workload `case` names, loaded by the first case that names it.
