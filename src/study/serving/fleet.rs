@@ -10,7 +10,9 @@ use crate::base::ranges;
 use crate::base::types::Types;
 use crate::core::chip::Chip;
 use crate::core::cost::CostView;
-use crate::study::plan::power::{fleet_power_fit, FleetPowerFit};
+#[cfg(feature = "cli")]
+use crate::study::plan::power::fleet_power_fit;
+use crate::study::plan::power::FleetPowerFit;
 
 /// The fleet's targets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -221,6 +223,7 @@ pub(crate) fn fewest_serving(
 /// Each fleet of `entries` within `budget_mw` at the wall ([`fleet_power_fit`]): whether it
 /// fits, and the most requests per second its instances serve within it at their planned
 /// load (so its latency bounds hold).
+#[cfg(feature = "cli")]
 pub(crate) fn fit_power_budget(
     entries: &mut [FleetEntry],
     chips: &[Chip],

@@ -55,6 +55,8 @@ pub use disagg::PrefillPool;
 pub use frontier::frontier;
 // The request and its KV cache's trip live below serving and the simulator, which share them.
 pub use crate::study::request::{KvLink, RequestShape};
+// The command line's `plan --power-budget-mw` with `--rate`.
+#[cfg(feature = "cli")]
 pub(crate) use fleet::fit_power_budget;
 pub use fleet::{Fleet, FleetEntry, Simulated, Slo};
 pub use layouts::one_layer_draft;
