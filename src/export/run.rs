@@ -62,7 +62,7 @@ pub(crate) fn write_run_shaped(
             let mut value = rows::json_value(&summary);
             if let (Some(images), serde_json::Value::Object(map)) = (&report.images, &mut value) {
                 let images = serde_json::to_value(images).map_err(io::Error::other)?;
-                map.insert("images".into(), images);
+                map.insert("vision".into(), images);
             }
             if per_op {
                 let ops = kernels.iter().map(|k| rows::json_value(k)).collect();
