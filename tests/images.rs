@@ -184,3 +184,12 @@ fn a_saved_scenario_keeps_its_images() {
     );
     assert_eq!(first, again);
 }
+
+#[test]
+fn image_tokens_between_two_tiles_are_refused() {
+    let args = [&SCOUT[..], &["--images", "1", "--image-tokens", "100"]].concat();
+    let out = stepcost().args(&args).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("multiple of 144"), "{err}");
+}

@@ -59,6 +59,15 @@ pub fn price_with_images(
             encoder.id()
         ))
     })?;
+    // An image is whole tiles: a token count between two tiles' is no image the encoder makes.
+    if let Some(tile) = param(&encoded_report, "tile_tokens").filter(|t| *t > 0.0) {
+        if tokens_each % tile != 0.0 {
+            return Err(Error::value(format!(
+                "--image-tokens {tokens_each}: vision encoder `{}` makes {tile} tokens a tile,                  so an image's tokens are a multiple of {tile}",
+                encoder.id()
+            )));
+        }
+    }
     let mut text = spec.clone();
     text.sets.push((
         "tokens".to_owned(),
