@@ -174,10 +174,11 @@ pub mod timing {
     //! ```
     pub use crate::core::scenario::{Mode, Scenario, ScenarioSpec};
     pub use crate::core::timing::{
-        price, Bound, Iteration, IterationPricer, KernelCost, Price, RequestSummary, StepReport,
-        StepSummary,
+        price, Bound, ImagesSummary, Iteration, IterationPricer, KernelCost, Price, RequestSummary,
+        StepReport, StepSummary,
     };
     pub use crate::study::compare::{compare, Compared};
+    pub use crate::study::images::{price_with_images, request_with_images, Images};
 }
 
 pub mod cost {

@@ -25,8 +25,8 @@ const WINGS: [&str; 6] = ["base", "core", "study", "export", "ui", "cli"];
 /// The floors of `study`, lowest first: a module names only modules on floors below its own.
 const STUDY_FLOORS: &[&[&str]] = &[
     // Facts a question starts from: the 80 % band's calibration, a request and its KV
-    // cache's trip, the model list, scenario files.
-    &["band", "request", "models", "scenario_file"],
+    // cache's trip, the model list, scenario files, a prompt's images and their encoder.
+    &["band", "request", "models", "scenario_file", "images"],
     // Layouts a fleet may take, priced and banded.
     &["plan"],
     // Requests arriving over time, each iteration priced.

@@ -27,6 +27,7 @@ mod hostile_inputs;
 mod hostile_numbers;
 mod hostile_outputs;
 mod hostile_work;
+mod images;
 mod import;
 mod import_zoo;
 mod ingest;

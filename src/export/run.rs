@@ -17,7 +17,7 @@ use super::shaped;
 use super::step::{kernel_cells, write_scenario};
 use super::style::{align_right, for_terminal, new_table};
 use crate::base::units::{human, percent, three_significant};
-use crate::core::timing::{Constant, RequestSummary, StepReport};
+use crate::core::timing::{Constant, ImagesSummary, RequestSummary, StepReport};
 use crate::study::serving::ServingBand;
 
 /// Writes a run: its summary, and with `per_op` every kernel.
@@ -60,6 +60,10 @@ pub(crate) fn write_run_shaped(
         }
         OutputFormat::Json => {
             let mut value = rows::json_value(&summary);
+            if let (Some(images), serde_json::Value::Object(map)) = (&report.images, &mut value) {
+                let images = serde_json::to_value(images).map_err(io::Error::other)?;
+                map.insert("vision".into(), images);
+            }
             if per_op {
                 let ops = kernels.iter().map(|k| rows::json_value(k)).collect();
                 if let serde_json::Value::Object(map) = &mut value {
@@ -98,6 +102,35 @@ fn run_summary(report: &StepReport) -> Table {
     summary
 }
 
+/// The images in every prompt: the encoder's step that makes their tokens (and the layout it
+/// runs at, where not the step's), and the step after it.
+fn image_rows(row: &mut dyn FnMut(&str, String), images: &ImagesSummary) {
+    let note = (images.encoder_tp_note.as_deref())
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
+    row(
+        "image encoder",
+        format!(
+            "{} for {} image(s) of {} tokens ({}, tp={}, {} FLOP{note})",
+            human(images.encoder_s, "s"),
+            number(images.encoded_images as f64),
+            number(images.image_tokens as f64),
+            images.encoder,
+            images.encoder_tp,
+            human(images.encoder_flops, ""),
+        ),
+    );
+    row(
+        "encoder + step",
+        format!(
+            "{} ({} image(s) a sequence: {} prompt tokens)",
+            human(images.prefill_s, "s"),
+            number(images.images as f64),
+            number((images.images * images.image_tokens) as f64)
+        ),
+    );
+}
+
 /// The step's time (and against the roofline in expected mode), its token rate, and the
 /// request's latencies when one was priced.
 fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
@@ -113,6 +146,9 @@ fn time_rows(row: &mut dyn FnMut(&str, String), report: &StepReport) {
                 percent(s.fraction_of_roofline)
             ),
         );
+    }
+    if let Some(images) = &report.images {
+        image_rows(row, images);
     }
     if s.host_time_s > 0.0 {
         row(

@@ -7,6 +7,7 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub mod fit;
 pub(crate) mod fix;
+pub(crate) mod images;
 pub mod import;
 pub mod ingest;
 pub mod lever;

@@ -13,6 +13,8 @@
 //! overlap_comm: false
 //! context: 4096                # the same as `sets: {context: 4096}`
 //! request: {in: 1000, out: 200}
+//! images: 2                    # images per request (`--images`), a multimodal model's
+//! image_tokens: 144            # and the prompt tokens of each (`--image-tokens`)
 //! memory_utilization: 0.9
 //! cost: {view: tco, years: 4, pue: 1.3, usd_per_kwh: 0.10, rate_of_capital: 0.10,
 //!        usd_per_kw_month: 195.94, tco_utilization: 0.8, network_usd_per_gbps: 10.62,
@@ -49,6 +51,8 @@ struct FileRepr {
     overlap_comm: Option<bool>,
     context: Option<Spanned<Values>>,
     request: Option<Spanned<RequestRepr>>,
+    images: Option<Spanned<Scalar>>,
+    image_tokens: Option<Spanned<Scalar>>,
     memory_utilization: Option<Spanned<Scalar>>,
     cost: Option<CostRepr>,
     prices: Option<Spanned<PricesRepr>>,
@@ -168,6 +172,10 @@ pub(crate) struct ScenarioFile {
     pub overlap_comm: Option<bool>,
     /// `in=I,out=O`, as `--request` takes it.
     pub request: Option<Entry<String>>,
+    /// Images per request (`--images`).
+    pub images: Option<Entry<String>>,
+    /// Prompt tokens per image (`--image-tokens`).
+    pub image_tokens: Option<Entry<String>>,
     pub memory_utilization: Option<Entry<String>>,
     pub cost: CostEntries,
     pub prices: Option<Entry<Prices>>,
@@ -226,6 +234,8 @@ impl ScenarioFile {
                 value: format!("in={},out={}", r.value.input.text(), r.value.out.text()),
                 origin: Origin::of("request", r),
             }),
+            images: file.images.as_ref().map(|v| entry("images", v)),
+            image_tokens: file.image_tokens.as_ref().map(|v| entry("image_tokens", v)),
             memory_utilization: (file.memory_utilization.as_ref())
                 .map(|v| entry("memory_utilization", v)),
             cost: CostEntries {

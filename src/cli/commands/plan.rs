@@ -335,6 +335,8 @@ fn settle(args: &mut PlanArgs, given: &Given) -> Result<Settled> {
     m.unused(&[
         ("request", has(&file, |f| f.request.is_some())),
         ("chip_sets", has(&file, |f| !f.chip_sets.is_empty())),
+        ("images", has(&file, |f| f.images.is_some())),
+        ("image_tokens", has(&file, |f| f.image_tokens.is_some())),
     ]);
     let mut doc = Doc::default();
     doc.push("workload", Node::Text(workload.clone()));

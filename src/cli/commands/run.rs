@@ -8,9 +8,9 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::base::source::{FileKind, Source};
-use crate::cli::flags::{CostArgs, Given, OutputArgs, ScenarioArgs, ScenarioFileArgs};
+use crate::cli::flags::{CostArgs, Given, ImageArgs, OutputArgs, ScenarioArgs, ScenarioFileArgs};
 use crate::cli::output::{self, emit, warn_unfit, Inputs};
-use crate::cli::scenario::save::{cost_keys, request_key, scenario_keys, Doc, Node};
+use crate::cli::scenario::save::{cost_keys, image_keys, request_key, scenario_keys, Doc, Node};
 use crate::cli::scenario::{has, Merge, Settled};
 use crate::core::chip::Chip;
 use crate::core::scenario::Scenario;
@@ -18,6 +18,7 @@ use crate::core::timing::{price, StepReport};
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
 use crate::export::{self as exporter};
+use crate::study::images::{price_with_images, request_with_images};
 use crate::study::lever;
 use crate::study::validate::parse_request;
 
@@ -40,6 +41,8 @@ pub(crate) struct RunArgs {
     /// (time to first token, time per output token, end to end, output tokens/s)
     #[arg(long, value_name = "in=I,out=O", value_parser = parse_request)]
     request: Option<(u64, u64)>,
+    #[command(flatten)]
+    images: ImageArgs,
     #[command(flatten)]
     file: ScenarioFileArgs,
     #[command(flatten)]
@@ -69,10 +72,17 @@ pub(crate) fn run(mut args: RunArgs, given: &Given) -> Result<()> {
     let plan = output::plan_all(vec![target], &inputs)?;
     let chip = args.cost.apply(vec![chip])?.remove(0);
     let workload = Workload::load(&source)?;
-    let scenario = Scenario::resolve(&workload, &args.scenario.spec()?)?;
-    let mut report: StepReport = price(&workload, &chip, &scenario)?;
+    let spec = args.scenario.spec()?;
+    let (scenario, mut report) = match args.images.images() {
+        Some(images) => price_with_images(&workload, &chip, &spec, images)?,
+        None => {
+            let scenario = Scenario::resolve(&workload, &spec)?;
+            let report: StepReport = price(&workload, &chip, &scenario)?;
+            (scenario, report)
+        }
+    };
     if let Some(request) = args.request {
-        report = report.with_request(&workload, &chip, &scenario, request)?;
+        report = request_with_images(report, &workload, &chip, &scenario, request)?;
     }
     let format = (&args.output.format).into();
     let mut buffer = Vec::new();
@@ -105,6 +115,7 @@ fn settle(args: &mut RunArgs, given: &Given) -> Result<(Settled, String)> {
     m.scenario(&mut args.scenario)?;
     m.unused(&[("chip_sets", has(&file, |f| !f.chip_sets.is_empty()))]);
     m.cost(&mut args.cost)?;
+    m.images(&mut args.images)?;
     if args.request.is_none() {
         args.request = m.parse(
             file.as_ref().and_then(|f| f.request.as_ref()),
@@ -117,6 +128,7 @@ fn settle(args: &mut RunArgs, given: &Given) -> Result<(Settled, String)> {
     doc.push("chips", Node::Text(chip.clone()));
     scenario_keys(&mut doc, &args.scenario);
     request_key(&mut doc, args.request);
+    image_keys(&mut doc, &args.images);
     cost_keys(&mut doc, &args.cost);
     Ok((m.settled(workload, &args.file, &doc)?, chip))
 }

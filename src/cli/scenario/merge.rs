@@ -17,7 +17,8 @@ use crate::base::ranges::{self, Range};
 use crate::base::source::Source;
 use crate::base::types::{parse_type, TypeKey};
 use crate::cli::flags::{
-    parse_power_cap, CostArg, CostArgs, Given, ModeArg, ScenarioArgs, ScenarioFileArgs,
+    parse_power_cap, parse_whole, CostArg, CostArgs, Given, ImageArgs, ModeArg, ScenarioArgs,
+    ScenarioFileArgs,
 };
 use crate::core::workload::Workload;
 use crate::study::scenario_file::{Entry, Prices, ScenarioFile};
@@ -230,6 +231,24 @@ impl<'a> Merge<'a> {
         if flag.is_none() {
             let entry = self.file.and_then(|f| f.memory_utilization.as_ref());
             *flag = self.parse(entry, |t| number_in(t, &ranges::MEMORY_UTILIZATION))?;
+        }
+        Ok(())
+    }
+
+    /// The file's `images` and `image_tokens` under `--images` and `--image-tokens`.
+    pub(crate) fn images(&self, args: &mut ImageArgs) -> Result<()> {
+        let file = |pick: fn(&ScenarioFile) -> &Option<Entry<String>>| {
+            self.file.and_then(|f| pick(f).as_ref())
+        };
+        if args.images.is_none() {
+            args.images = self.parse(file(|f| &f.images), parse_whole)?;
+        }
+        if args.image_tokens.is_none() {
+            args.image_tokens = self.parse(file(|f| &f.image_tokens), parse_whole)?;
+        }
+        if let (None, Some(entry)) = (args.images, file(|f| &f.image_tokens)) {
+            let message = "`image_tokens` needs `images`: the images whose tokens it counts";
+            return Err(self.problem(entry, message.to_owned()).into());
         }
         Ok(())
     }

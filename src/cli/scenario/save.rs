@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::base::format::Format;
 use crate::base::types::TypeKey;
-use crate::cli::flags::{CostArgs, ScenarioArgs};
+use crate::cli::flags::{CostArgs, ImageArgs, ScenarioArgs};
 use crate::core::cost::CostView;
 use crate::core::scenario::Mode;
 
@@ -170,6 +170,16 @@ pub(crate) fn request_key(doc: &mut Doc, request: Option<(u64, u64)>) {
             ("out".to_owned(), Node::Number(output as f64)),
         ];
         doc.push("request", Node::Map(pairs));
+    }
+}
+
+/// `images` and `image_tokens`, where given.
+pub(crate) fn image_keys(doc: &mut Doc, images: &ImageArgs) {
+    if let Some(n) = images.images {
+        doc.push("images", Node::Number(n as f64));
+    }
+    if let Some(t) = images.image_tokens {
+        doc.push("image_tokens", Node::Number(t as f64));
     }
 }
 

@@ -238,6 +238,35 @@ pub struct StepReport {
     /// A whole request priced at this scenario's batch, when one was asked for
     /// ([`StepReport::with_request`]).
     pub request: Option<RequestSummary>,
+    /// The images each sequence's prompt holds and their encoder's step, where images were
+    /// priced (`study::images`): the step's own numbers are the language model's, its
+    /// prompt longer by the images' tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImagesSummary>,
+}
+
+/// Images in the prompt: how many, the tokens each adds, and the vision encoder's step that
+/// makes those tokens, priced on the same chip before the language model's prefill.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImagesSummary {
+    /// Images per sequence.
+    pub images: u64,
+    /// Prompt tokens one image adds.
+    pub image_tokens: u64,
+    /// The encoder's workload id (`llama-4-vision`).
+    pub encoder: String,
+    /// Images the encoder's step encodes: `images` for every sequence of the batch.
+    pub encoded_images: u64,
+    /// The tensor-parallel chips the encoder's step runs on.
+    pub encoder_tp: u64,
+    /// Why the encoder runs at another `tp` than the language model, where it does.
+    pub encoder_tp_note: Option<String>,
+    /// FLOPs of the encoder's step.
+    pub encoder_flops: f64,
+    /// The encoder's step time, in the scenario's mode.
+    pub encoder_s: f64,
+    /// The encoder's step and the language model's: the prefill a prompt with images waits for.
+    pub prefill_s: f64,
 }
 
 impl StepReport {
@@ -405,6 +434,7 @@ pub fn price(workload: &Workload, chip: &Chip, scenario: &Scenario) -> Result<St
         prices,
         summary,
         request: None,
+        images: None,
     })
 }
 

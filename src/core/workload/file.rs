@@ -36,6 +36,9 @@ pub(super) struct WorkloadFile {
     pub(super) name: Spanned<String>,
     /// Another workload file whose graph this one reuses with its own param values.
     pub(super) template: Option<Spanned<String>>,
+    /// The vision encoder (another workload) that turns a request's images into prompt
+    /// tokens, for a multimodal model: what `--images` prices.
+    pub(super) vision: Option<Spanned<String>>,
     #[allow(dead_code)] // documentation for readers of the file
     pub(super) description: Option<String>,
     #[serde(default)]

@@ -388,6 +388,8 @@ pub struct Workload {
     known: [Option<usize>; ScenarioParam::ALL.len()],
     /// Whether each tensor follows `batch` (a mixed step's prompt KV does not).
     follows_batch: Vec<bool>,
+    /// The vision encoder the model file links (`vision:`), resolved but not loaded.
+    vision: Option<Arc<Source>>,
 }
 
 /// Largest repeat count accepted for a block.
@@ -433,6 +435,12 @@ impl Workload {
             name,
             crate::base::source::FileKind::Workload,
         )?)
+    }
+
+    /// The vision encoder the model file links (`vision:`): the file a request's images are
+    /// priced with, `None` for a model that takes no images.
+    pub fn vision(&self) -> Option<&Source> {
+        self.vision.as_deref()
     }
 
     /// Parses and validates a workload file; every problem found is reported.

@@ -29,7 +29,7 @@ use crate::cli::flags::{
 };
 use crate::cli::output;
 use crate::cli::scenario::save::{cost_keys, request_key, texts, type_lists_key, Doc, Node};
-use crate::cli::scenario::{joined, Merge, Settled};
+use crate::cli::scenario::{has, joined, Merge, Settled};
 use crate::core::scenario::Mode;
 use crate::core::workload::Workload;
 use crate::export::atomic::Target;
@@ -364,6 +364,10 @@ fn settle(args: &mut SweepArgs, given: &Given) -> Result<Settled> {
     m.engines(&mut args.engine);
     m.mode(&mut args.mode)?;
     m.memory_utilization(&mut args.memory_utilization)?;
+    m.unused(&[
+        ("images", has(&file, |f| f.images.is_some())),
+        ("image_tokens", has(&file, |f| f.image_tokens.is_some())),
+    ]);
     if args.request.is_none() {
         args.request = m.parse(
             file.as_ref().and_then(|f| f.request.as_ref()),

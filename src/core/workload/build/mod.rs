@@ -38,6 +38,45 @@ pub(super) enum Templates {
 
 pub(super) fn build(source: &Source, templates: Templates) -> Result<Workload, Error> {
     let file = super::file::read(source)?;
+    let vision = vision(source, &file, templates)?;
+    let mut workload = build_graph(source, file, templates)?;
+    workload.vision = vision.map(Arc::new);
+    Ok(workload)
+}
+
+/// The vision encoder a model file links (`vision:`), found as a template is (a path relative
+/// to the file, else a built-in workload); one that is neither is an error naming it. It is
+/// loaded only when images are priced.
+fn vision(
+    source: &Source,
+    file: &WorkloadFile,
+    templates: Templates,
+) -> Result<Option<Source>, Error> {
+    let Some(name) = &file.vision else {
+        return Ok(None);
+    };
+    let kind = crate::base::source::FileKind::Workload;
+    let found = match (templates, Source::template_path(&name.value, source)) {
+        (Templates::Files, Some(path)) => Source::read(&path),
+        (Templates::Files, None) => Source::resolve(&name.value, kind),
+        (Templates::BuiltIn, _) => Source::builtin(&name.value, kind),
+    };
+    found.map(Some).map_err(|e| {
+        let reason = std::error::Error::source(&e)
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        let origin = Origin::of("vision", name).in_file(&Arc::new(source.clone()));
+        let message = format!("cannot use this vision encoder: {e}{reason}");
+        Error::Invalid(Diagnostics(vec![source.problem(&origin, message)]))
+    })
+}
+
+/// The workload's graph: its own, or its template's with its own param values.
+fn build_graph(
+    source: &Source,
+    file: WorkloadFile,
+    templates: Templates,
+) -> Result<Workload, Error> {
     let own = Arc::new(source.clone());
     let Some(template_name) = &file.template else {
         return Builder::new(Arc::clone(&own), &file).build(file, None);
@@ -333,6 +372,7 @@ impl Builder {
             fusion_plans,
             default_fusion,
             follows_batch: Vec::new(),
+            vision: None,
         };
         workload.follows_batch = workload.tensors_following_batch();
         Ok(workload)
