@@ -9,7 +9,7 @@
 //! are read back from the chip here, off the pricing path.
 
 use crate::base::dtype::DType;
-use crate::core::chip::Chip;
+use crate::core::chip::{Achievable, Chip};
 use crate::core::engine::KernelPath;
 use crate::core::workload::KernelKind;
 
@@ -153,39 +153,64 @@ pub struct Constant {
 /// The chip-file constants that moved `cost`'s time on `chip` (priced there, as `kind`), in
 /// the order compute, memory, fixed costs. A kernel not in the step names none.
 pub fn priced_by(chip: &Chip, kind: KernelKind, cost: &KernelCost) -> Vec<Constant> {
-    use ConstantName as C;
     let mut out = Vec::new();
-    let mut put = |name: ConstantName, value: f64| out.push(Constant { name, value });
     if cost.count == 0 || cost.time_s <= 0.0 {
         return out;
     }
-    let basis = cost.basis;
     if let KernelKind::Collective(_) = kind {
-        if let Some(link) = chip.interconnect() {
-            put(C::LinkBandwidth, link.bandwidth_bytes_per_s);
-            put(C::LinkLatency, link.latency_s);
-        }
-        if let Some(net) = chip.network.as_ref().filter(|_| basis.network) {
-            put(C::NetworkBandwidth, net.bandwidth_bytes_per_s);
-            put(C::NetworkLatency, net.latency_s);
-        }
+        links(chip, cost.basis, &mut out);
         return out;
     }
     // On the roofline only the binding roof sets the time; in expected mode compute and
     // memory overlap imperfectly, and both move it.
-    let (compute, memory) = match basis.expected {
+    let (compute, memory) = match cost.basis.expected {
         true => (cost.flops > 0.0, cost.bytes > 0.0),
         false => (cost.bound == Bound::Compute, cost.bound == Bound::Memory),
     };
+    let roles = Roles {
+        matrix: matches!(cost.unit, Unit::Matrix | Unit::Mixed) && compute,
+        vector: matches!(cost.unit, Unit::Vector | Unit::Mixed) && compute,
+        memory,
+    };
+    datasheet(chip, cost, roles, &mut out);
+    if let Some(a) = chip.expected().filter(|_| cost.basis.expected) {
+        fitted(a, cost, roles, &mut out);
+    }
+    out
+}
+
+/// Which of a kernel's roofs moved its time.
+#[derive(Clone, Copy)]
+struct Roles {
+    matrix: bool,
+    vector: bool,
+    memory: bool,
+}
+
+/// A collective's wires: the scale-up link, and the network where its group spans domains.
+fn links(chip: &Chip, basis: Basis, out: &mut Vec<Constant>) {
+    let mut put = |name, value| out.push(Constant { name, value });
+    if let Some(link) = chip.interconnect() {
+        put(ConstantName::LinkBandwidth, link.bandwidth_bytes_per_s);
+        put(ConstantName::LinkLatency, link.latency_s);
+    }
+    if let Some(net) = chip.network.as_ref().filter(|_| basis.network) {
+        put(ConstantName::NetworkBandwidth, net.bandwidth_bytes_per_s);
+        put(ConstantName::NetworkLatency, net.latency_s);
+    }
+}
+
+/// The datasheet's peaks and bandwidths behind a kernel's time.
+fn datasheet(chip: &Chip, cost: &KernelCost, roles: Roles, out: &mut Vec<Constant>) {
+    use ConstantName as C;
+    let mut put = |name, value| out.push(Constant { name, value });
     let dtype = cost.compute_dtype;
-    let matrix = matches!(cost.unit, Unit::Matrix | Unit::Mixed) && compute;
-    let vector = matches!(cost.unit, Unit::Vector | Unit::Mixed) && compute;
-    if matrix {
+    if roles.matrix {
         if let Ok(peak) = chip.matrix_peak(dtype) {
             put(C::MatrixPeak(dtype), peak);
         }
     }
-    if vector || cost.dequant_s > 0.0 {
+    if roles.vector || cost.dequant_s > 0.0 {
         if let Ok((d, peak)) = chip.vector_peak(dtype) {
             put(C::VectorPeak(d), peak);
         }
@@ -195,21 +220,25 @@ pub fn priced_by(chip: &Chip, kind: KernelKind, cost: &KernelCost) -> Vec<Consta
             put(C::Sfu, sfu);
         }
     }
-    if memory {
+    if roles.memory {
         put(C::Bandwidth, chip.bandwidth_bytes_per_s);
     }
     // Only expected mode reads cache hits at the cache's bandwidth.
-    if basis.expected && cost.cache_hit_bytes > 0.0 {
+    if cost.basis.expected && cost.cache_hit_bytes > 0.0 {
         let bandwidth = chip.cache.as_ref().and_then(|c| c.bandwidth_bytes_per_s);
         if let Some(bandwidth) = bandwidth {
             put(C::CacheBandwidth, bandwidth);
         }
     }
-    let Some(a) = chip.expected().filter(|_| basis.expected) else {
-        return out;
-    };
+}
+
+/// Expected mode's fitted fractions, tiles and latency behind a kernel's time.
+fn fitted(a: &Achievable, cost: &KernelCost, roles: Roles, out: &mut Vec<Constant>) {
+    use ConstantName as C;
+    let mut put = |name, value| out.push(Constant { name, value });
+    let (basis, dtype) = (cost.basis, cost.compute_dtype);
     let path = basis.path.and_then(|p| a.path(Some(p)).map(|f| (p, f)));
-    if matrix {
+    if roles.matrix {
         match path.and_then(|(p, f)| f.matrix[dtype as usize].map(|v| (p, v))) {
             Some((p, v)) => put(C::PathMatrix(p, dtype), v),
             None => match a.matrix[dtype as usize] {
@@ -222,7 +251,7 @@ pub fn priced_by(chip: &Chip, kind: KernelKind, cost: &KernelCost) -> Vec<Consta
             put(C::RowTile, a.row_tile as f64);
         }
     }
-    if vector {
+    if roles.vector {
         put(C::Vector, a.vector);
     }
     if cost.special_s > 0.0 {
@@ -230,13 +259,10 @@ pub fn priced_by(chip: &Chip, kind: KernelKind, cost: &KernelCost) -> Vec<Consta
             put(C::ExpOverlap, overlap);
         }
     }
-    if memory {
-        match basis.attention {
-            true => match a.attention_memory {
-                Some(v) => put(C::AttentionMemory, v),
-                None => put(C::Memory, a.memory),
-            },
-            false => put(C::Memory, a.memory),
+    if roles.memory {
+        match (basis.attention, a.attention_memory) {
+            (true, Some(v)) => put(C::AttentionMemory, v),
+            _ => put(C::Memory, a.memory),
         }
         if basis.small_m && !basis.attention {
             match path.and_then(|(p, f)| f.small_m_memory.map(|v| (p, v))) {
@@ -253,5 +279,4 @@ pub fn priced_by(chip: &Chip, kind: KernelKind, cost: &KernelCost) -> Vec<Consta
     if cost.launch_s > 0.0 || cost.bound == Bound::Launch {
         put(C::DramLatency, a.dram_latency_s);
     }
-    out
 }
