@@ -13,8 +13,8 @@ use super::quant::Refusal;
 use super::Family;
 use crate::base::types::WeightGroup as Group;
 
-/// DeepSeek-V3's fields (MLA and routed experts), which Kimi-K2 keeps.
-const MLA_MOE_FIELDS: &[(&str, &str)] = &[
+/// DeepSeek-V3's fields (MLA and routed experts), which Kimi-K2 and DeepSeek-V3.2 keep.
+pub(super) const MLA_MOE_FIELDS: [(&str, &str); 11] = [
     ("dense_layers", "first_k_dense_replace"),
     ("q_lora_rank", "q_lora_rank"),
     ("kv_lora_rank", "kv_lora_rank"),
@@ -28,6 +28,25 @@ const MLA_MOE_FIELDS: &[(&str, &str)] = &[
     ("moe_ffn", "moe_intermediate_size"),
 ];
 
+/// DeepSeek-V3.2's: DeepSeek-V3's and its lightning indexer's.
+pub(super) const MLA_SPARSE_FIELDS: [(&str, &str); 14] = {
+    let indexer = [
+        ("index_heads", "index_n_heads"),
+        ("index_head_dim", "index_head_dim"),
+        ("index_topk", "index_topk"),
+    ];
+    let mut fields = [("", ""); 14];
+    let mut i = 0;
+    while i < fields.len() {
+        fields[i] = match i < MLA_MOE_FIELDS.len() {
+            true => MLA_MOE_FIELDS[i],
+            false => indexer[i - MLA_MOE_FIELDS.len()],
+        };
+        i += 1;
+    }
+    fields
+};
+
 /// The families this module adds; the importer looks here after its first list.
 pub(super) const FAMILIES: &[Family] = &[
     Family {
@@ -35,7 +54,7 @@ pub(super) const FAMILIES: &[Family] = &[
         template: "mla-moe",
         groups: &Group::ALL,
         ignores: &["num_key_value_heads"],
-        fields: MLA_MOE_FIELDS,
+        fields: &MLA_MOE_FIELDS,
     },
     Family {
         model_types: &["glm4_moe"],
