@@ -112,9 +112,10 @@ impl Chip {
         self.power_curve.as_ref()
     }
 
-    /// The chip held to a board power limit of `cap_w` ([`self`](crate::core::chip::power_cap)
-    /// says how), or why it cannot be: no curve, or a cap below the curve. A cap at or above
-    /// the TDP leaves the chip as it is.
+    /// The chip held to a board power limit of `cap_w`, or why it cannot be: no curve, or a
+    /// cap below the curve. Its compute peaks and cache bandwidth scale by the curve's clock
+    /// at the cap, its HBM bandwidth stays, and its power falls by the TDP less the cap. A cap
+    /// at or above the TDP leaves the chip as it is.
     pub fn with_power_cap(mut self, cap_w: f64) -> Result<Chip, PowerCapError> {
         let Some(curve) = self.power_curve.clone() else {
             return Err(PowerCapError::NoCurve {
